@@ -1,0 +1,62 @@
+"""`python -m workbench SUBCOMMAND ...` — the argparse front door.
+
+Each subcommand lives in `workbench/cli/<name>.py` with `add_arguments(parser)` and
+`run(args) -> int`; heavy imports happen inside `run`, so `--help` stays fast. A
+`WorkbenchError` (bad file, config field, learner, parameter) is printed as one line and the
+process exits 2, without a traceback; Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from workbench.errors import WorkbenchError
+
+SUBCOMMANDS: dict[str, str] = {
+    "run": "run an experiment config (resumable, parallel)",
+    "status": "show what a run directory has done and what is missing",
+    "report": "render tables, figures and paper agreement from a run directory",
+    "cv": "repeated k-fold cross-validation of one learner on one data set",
+    "predict": "train one learner on TRAIN and print class distributions for TEST",
+    "learners": "list registered learners and their parameters",
+    "datasets": "list the paper's data sets and where they are found",
+    "discretize": "fit MDL / equal-frequency discretisation and apply it",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m workbench",
+        description="Experiment workbench for semi-naive Bayesian classifiers.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in SUBCOMMANDS.items():
+        module = importlib.import_module(f"workbench.cli.{name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_module", None) is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(args._module.run(args) or 0)
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

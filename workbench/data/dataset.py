@@ -1,0 +1,179 @@
+"""The immutable `Dataset` every stage passes on: attribute metadata + one value matrix.
+
+Layout (chosen so that every stage can slice rows cheaply and learners get integer codes
+without copying per call):
+
+* ``X`` — float64 array (n, d) of the *non-class* attributes. A nominal attribute holds its
+  value code (0 .. |values|-1) as a float; a numeric attribute holds its value. Missing is
+  NaN for both.
+* ``y`` — int64 array (n,) of class codes; ``-1`` marks a missing class.
+* ``attributes`` — one `Attribute` per column of ``X``; ``values is None`` means numeric.
+* ``class_attribute`` — the (nominal) class attribute.
+
+Stages never mutate a Dataset: they return new ones (`take`, `replace`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace as _dc_replace
+from typing import Sequence
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+
+MISSING_CODE = -1
+"""Integer code of a missing nominal value / class in code matrices."""
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute: its name and, if nominal, its declared values in header order."""
+
+    name: str
+    values: tuple[str, ...] | None = None  # None = numeric
+
+    @property
+    def is_nominal(self) -> bool:
+        return self.values is not None
+
+    @property
+    def cardinality(self) -> int:
+        """Number of declared values (0 for a numeric attribute)."""
+        return 0 if self.values is None else len(self.values)
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Attribute metadata + value matrix + class codes (see module docstring)."""
+
+    name: str
+    attributes: tuple[Attribute, ...]
+    class_attribute: Attribute
+    X: np.ndarray
+    y: np.ndarray
+    source: str = ""  # file the data came from, for error messages
+    meta: dict = field(default_factory=dict)  # free-form provenance (e.g. discretisation)
+
+    def __post_init__(self) -> None:
+        X = np.asarray(self.X, dtype=np.float64)
+        y = np.asarray(self.y, dtype=np.int64)
+        if X.ndim != 2 or X.shape[1] != len(self.attributes):
+            raise ValueError(f"X has shape {X.shape}, expected (n, {len(self.attributes)})")
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y has shape {y.shape}, expected ({X.shape[0]},)")
+        if not self.class_attribute.is_nominal:
+            raise WorkbenchError(
+                f"{self.source or self.name}: class attribute '{self.class_attribute.name}' "
+                "is not nominal"
+            )
+        X.setflags(write=False)
+        y.setflags(write=False)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "attributes", tuple(self.attributes))
+
+    # ----- shape -------------------------------------------------------------------------
+    @property
+    def n_instances(self) -> int:
+        return int(self.X.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_instances
+
+    @property
+    def n_attributes(self) -> int:
+        """Number of non-class attributes."""
+        return len(self.attributes)
+
+    @property
+    def class_values(self) -> tuple[str, ...]:
+        assert self.class_attribute.values is not None
+        return self.class_attribute.values
+
+    @property
+    def n_classes(self) -> int:
+        """Number of *declared* class values (SPEC: K is the declared count)."""
+        return len(self.class_values)
+
+    @property
+    def attribute_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def is_all_nominal(self) -> bool:
+        return all(a.is_nominal for a in self.attributes)
+
+    @property
+    def numeric_indices(self) -> list[int]:
+        return [i for i, a in enumerate(self.attributes) if not a.is_nominal]
+
+    @property
+    def cardinalities(self) -> np.ndarray:
+        """Declared value counts per attribute (0 for numeric)."""
+        return np.array([a.cardinality for a in self.attributes], dtype=np.int64)
+
+    # ----- views -------------------------------------------------------------------------
+    def codes(self) -> np.ndarray:
+        """Nominal value codes as int32 (n, d), missing = -1. Requires all-nominal data."""
+        if not self.is_all_nominal:
+            names = ", ".join(self.attributes[i].name for i in self.numeric_indices[:5])
+            raise WorkbenchError(
+                f"{self.source or self.name}: numeric attribute(s) {names} present; "
+                "this stage needs all-nominal data (discretise first)"
+            )
+        out = np.where(np.isnan(self.X), MISSING_CODE, self.X)
+        return out.astype(np.int32)
+
+    def has_class(self) -> np.ndarray:
+        """Boolean mask of rows whose class is known."""
+        return self.y >= 0
+
+    # ----- derivation --------------------------------------------------------------------
+    def take(self, rows: Sequence[int] | np.ndarray) -> "Dataset":
+        """A new Dataset with the given rows (indices or boolean mask), same header."""
+        rows = np.asarray(rows)
+        return _dc_replace(self, X=self.X[rows], y=self.y[rows])
+
+    def without_missing_class(self) -> "Dataset":
+        """Rows whose class is known (SPEC: missing-class rows are ignored everywhere)."""
+        mask = self.has_class()
+        return self if bool(mask.all()) else self.take(mask)
+
+    def replace(self, **changes) -> "Dataset":
+        """A copy with some fields replaced (e.g. attributes + X after discretisation)."""
+        return _dc_replace(self, **changes)
+
+    def same_header(self, other: "Dataset") -> bool:
+        """True if both have identical attributes (names, kinds, declared values) and class."""
+        return (
+            self.attributes == other.attributes
+            and self.class_attribute == other.class_attribute
+        )
+
+    def header_difference(self, other: "Dataset") -> str | None:
+        """A one-line description of the first header difference, or None if identical."""
+        if len(self.attributes) != len(other.attributes):
+            return f"{len(self.attributes)} vs {len(other.attributes)} attributes"
+        for i, (a, b) in enumerate(zip(self.attributes, other.attributes)):
+            if a != b:
+                return f"attribute {i + 1} differs: {_describe(a)} vs {_describe(b)}"
+        if self.class_attribute != other.class_attribute:
+            return (
+                f"class attribute differs: {_describe(self.class_attribute)} vs "
+                f"{_describe(other.class_attribute)}"
+            )
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.name!r}, n={self.n_instances}, d={self.n_attributes}, "
+            f"K={self.n_classes})"
+        )
+
+
+def _describe(a: Attribute) -> str:
+    if a.values is None:
+        return f"'{a.name}' numeric"
+    shown = ",".join(a.values[:6]) + (",..." if len(a.values) > 6 else "")
+    return f"'{a.name}' {{{shown}}}"

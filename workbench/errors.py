@@ -1,0 +1,21 @@
+"""The one exception type the CLI turns into a single-line error message."""
+
+
+class WorkbenchError(Exception):
+    """A user-facing error: bad input file, config field, learner name or parameter.
+
+    The message must say *where* (file and line, config field, parameter name) and *what*.
+    The CLI prints it as one line and exits non-zero, without a traceback.
+    """
+
+
+class ArffError(WorkbenchError):
+    """A malformed ARFF file (message names the file and line)."""
+
+
+class ConfigError(WorkbenchError):
+    """An invalid experiment config (message names the field or line)."""
+
+
+class LearnerError(WorkbenchError):
+    """Unknown learner, bad learner parameter, or data a learner cannot take."""

@@ -1,0 +1,1 @@
+"""Learners: the registry, the shared counting layer and the learner families."""
