@@ -75,6 +75,8 @@ def _describe_source(factory: Callable[..., Any]) -> str:
         path = inspect.getsourcefile(factory)
     except TypeError:
         path = None
+    if path and module.startswith("workbench_plugin_"):
+        return path  # a plugin loaded from a file: the file says it all
     return f"{module} ({path})" if path else module
 
 
@@ -127,13 +129,17 @@ def unregister(name: str) -> None:
 
 
 def load_builtins() -> None:
-    """Import the built-in learner modules once (they register themselves)."""
+    """Import the built-in learner modules once (they register themselves), then the
+    learners of installed packages (``workbench.learners`` entry points)."""
     global _builtins_loaded
     if _builtins_loaded:
         return
     _builtins_loaded = True
     for mod in _BUILTIN_MODULES:
         importlib.import_module(mod)
+    from workbench.plugins import load_entry_points  # installed packages' learners
+
+    load_entry_points()
 
 
 def names() -> list[str]:

@@ -1,0 +1,92 @@
+"""Plugin loading: file and module plugins, clashes, import failures, rollback."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from workbench.learners import registry
+from workbench.plugins import PluginError, load_plugin
+
+PLUGIN = textwrap.dedent(
+    """
+    import numpy as np
+    from workbench import Learner, register
+
+    @register("{name}", description="class prior only")
+    class Prior(Learner):
+        preprocessing = "none"
+
+        def __init__(self, alpha: float = 1.0):
+            self.alpha = alpha
+
+        def fit(self, data):
+            self._remember_header(data)
+            y = data.y[data.y >= 0]
+            counts = np.bincount(y, minlength=data.n_classes) + self.alpha
+            self.prior_ = counts / counts.sum()
+            return self
+
+        def predict_proba(self, data):
+            self._check_fitted(data)
+            return np.tile(self.prior_, (data.n_instances, 1))
+    """
+)
+
+
+@pytest.fixture
+def clean_registry():
+    registry.load_builtins()
+    before = set(registry.names())
+    yield
+    for name in set(registry.names()) - before:
+        registry.unregister(name)
+
+
+def test_file_plugin_registers_with_its_path_as_source(tmp_path, clean_registry):
+    f = tmp_path / "prior_plugin.py"
+    f.write_text(PLUGIN.format(name="PriorT1"))
+    load_plugin("prior_plugin.py", base_dir=tmp_path)
+    spec = registry.get("PriorT1")
+    assert spec.source == str(f.resolve())
+    assert spec.description == "class prior only"
+    learner = registry.create("PriorT1", alpha=2.0)
+    assert learner.alpha == 2.0 and learner.preprocessing == "none"
+    # loading the same file again is a no-op, not a clash
+    load_plugin(str(f))
+    with pytest.raises(Exception, match="alpha"):
+        registry.create("PriorT1", alpha="x")
+
+
+def test_clashing_name_names_both_sources(tmp_path, clean_registry):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(PLUGIN.format(name="PriorT2"))
+    b.write_text(PLUGIN.format(name="PriorT2"))
+    load_plugin(str(a))
+    with pytest.raises(PluginError) as info:
+        load_plugin(str(b))
+    msg = str(info.value)
+    assert "registered twice" in msg and str(a.resolve()) in msg and str(b.resolve()) in msg
+    assert registry.get("PriorT2").source == str(a.resolve())
+
+
+def test_import_failure_is_one_clear_error_and_rolls_back(tmp_path, clean_registry):
+    f = tmp_path / "broken.py"
+    f.write_text(PLUGIN.format(name="PriorT3") + "\nraise RuntimeError('boom')\n")
+    with pytest.raises(PluginError) as info:
+        load_plugin(str(f))
+    msg = str(info.value)
+    assert "broken.py" in msg and "RuntimeError: boom" in msg and "line" in msg
+    assert "PriorT3" not in registry.names()  # what it registered before failing is gone
+
+
+def test_syntax_error_and_missing_plugins(tmp_path, clean_registry):
+    f = tmp_path / "syntax.py"
+    f.write_text("def oops(:\n")
+    with pytest.raises(PluginError, match=r"syntax\.py, line 1"):
+        load_plugin(str(f))
+    with pytest.raises(PluginError, match="file not found"):
+        load_plugin("nope/missing.py", base_dir=tmp_path)
+    with pytest.raises(PluginError, match="ModuleNotFoundError"):
+        load_plugin("no_such_module_for_workbench")
