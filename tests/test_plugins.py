@@ -90,3 +90,18 @@ def test_syntax_error_and_missing_plugins(tmp_path, clean_registry):
         load_plugin("nope/missing.py", base_dir=tmp_path)
     with pytest.raises(PluginError, match="ModuleNotFoundError"):
         load_plugin("no_such_module_for_workbench")
+
+
+def test_entry_point_plugins_are_loaded(tmp_path, monkeypatch, clean_registry):
+    """An installed distribution advertising a `workbench.learners` entry point."""
+    from workbench.plugins import load_entry_points
+
+    (tmp_path / "wb_ep_plugin.py").write_text(PLUGIN.format(name="PriorEP"))
+    dist = tmp_path / "wb_ep_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: wb-ep-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[workbench.learners]\nprior = wb_ep_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    loaded = load_entry_points()
+    assert loaded == ["entry point prior = wb_ep_plugin"]
+    assert registry.get("PriorEP").source.startswith("wb_ep_plugin (")
