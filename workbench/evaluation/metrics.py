@@ -1,0 +1,149 @@
+"""Per-prediction metrics (SPEC §3) and the Kohavi–Wolpert bias/variance decomposition.
+
+Conventions shared by every function here:
+
+* ``proba`` is an (n, K) float array of class distributions, K = the number of classes
+  *declared* in the header (not the number seen); ``y`` is an (n,) int array of true class
+  codes in 0..K-1 (rows with a missing class are removed before evaluation).
+* The predicted class is the first maximum of a distribution (``np.argmax``).
+* All values are means over the given predictions; pooling over several folds / rounds is
+  done by passing the concatenated predictions (see `workbench.evaluation.cv`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+LOG_LOSS_EPSILON = 1e-15
+"""Lower clip of the true-class probability in `log_loss` (so a 0 gives -ln(1e-15) ≈ 34.5)."""
+
+
+def _check(proba: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(proba, dtype=np.float64)
+    t = np.asarray(y)
+    if p.ndim != 2:
+        raise ValueError(f"proba must be (n, K), got shape {p.shape}")
+    if t.shape != (p.shape[0],):
+        raise ValueError(f"y has shape {t.shape}, expected ({p.shape[0]},)")
+    t = t.astype(np.int64, copy=False)
+    if t.size and (t.min() < 0 or t.max() >= p.shape[1]):
+        raise ValueError(f"class codes must lie in 0..{p.shape[1] - 1} (missing classes "
+                         "must be removed before evaluation)")
+    return p, t
+
+
+def predicted_classes(proba: np.ndarray) -> np.ndarray:
+    """Class codes: first maximum of each row."""
+    return np.argmax(np.asarray(proba), axis=1)
+
+
+def zero_one_loss(proba: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of rows whose first-maximum class differs from `y`."""
+    p, t = _check(proba, y)
+    return float(np.mean(np.argmax(p, axis=1) != t)) if t.size else float("nan")
+
+
+def squared_error_sum(proba: np.ndarray, y: np.ndarray) -> float:
+    """Σ_i Σ_y (p_iy − [y = y_i])² — the numerator of Weka's RMSE."""
+    p, t = _check(proba, y)
+    d = p.copy()
+    d[np.arange(t.size), t] -= 1.0
+    return float(np.sum(d * d))
+
+
+def rmse(proba: np.ndarray, y: np.ndarray) -> float:
+    """Weka's all-class root mean squared error: sqrt(Σ_i Σ_y (p_iy − [y=y_i])² / (n·K))."""
+    p, t = _check(proba, y)
+    if not t.size:
+        return float("nan")
+    return float(np.sqrt(squared_error_sum(p, t) / (t.size * p.shape[1])))
+
+
+def rmse_true_class(proba: np.ndarray, y: np.ndarray) -> float:
+    """True-class RMSE (Webb's group tools): sqrt(mean_i (1 − p_i(y_i))²)."""
+    p, t = _check(proba, y)
+    if not t.size:
+        return float("nan")
+    e = 1.0 - p[np.arange(t.size), t]
+    return float(np.sqrt(np.mean(e * e)))
+
+
+def log_loss(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) -> float:
+    """Mean negative *natural* log of the true-class probability, clipped below at `eps`.
+
+    -mean_i ln(max(p_i(y_i), eps)); in nats. Only the true-class probability is clipped
+    (no renormalisation), so a learner giving the true class probability 0 pays
+    -ln(eps) ≈ 34.5 for that instance instead of infinity.
+    """
+    p, t = _check(proba, y)
+    if not t.size:
+        return float("nan")
+    q = np.maximum(p[np.arange(t.size), t], eps)
+    return float(-np.mean(np.log(q)))
+
+
+class BiasVariance(NamedTuple):
+    """Kohavi–Wolpert decomposition; `bias + variance == zero_one_loss` (up to rounding)."""
+
+    bias: float
+    variance: float
+    zero_one_loss: float
+    bias_weka_corrected: float | None  # None unless requested
+
+
+def prediction_frequencies(predictions: np.ndarray, n_classes: int) -> np.ndarray:
+    """p̂ (n, K): fraction of the r rounds (rows of `predictions`) predicting each class."""
+    pred = np.asarray(predictions, dtype=np.int64)
+    if pred.ndim != 2:
+        raise ValueError(f"predictions must be (rounds, n), got shape {pred.shape}")
+    r, n = pred.shape
+    if pred.size and (pred.min() < 0 or pred.max() >= n_classes):
+        raise ValueError(f"predicted class codes must lie in 0..{n_classes - 1}")
+    counts = np.zeros((n, n_classes), dtype=np.int64)
+    np.add.at(counts, (np.broadcast_to(np.arange(n), (r, n)), pred), 1)
+    return counts / r
+
+
+def bias_variance(
+    predictions: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    weka_correction: bool = False,
+) -> BiasVariance:
+    """Kohavi–Wolpert bias and variance of repeated predictions (Webb 2000; SPEC §3).
+
+    `predictions` is (r, n): the class predicted for instance i in round r (each instance
+    is tested once per round). With p̂_y = fraction of rounds predicting y and t = y_i:
+    bias_x = ½ Σ_y ([y = t] − p̂_y)², variance_x = ½ (1 − Σ_y p̂_y²); both are means over
+    instances. Per instance, bias_x + variance_x = ½(1 − 2p̂_t + Σp̂²) + ½(1 − Σp̂²)
+    = 1 − p̂_t, the fraction of rounds misclassifying x, so the means add up to the pooled
+    0-1 loss exactly (noise is folded into bias).
+
+    With ``weka_correction=True`` also returns `bias_weka_corrected`: Weka's BVDecompose
+    estimate ½ Σ_y [([y = t] − p̂_y)² − p̂_y(1 − p̂_y)/(r − 1)] averaged over instances
+    (NaN when r = 1). It is a separate quantity; `bias` is never corrected.
+    """
+    t = np.asarray(y, dtype=np.int64)
+    ph = prediction_frequencies(predictions, n_classes)
+    r, n = np.asarray(predictions).shape
+    if t.shape != (n,):
+        raise ValueError(f"y has shape {t.shape}, expected ({n},)")
+    if n == 0:
+        nan = float("nan")
+        return BiasVariance(nan, nan, nan, nan if weka_correction else None)
+    target = np.zeros_like(ph)
+    target[np.arange(n), t] = 1.0
+    sq = (target - ph) ** 2
+    bias_x = 0.5 * sq.sum(axis=1)
+    var_x = 0.5 * (1.0 - (ph * ph).sum(axis=1))
+    loss = float(np.mean(np.asarray(predictions) != t[None, :]))
+    corrected = None
+    if weka_correction:
+        if r < 2:
+            corrected = float("nan")
+        else:
+            corr_x = 0.5 * (sq - ph * (1.0 - ph) / (r - 1)).sum(axis=1)
+            corrected = float(np.mean(corr_x))
+    return BiasVariance(float(np.mean(bias_x)), float(np.mean(var_x)), loss, corrected)

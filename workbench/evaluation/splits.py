@@ -1,0 +1,210 @@
+"""Repeated k-fold partitions: `make_splits` and their CSV form ``round,index,fold``.
+
+A split matrix is an int64 array of shape (rounds, n); entry [r, i] is the fold (0..k-1) in
+which instance i is *tested* in round r (it is a training instance in every other fold of
+that round). Indices refer to the rows of the evaluated data set, i.e. the data with its
+missing-class rows removed (see `workbench.evaluation.cv.evaluation_data`).
+
+Round r is drawn from ``numpy.random.default_rng([seed, r])``, so it depends only on
+(n, folds, seed, r, stratify, labels) and not on how many rounds were requested.
+"""
+
+from __future__ import annotations
+
+import csv
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+
+CSV_HEADER = ("round", "index", "fold")
+
+
+def _check_counts(n: int, rounds: int, folds: int, seed: int) -> None:
+    for name, value in (("n", n), ("rounds", rounds), ("folds", folds), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise WorkbenchError(f"make_splits: {name} must be an integer, got {value!r}")
+    if rounds < 1:
+        raise WorkbenchError(f"make_splits: rounds must be >= 1, got {rounds}")
+    if folds < 2:
+        raise WorkbenchError(f"make_splits: folds must be >= 2, got {folds}")
+    if seed < 0:
+        raise WorkbenchError(f"make_splits: seed must be >= 0, got {seed}")
+    if n < folds:
+        raise WorkbenchError(
+            f"make_splits: cannot make {folds} non-empty folds from {n} instance(s)"
+        )
+
+
+def round_rng(seed: int, round_: int) -> np.random.Generator:
+    """The generator of round `round_`: seeded from (seed, round) only."""
+    return np.random.default_rng([int(seed), int(round_)])
+
+
+def make_splits(
+    n: int,
+    rounds: int,
+    folds: int,
+    seed: int,
+    stratify: bool = False,
+    labels: np.ndarray | None = None,
+) -> np.ndarray:
+    """Fold ids (rounds, n): a fresh random partition per round, sizes differing by <= 1.
+
+    Unstratified: a random permutation of the instances is dealt round-robin to the folds.
+    Stratified: the instances of each class (classes in code order) are shuffled and the
+    concatenation of these shuffled lists is dealt round-robin. Each class is then spread
+    over the folds with per-fold counts differing by at most one, and, because the whole
+    concatenation is dealt as one sequence, overall fold sizes also differ by at most one.
+    Pure function of its arguments.
+    """
+    _check_counts(n, rounds, folds, seed)
+    if stratify:
+        if labels is None:
+            raise WorkbenchError("make_splits: stratify=True needs labels")
+        labels = np.asarray(labels)
+        if labels.shape != (n,):
+            raise WorkbenchError(
+                f"make_splits: labels has shape {labels.shape}, expected ({n},)"
+            )
+        groups = [np.flatnonzero(labels == c) for c in np.unique(labels)]
+    out = np.empty((rounds, n), dtype=np.int64)
+    deal = np.arange(n, dtype=np.int64) % folds
+    for r in range(rounds):
+        rng = round_rng(seed, r)
+        if stratify:
+            order = np.concatenate([rng.permutation(g) for g in groups])
+        else:
+            order = rng.permutation(n)
+        out[r, order] = deal
+    return out
+
+
+def fold_indices(splits: np.ndarray, round_: int, fold: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train_idx, test_idx) of one fold, both ascending int64 arrays."""
+    row = np.asarray(splits)[round_]
+    return np.flatnonzero(row != fold), np.flatnonzero(row == fold)
+
+
+def check_splits(splits: np.ndarray, n: int | None = None, folds: int | None = None,
+                 where: str = "splits") -> np.ndarray:
+    """Validate a split matrix (shape, fold range, no empty fold); return it as int64."""
+    s = np.asarray(splits)
+    if s.ndim != 2 or s.shape[0] < 1:
+        raise WorkbenchError(f"{where}: expected a (rounds, n) array, got shape {s.shape}")
+    if not np.issubdtype(s.dtype, np.integer):
+        raise WorkbenchError(f"{where}: fold ids must be integers, got dtype {s.dtype}")
+    s = s.astype(np.int64, copy=False)
+    if n is not None and s.shape[1] != n:
+        raise WorkbenchError(f"{where}: splits cover {s.shape[1]} instances, data has {n}")
+    k = int(s.max()) + 1 if s.size else 0
+    if folds is not None:
+        if k > folds:
+            raise WorkbenchError(f"{where}: fold id {k - 1} out of range for {folds} folds")
+        k = folds
+    if s.size and int(s.min()) < 0:
+        raise WorkbenchError(f"{where}: negative fold id {int(s.min())}")
+    if k < 2:
+        raise WorkbenchError(f"{where}: need at least 2 folds, found {k}")
+    for r in range(s.shape[0]):
+        counts = np.bincount(s[r], minlength=k)
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            raise WorkbenchError(f"{where}: round {r} has no instance in fold {int(empty[0])}")
+    return s
+
+
+def n_folds(splits: np.ndarray) -> int:
+    """Number of folds of a (validated) split matrix."""
+    return int(np.asarray(splits).max()) + 1
+
+
+def save_splits(splits: np.ndarray, path: str | PathLike) -> None:
+    """Write ``round,index,fold`` rows (0-based, header line first), round-major."""
+    s = check_splits(splits)
+    rounds, n = s.shape
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(CSV_HEADER)
+        idx = np.arange(n)
+        for r in range(rounds):
+            w.writerows(zip([r] * n, idx.tolist(), s[r].tolist()))
+
+
+def load_splits(path: str | PathLike, n: int | None = None,
+                folds: int | None = None) -> np.ndarray:
+    """Read a ``round,index,fold`` CSV into a (rounds, n) array, validating everything.
+
+    Rounds must be 0..R-1 and every round must list every index 0..n-1 exactly once
+    (n = the given `n`, or 1 + the largest index seen). Rows may come in any order.
+    Errors are `WorkbenchError`s naming the file and, where possible, the line.
+    """
+    p = Path(path)
+    try:
+        fh = open(p, newline="")
+    except OSError as exc:
+        raise WorkbenchError(f"{p}: cannot read split file: {exc.strerror}") from None
+    rows: list[tuple[int, int, int]] = []
+    lines: list[int] = []
+    with fh:
+        reader = csv.reader(fh)
+        header = None
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            header = [c.strip().lower() for c in row]
+            break
+        if header is None:
+            raise WorkbenchError(f"{p}: empty split file (expected header round,index,fold)")
+        if tuple(header) != CSV_HEADER:
+            raise WorkbenchError(
+                f"{p}:{reader.line_num}: expected header 'round,index,fold', "
+                f"got '{','.join(header)}'"
+            )
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            line = reader.line_num
+            if len(row) != 3:
+                raise WorkbenchError(f"{p}:{line}: expected 3 fields, got {len(row)}")
+            try:
+                vals = tuple(int(c.strip()) for c in row)
+            except ValueError:
+                raise WorkbenchError(
+                    f"{p}:{line}: fields must be integers, got '{','.join(row)}'"
+                ) from None
+            for name, v in zip(CSV_HEADER, vals):
+                if v < 0:
+                    raise WorkbenchError(f"{p}:{line}: negative {name} {v}")
+            if n is not None and vals[1] >= n:
+                raise WorkbenchError(
+                    f"{p}:{line}: index {vals[1]} out of range for {n} instances"
+                )
+            if folds is not None and vals[2] >= folds:
+                raise WorkbenchError(
+                    f"{p}:{line}: fold {vals[2]} out of range for {folds} folds"
+                )
+            rows.append(vals)  # type: ignore[arg-type]
+            lines.append(line)
+    if not rows:
+        raise WorkbenchError(f"{p}: no split rows after the header")
+    arr = np.array(rows, dtype=np.int64)
+    rounds = int(arr[:, 0].max()) + 1
+    size = n if n is not None else int(arr[:, 1].max()) + 1
+    out = np.full((rounds, size), -1, dtype=np.int64)
+    for (r, i, f), line in zip(rows, lines):
+        if out[r, i] != -1:
+            raise WorkbenchError(f"{p}:{line}: index {i} listed twice in round {r}")
+        out[r, i] = f
+    for r in range(rounds):
+        missing = np.flatnonzero(out[r] < 0)
+        if missing.size == size:
+            raise WorkbenchError(f"{p}: round {r} is missing (rounds must be 0..{rounds - 1})")
+        if missing.size:
+            raise WorkbenchError(
+                f"{p}: round {r} has no row for index {int(missing[0])}"
+                + (f" (and {missing.size - 1} more)" if missing.size > 1 else "")
+            )
+    return check_splits(out, n=size, folds=folds, where=str(p))
