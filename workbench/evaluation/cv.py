@@ -1,0 +1,207 @@
+"""Repeated k-fold cross-validation of one learner on one data set, and its summary.
+
+Which rows are evaluated: rows whose class is missing are removed **before splitting**
+(`evaluation_data`); split matrices, fold results and prediction files index the remaining
+rows 0..n-1 in file order, and ``n_instances`` counts them. (SPEC: missing-class rows are
+ignored for training, discretisation and evaluation.)
+
+Per-(data set, learner) aggregation, `summarize_folds`:
+
+* ``zero_one_loss``, ``rmse``, ``rmse_true_class``, ``log_loss``: pooled over all r×n test
+  predictions (every instance is tested once per round). Pooled RMSE = sqrt of the pooled
+  mean squared error (Weka: over n·K terms per round; true-class: over n terms per round),
+  not the mean of per-fold RMSEs.
+* ``bias``, ``variance``, ``bias_weka_corrected``: Kohavi–Wolpert over the (r, n) matrix of
+  predicted classes (`metrics.bias_variance`); ``bias + variance == zero_one_loss``.
+* ``*_seconds``: totals over all r×k folds (training includes discretisation).
+* ``<metric>_std``: sample standard deviation (ddof=1) over the r×k folds of the per-fold
+  value of that metric (0 when only one fold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.errors import WorkbenchError
+from workbench.evaluation import metrics
+from workbench.evaluation.pipeline import FoldResult, LearnerLike, fold_seed, run_fold
+from workbench.evaluation.splits import check_splits, fold_indices, make_splits
+
+PER_FOLD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
+TIME_KEYS = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
+             "test_wall_seconds")
+SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
+                "n_instances", "rounds", "folds")
+
+
+def evaluation_data(data: Dataset) -> Dataset:
+    """The rows that are split and evaluated: those whose class is known."""
+    return data.without_missing_class()
+
+
+@dataclass(frozen=True, eq=False)
+class CVResult:
+    """Everything one repeated cross-validation produced.
+
+    `fold_results` are ordered by (round, fold); `predictions` (r, n) are predicted class
+    codes, `distributions` (r, n, K) the predicted distributions, `splits` (r, n) the fold
+    ids, `y` the true class codes of the evaluated rows.
+    """
+
+    summary: dict[str, Any]
+    fold_results: list[FoldResult]
+    splits: np.ndarray
+    predictions: np.ndarray
+    distributions: np.ndarray
+    y: np.ndarray
+    data: Dataset
+
+
+def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
+             folds: int) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
+    """Check the fold results cover each (round, fold) once and each instance once per round.
+
+    Returns (results sorted by (round, fold), distributions (r, n, K), splits (r, n)).
+    """
+    by_key: dict[tuple[int, int], FoldResult] = {}
+    for res in results:
+        key = (int(res.round), int(res.fold))
+        if not (0 <= key[0] < rounds and 0 <= key[1] < folds):
+            raise WorkbenchError(f"fold result for round {key[0]}, fold {key[1]} is outside "
+                                 f"{rounds} rounds × {folds} folds")
+        if key in by_key:
+            raise WorkbenchError(f"two fold results for round {key[0]}, fold {key[1]}")
+        by_key[key] = res
+    missing = [(r, f) for r in range(rounds) for f in range(folds) if (r, f) not in by_key]
+    if missing:
+        r, f = missing[0]
+        raise WorkbenchError(f"no fold result for round {r}, fold {f} "
+                             f"({len(missing)} of {rounds * folds} missing)")
+    ordered = [by_key[(r, f)] for r in range(rounds) for f in range(folds)]
+    dist = np.full((rounds, n, n_classes), np.nan)
+    splits = np.full((rounds, n), -1, dtype=np.int64)
+    for res in ordered:
+        idx = np.asarray(res.test_index, dtype=np.int64)
+        if res.proba.shape != (idx.size, n_classes):
+            raise WorkbenchError(f"round {res.round}, fold {res.fold}: distributions have "
+                                 f"shape {res.proba.shape}, expected ({idx.size}, {n_classes})")
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise WorkbenchError(f"round {res.round}, fold {res.fold}: test index out of "
+                                 f"range for {n} instances")
+        if (splits[res.round, idx] >= 0).any() or np.unique(idx).size != idx.size:
+            raise WorkbenchError(f"round {res.round}: an instance is tested twice "
+                                 f"(fold {res.fold})")
+        splits[res.round, idx] = res.fold
+        dist[res.round, idx] = res.proba
+    for r in range(rounds):
+        untested = np.flatnonzero(splits[r] < 0)
+        if untested.size:
+            raise WorkbenchError(f"round {r}: instance {int(untested[0])} is never tested")
+    return ordered, dist, splits
+
+
+def _std(values: list[float]) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def summarize_folds(
+    results: Sequence[FoldResult],
+    y: np.ndarray,
+    n_classes: int,
+    rounds: int,
+    folds: int,
+) -> dict[str, Any]:
+    """The per-(data set, learner) summary dict from stored fold results (any order).
+
+    `y` are the true class codes of the evaluated rows (`evaluation_data(data).y`). Keys:
+    `SUMMARY_KEYS` plus ``<m>_std`` for each m in `PER_FOLD_METRICS` (see module docstring
+    for the exact aggregation). Independent of the order of `results`.
+    """
+    y = np.asarray(y, dtype=np.int64)
+    n = int(y.size)
+    ordered, dist, _ = assemble(results, n, n_classes, rounds, folds)
+    return _summary(ordered, dist, y, n_classes, rounds, folds)
+
+
+def _summary(ordered: list[FoldResult], dist: np.ndarray, y: np.ndarray, n_classes: int,
+             rounds: int, folds: int) -> dict[str, Any]:
+    n = int(y.size)
+    flat = dist.reshape(rounds * n, n_classes)
+    y_all = np.tile(y, rounds)
+    preds = np.argmax(dist, axis=2)
+    out: dict[str, Any] = {}
+    for m in PER_FOLD_METRICS:
+        out[m] = getattr(metrics, m)(flat, y_all)
+    bv = metrics.bias_variance(preds, y, n_classes, weka_correction=True)
+    out["bias"] = bv.bias
+    out["variance"] = bv.variance
+    out["bias_weka_corrected"] = bv.bias_weka_corrected
+    for key in TIME_KEYS:
+        out[key] = float(sum(getattr(res, key) for res in ordered))
+    out["n_instances"] = n
+    out["rounds"] = int(rounds)
+    out["folds"] = int(folds)
+    for m in PER_FOLD_METRICS:
+        fn = getattr(metrics, m)
+        out[f"{m}_std"] = _std([fn(res.proba, y[res.test_index]) for res in ordered])
+    return out
+
+
+def cross_validate(
+    data: Dataset,
+    learner_name: LearnerLike,
+    params: Mapping[str, Any] | None = None,
+    rounds: int = 20,
+    folds: int = 2,
+    seed: int = 1,
+    stratify: bool = False,
+    splits: np.ndarray | None = None,
+    n_jobs: int = 1,
+) -> CVResult:
+    """Run `rounds` × `folds` cross-validation of one learner (name or factory) on `data`.
+
+    Missing-class rows are dropped first (`evaluation_data`). `splits` (rounds, n), if
+    given, replaces `make_splits(n, rounds, folds, seed, stratify, labels=y)` and its shape
+    sets `rounds` and `folds`. Fold (r, f) gets learner seed `fold_seed(seed, r, f)` for
+    learners with a ``seed``/``random_state`` parameter. Folds run in parallel with
+    joblib when ``n_jobs != 1``; results never depend on order or parallelism.
+    """
+    d = evaluation_data(data)
+    n = d.n_instances
+    if splits is None:
+        splits = make_splits(n, rounds, folds, seed, stratify=stratify, labels=d.y)
+    else:
+        splits = check_splits(splits, n=n)
+        rounds, folds = int(splits.shape[0]), int(splits.max()) + 1
+    tasks = [(r, f) for r in range(rounds) for f in range(folds)]
+
+    def one(r: int, f: int) -> FoldResult:
+        train_idx, test_idx = fold_indices(splits, r, f)
+        return run_fold(d, learner_name, params, train_idx, test_idx, round=r, fold=f,
+                        seed=fold_seed(seed, r, f))
+
+    if n_jobs == 1 or len(tasks) == 1:
+        results = [one(r, f) for r, f in tasks]
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs)(
+            delayed(run_fold)(d, learner_name, params, *fold_indices(splits, r, f),
+                              round=r, fold=f, seed=fold_seed(seed, r, f))
+            for r, f in tasks
+        )
+    ordered, dist, _ = assemble(results, n, d.n_classes, rounds, folds)
+    summary = _summary(ordered, dist, d.y, d.n_classes, rounds, folds)
+    return CVResult(
+        summary=summary,
+        fold_results=ordered,
+        splits=splits,
+        predictions=np.argmax(dist, axis=2),
+        distributions=dist,
+        y=np.asarray(d.y),
+        data=d,
+    )

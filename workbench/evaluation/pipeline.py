@@ -1,0 +1,263 @@
+"""One cross-validation fold: preprocess (fitted on the training fold) → fit → predict.
+
+Timing (both process CPU seconds, `time.process_time`, and wall seconds,
+`time.perf_counter`):
+
+* **training** = fitting the learner's preprocessing on the training rows + transforming the
+  training rows + `learner.fit`. Discretisation is learned from the training data, so it is
+  part of learning.
+* **classification** = transforming the test rows with the fitted discretiser +
+  `learner.predict_proba`.
+
+Constructing the learner object and slicing rows out of the data set are not timed. CPU
+time is the whole process's, so it is meaningful when each fold runs in its own process
+(joblib's default process backend) or sequentially, not under a threading backend.
+
+Rows of the training fold whose class is missing are dropped (SPEC: ignored for training);
+the test fold must not contain any (callers evaluate `data.without_missing_class()`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.errors import LearnerError
+
+LearnerLike = str | Callable[..., Any]
+SEED_PARAMETERS = ("seed", "random_state")
+
+
+@dataclass(frozen=True, eq=False)
+class FoldResult:
+    """What one fold produced; small, picklable, and storable with `to_record`.
+
+    `test_index` are row indices (into the evaluated data set) of the test instances and
+    `proba[j]` is the distribution predicted for row `test_index[j]` (K = declared classes).
+    """
+
+    round: int
+    fold: int
+    test_index: np.ndarray  # int64 (n_test,)
+    proba: np.ndarray  # float64 (n_test, K)
+    train_cpu_seconds: float
+    test_cpu_seconds: float
+    train_wall_seconds: float
+    test_wall_seconds: float
+    n_train: int
+    preprocessing: str = "none"
+    cuts: dict[str, list[float]] | None = field(default=None)
+
+    @property
+    def n_test(self) -> int:
+        return int(self.test_index.shape[0])
+
+    def to_record(self) -> dict[str, Any]:
+        """Plain dict (ints, floats, str, two numpy arrays; `cuts` as a JSON string)."""
+        return {
+            "round": int(self.round),
+            "fold": int(self.fold),
+            "test_index": np.asarray(self.test_index, dtype=np.int64),
+            "proba": np.asarray(self.proba, dtype=np.float64),
+            "train_cpu_seconds": float(self.train_cpu_seconds),
+            "test_cpu_seconds": float(self.test_cpu_seconds),
+            "train_wall_seconds": float(self.train_wall_seconds),
+            "test_wall_seconds": float(self.test_wall_seconds),
+            "n_train": int(self.n_train),
+            "preprocessing": str(self.preprocessing),
+            "cuts": None if self.cuts is None else json.dumps(self.cuts),
+        }
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> "FoldResult":
+        """Inverse of `to_record` (also accepts `cuts` already decoded, or absent)."""
+        cuts = rec.get("cuts")
+        if isinstance(cuts, np.ndarray):
+            cuts = cuts.item()
+        if isinstance(cuts, str):
+            cuts = json.loads(cuts) if cuts else None
+        return cls(
+            round=int(rec["round"]),
+            fold=int(rec["fold"]),
+            test_index=np.asarray(rec["test_index"], dtype=np.int64),
+            proba=np.asarray(rec["proba"], dtype=np.float64),
+            train_cpu_seconds=float(rec["train_cpu_seconds"]),
+            test_cpu_seconds=float(rec["test_cpu_seconds"]),
+            train_wall_seconds=float(rec["train_wall_seconds"]),
+            test_wall_seconds=float(rec["test_wall_seconds"]),
+            n_train=int(rec["n_train"]),
+            preprocessing=str(rec.get("preprocessing", "none")),
+            cuts=cuts,
+        )
+
+
+_SCALARS = ("round", "fold", "n_train", "train_cpu_seconds", "test_cpu_seconds",
+            "train_wall_seconds", "test_wall_seconds")
+
+
+def pack_folds(results: Sequence[FoldResult]) -> dict[str, np.ndarray]:
+    """Many fold results as a few flat arrays (for ``np.savez``; no pickling needed).
+
+    Keys: the scalar fields as 1-d arrays (one entry per fold), ``test_count``,
+    ``test_index`` and ``proba`` concatenated over folds in the given order,
+    ``preprocessing`` and ``cuts`` (JSON strings, '' for none). `unpack_folds` inverts it.
+    """
+    out: dict[str, np.ndarray] = {}
+    for key in _SCALARS:
+        dtype = np.int64 if key in ("round", "fold", "n_train") else np.float64
+        out[key] = np.array([getattr(r, key) for r in results], dtype=dtype)
+    out["test_count"] = np.array([r.n_test for r in results], dtype=np.int64)
+    k = results[0].proba.shape[1] if results else 0
+    out["test_index"] = (np.concatenate([r.test_index for r in results]).astype(np.int64)
+                         if results else np.zeros(0, np.int64))
+    out["proba"] = (np.concatenate([r.proba for r in results]).astype(np.float64)
+                    if results else np.zeros((0, k)))
+    out["preprocessing"] = np.array([r.preprocessing for r in results], dtype=str)
+    out["cuts"] = np.array(["" if r.cuts is None else json.dumps(r.cuts) for r in results],
+                           dtype=str)
+    return out
+
+
+def unpack_folds(packed: Mapping[str, np.ndarray]) -> list[FoldResult]:
+    """Inverse of `pack_folds` (accepts the mapping returned by ``np.load`` too)."""
+    counts = np.asarray(packed["test_count"], dtype=np.int64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    index = np.asarray(packed["test_index"])
+    proba = np.asarray(packed["proba"])
+    out = []
+    for j in range(counts.size):
+        rec = {key: np.asarray(packed[key])[j] for key in _SCALARS}
+        rec["test_index"] = index[starts[j]:ends[j]]
+        rec["proba"] = proba[starts[j]:ends[j]]
+        rec["preprocessing"] = str(np.asarray(packed["preprocessing"])[j])
+        rec["cuts"] = str(np.asarray(packed["cuts"])[j])
+        out.append(FoldResult.from_record(rec))
+    return out
+
+
+# ----- learner construction -------------------------------------------------------------
+def _learner_parameters(learner: LearnerLike) -> set[str]:
+    if isinstance(learner, str):
+        from workbench.learners import registry
+
+        return set(registry.get(learner).parameters())
+    target = learner.__init__ if inspect.isclass(learner) else learner
+    try:
+        return {p for p in inspect.signature(target).parameters if p != "self"}
+    except (TypeError, ValueError):
+        return set()
+
+
+def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
+                 seed: int | None = None) -> Any:
+    """A fresh, unfitted learner from a registered name or a factory, with `params`.
+
+    ``preprocessing`` in `params` overrides the learner's declared input. If `seed` is given
+    and the learner takes a ``seed`` / ``random_state`` parameter not set in `params`, that
+    parameter is set to `seed` (so randomised learners are reproducible per fold).
+    """
+    kw = dict(params or {})
+    if seed is not None:
+        accepted = _learner_parameters(learner)
+        for name in SEED_PARAMETERS:
+            if name in accepted and name not in kw:
+                kw[name] = int(seed)
+                break
+    if isinstance(learner, str):
+        from workbench.learners import registry
+
+        return registry.create(learner, **kw)
+    if not callable(learner):
+        raise LearnerError(f"learner must be a registered name or a factory, got {learner!r}")
+    pre = kw.pop("preprocessing", None)
+    obj = learner(**kw)
+    if pre is not None:
+        obj.preprocessing = pre
+    return obj
+
+
+def fold_seed(seed: int, round_: int, fold: int) -> int:
+    """A per-fold learner seed derived from (seed, round, fold) only (order-independent)."""
+    return int(np.random.SeedSequence([int(seed), int(round_), int(fold)]).generate_state(1)[0])
+
+
+def _discretize_module():
+    return importlib.import_module("workbench.discretize")
+
+
+# ----- the fold ---------------------------------------------------------------------------
+def run_fold(
+    data: Dataset,
+    learner: LearnerLike,
+    params: Mapping[str, Any] | None,
+    train_idx: np.ndarray | Sequence[int],
+    test_idx: np.ndarray | Sequence[int],
+    *,
+    round: int = 0,
+    fold: int = 0,
+    seed: int | None = None,
+    keep_cuts: bool = True,
+) -> FoldResult:
+    """Fit preprocessing + learner on `data[train_idx]`, predict `data[test_idx]`.
+
+    `learner` is a registered name (created with `registry.create(name, **params)`) or a
+    factory called as ``factory(**params)``. The learner's ``preprocessing`` ("mdl",
+    "ef:B", "none") is fitted with `workbench.discretize.fit_discretizer` on the training
+    rows only and then applied to both folds. `seed`, if given, seeds randomised learners
+    (see `make_learner`). Returns a `FoldResult` with the test distributions and times;
+    `cuts` (the discretiser's cut points) is kept unless ``keep_cuts=False``.
+    """
+    train_idx = np.asarray(train_idx, dtype=np.int64)
+    test_idx = np.asarray(test_idx, dtype=np.int64)
+    if (data.y[test_idx] < 0).any():
+        raise ValueError("run_fold: the test fold contains rows with a missing class; "
+                         "evaluate data.without_missing_class()")
+    train = data.take(train_idx)
+    train = train.without_missing_class()
+    test = data.take(test_idx)
+    model = make_learner(learner, params, seed)
+    method = str(getattr(model, "preprocessing", "none") or "none")
+    name = learner if isinstance(learner, str) else getattr(learner, "__name__", repr(learner))
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    disc = None
+    if method != "none":
+        disc = _discretize_module().fit_discretizer(method, train)
+        train = disc.transform(train)
+    model.fit(train)
+    cpu1, wall1 = time.process_time(), time.perf_counter()
+    if disc is not None:
+        test = disc.transform(test)
+    proba = model.predict_proba(test)
+    cpu2, wall2 = time.process_time(), time.perf_counter()
+
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.shape != (test_idx.size, data.n_classes):
+        raise LearnerError(
+            f"learner '{name}': predict_proba returned shape {proba.shape}, expected "
+            f"({test_idx.size}, {data.n_classes})"
+        )
+    cuts = None
+    if keep_cuts and disc is not None:
+        cuts = {str(k): [float(c) for c in v] for k, v in getattr(disc, "cuts", {}).items()}
+    return FoldResult(
+        round=int(round),
+        fold=int(fold),
+        test_index=test_idx,
+        proba=proba,
+        train_cpu_seconds=cpu1 - cpu0,
+        test_cpu_seconds=cpu2 - cpu1,
+        train_wall_seconds=wall1 - wall0,
+        test_wall_seconds=wall2 - wall1,
+        n_train=int(train.n_instances),
+        preprocessing=method,
+        cuts=cuts,
+    )
