@@ -1,15 +1,86 @@
-"""`python -m workbench run` (not implemented yet)."""
+"""`python -m workbench run CONFIG` — run or resume an experiment, then render its report."""
 
 from __future__ import annotations
 
 import argparse
 
 
+def _csv_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    pass
+    p.add_argument("config", help="experiment config (YAML)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="parallel worker processes (default 1)")
+    p.add_argument("--datasets", type=_csv_list, metavar="A,B",
+                   help="only these of the config's data sets (same config hash)")
+    p.add_argument("--learners", type=_csv_list, metavar="X,Y",
+                   help="only these of the config's learners (same config hash)")
+    p.add_argument("--rounds", type=int, metavar="R",
+                   help="override protocol.rounds (changes the config hash)")
+    p.add_argument("--output", metavar="DIR", help="run directory (default: the config's output)")
+    p.add_argument("--fresh", action="store_true",
+                   help="wipe the run directory's stored results and start again")
+    p.add_argument("--force", action="store_true",
+                   help="reuse results stored under a different config hash (use with care)")
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                   help="loky (local processes, default) or dask (LocalCluster or --scheduler)")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask)")
+    p.add_argument("--no-report", action="store_true", help="do not render the report")
+
+
+def _render_report(run_dir, stream) -> bool:
+    """Call `workbench.report.render.render_report(run_dir)` if the report stage exists."""
+    import importlib
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("workbench.report.render")
+    except ImportError:
+        spec = None
+    if spec is None:
+        return False
+    module = importlib.import_module("workbench.report.render")
+    fn = getattr(module, "render_report", None)
+    if fn is None:
+        return False
+    fn(run_dir)
+    print(f"report: rendered in {run_dir}", file=stream)
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.errors import WorkbenchError
+    import sys
 
-    raise WorkbenchError("'run' is not implemented yet")
+    from workbench.errors import ConfigError
+    from workbench.experiment.config import load_config
+    from workbench.experiment.runner import RunError, run_experiment
+
+    config = load_config(args.config)
+    if args.rounds is not None:
+        config = config.with_rounds(args.rounds)
+    if args.output:
+        config = config.with_output(args.output)
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs: expected a positive integer, got {args.jobs}")
+    result = run_experiment(
+        config,
+        jobs=args.jobs,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        datasets=args.datasets,
+        learners=args.learners,
+        fresh=args.fresh,
+        force=args.force,
+        stream=sys.stderr,
+    )
+    if not args.no_report:
+        _render_report(result.run_dir, sys.stderr)
+    if result.failures:
+        raise RunError(
+            f"{len(result.failures)} (data set, learner) pair(s) failed; the rest are stored "
+            f"in {result.run_dir} (first: {result.failures[0]})"
+        )
+    return 0

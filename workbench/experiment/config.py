@@ -1,0 +1,604 @@
+"""Experiment configs: YAML → validated, immutable dataclasses.
+
+Everything is checked up front (before a run directory is created); each problem raises one
+`ConfigError` that names the file, the line (when known) and the field path, e.g.
+``configs/x.yaml:12: learners.A2DE-m.m: learner 'A2DE': parameter 'm' must be float, ...``.
+
+Schema::
+
+    name: pakdd13                       # required, used for the default output directory
+    datasets: all                       # or a list of slugs / groups (large|medium|small) / paths
+    data_dirs: [../data]                # extra search directories, relative to this file
+    protocol: {rounds: 20, folds: 2, seed: 1, stratify: false}
+    learners:                           # display name -> {learner: REGISTRY_NAME, params...}
+      NB: NB                            #   (a bare registry name is shorthand)
+      A2DE-SW-m0.5: {learner: A2DE-SW, m: 0.5}
+    baseline: NB                        # default NB; must be one of the learners
+    output: results/pakdd13             # default results/<name>, relative to the cwd
+    report: {...}                       # passed through to the report stage
+    plugins: [my_plugin.py]             # loaded before the learners are validated
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from workbench.errors import ConfigError, WorkbenchError
+
+GROUPS = ("large", "medium", "small")
+ALL = "all"
+TOP_LEVEL_KEYS = (
+    "name",
+    "datasets",
+    "data_dirs",
+    "protocol",
+    "learners",
+    "baseline",
+    "output",
+    "report",
+    "plugins",
+)
+PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Repeated k-fold cross-validation settings."""
+
+    rounds: int = 10
+    folds: int = 2
+    seed: int = 1
+    stratify: bool = False
+
+    @property
+    def n_folds_total(self) -> int:
+        """Number of (round, fold) evaluations per (data set, learner)."""
+        return self.rounds * self.folds
+
+
+@dataclass(frozen=True)
+class LearnerConfig:
+    """One learner column: display name, registry name and parameter overrides."""
+
+    display: str
+    learner: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def create(self):
+        """A fresh, unfitted learner instance."""
+        from workbench.learners import registry
+
+        return registry.create(self.learner, **dict(self.params))
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """One resolved data set: canonical name and the file it is read from."""
+
+    name: str
+    path: Path
+    n_instances: int | None = None  # from the catalog, used to order the work
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment config (see the module docstring for the schema)."""
+
+    name: str
+    datasets: tuple[str, ...]
+    data_dirs: tuple[Path, ...]
+    protocol: Protocol
+    learners: tuple[LearnerConfig, ...]
+    baseline: str
+    output: Path
+    report: Mapping[str, Any] = field(default_factory=dict)
+    plugins: tuple[str, ...] = ()
+    source: Path | None = None
+
+    @property
+    def base_dir(self) -> Path:
+        """Directory relative paths in the config are resolved against."""
+        return self.source.parent if self.source is not None else Path.cwd()
+
+    @property
+    def learner_names(self) -> list[str]:
+        return [lc.display for lc in self.learners]
+
+    def learner(self, display: str) -> LearnerConfig:
+        for lc in self.learners:
+            if lc.display == display:
+                return lc
+        raise KeyError(display)
+
+    def with_rounds(self, rounds: int) -> "ExperimentConfig":
+        """A copy with a different number of rounds (changes the config hash)."""
+        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+            raise ConfigError(f"--rounds: expected a positive integer, got {rounds!r}")
+        return replace(self, protocol=replace(self.protocol, rounds=rounds))
+
+    def with_output(self, output: Path | str) -> "ExperimentConfig":
+        return replace(self, output=Path(output))
+
+    # ----- serialisation -------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config as plain data (what `config.yaml` in a run directory holds)."""
+        return {
+            "name": self.name,
+            "datasets": list(self.datasets),
+            "data_dirs": [str(p) for p in self.data_dirs],
+            "protocol": {
+                "rounds": self.protocol.rounds,
+                "folds": self.protocol.folds,
+                "seed": self.protocol.seed,
+                "stratify": self.protocol.stratify,
+            },
+            "learners": {
+                lc.display: {"learner": lc.learner, **dict(lc.params)} for lc in self.learners
+            },
+            "baseline": self.baseline,
+            "output": str(self.output),
+            "report": _plain(self.report),
+            "plugins": list(self.plugins),
+        }
+
+    def hash_payload(self) -> dict[str, Any]:
+        """The part of the config that determines the stored results.
+
+        Excluded: name, output, data_dirs (where files are, not what they are), report
+        options, baseline (presentation only). The learners enter with their *effective*
+        parameters (registry defaults + overrides + preprocessing), so a changed default is
+        detected too.
+        """
+        return {
+            "datasets": sorted(set(self.datasets)),
+            "protocol": self.to_dict()["protocol"],
+            "learners": {lc.display: _effective_params(lc) for lc in self.learners},
+        }
+
+    def config_hash(self) -> str:
+        """sha256 of the canonical JSON of `hash_payload()`."""
+        text = json.dumps(self.hash_payload(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----- loading --------------------------------------------------------------------------------
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a YAML experiment config; every problem is one `ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    return parse_config(text, source=path)
+
+
+def parse_config(text: str, source: Path | None = None) -> ExperimentConfig:
+    """Validate config `text` (YAML); `source` names the file and anchors relative paths."""
+    where = str(source) if source is not None else "<config>"
+    try:
+        data = yaml.safe_load(text)
+        lines = _line_map(yaml.compose(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        detail = f"{context}, {problem}" if context else problem
+        if mark is not None:
+            raise ConfigError(
+                f"{where}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {detail}"
+            ) from None
+        raise ConfigError(f"{where}: YAML syntax error: {detail}") from None
+    return _Validator(where, lines, source).run(data)
+
+
+def _line_map(node: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Map each field path (tuple of keys/indices) to its 1-based line in the YAML text."""
+    out: dict[tuple[str, ...], int] = {}
+    if node is None:
+        return out
+    out.setdefault(prefix, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            out[prefix + (key,)] = key_node.start_mark.line + 1
+            for k, v in _line_map(value_node, prefix + (key,)).items():
+                out.setdefault(k, v)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            for k, v in _line_map(item, prefix + (str(i),)).items():
+                out.setdefault(k, v)
+    return out
+
+
+class _Validator:
+    """Turns the parsed YAML into an `ExperimentConfig`, raising one error per problem."""
+
+    def __init__(self, where: str, lines: dict[tuple[str, ...], int], source: Path | None):
+        self.where = where
+        self.lines = lines
+        self.source = source
+        self.base_dir = source.parent if source is not None else Path.cwd()
+
+    def error(self, path: tuple[str, ...], message: str) -> ConfigError:
+        line = None
+        for n in range(len(path), -1, -1):
+            line = self.lines.get(path[:n])
+            if line is not None:
+                break
+        loc = f"{self.where}:{line}" if line is not None else self.where
+        field_name = ".".join(path)
+        return ConfigError(f"{loc}: {field_name}: {message}" if field_name else f"{loc}: {message}")
+
+    # ----- generic checks ------------------------------------------------------------------
+    def expect(self, value: Any, kind: type | tuple[type, ...], path: tuple[str, ...], what: str):
+        ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, (int,)))
+        if not ok:
+            raise self.error(path, f"expected {what}, got {_show(value)}")
+        return value
+
+    def positive_int(self, value: Any, path: tuple[str, ...], minimum: int = 1) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise self.error(path, f"expected an integer >= {minimum}, got {_show(value)}")
+        return value
+
+    def nonempty_str(self, value: Any, path: tuple[str, ...]) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(path, f"expected a non-empty string, got {_show(value)}")
+        return value.strip()
+
+    # ----- the schema ----------------------------------------------------------------------
+    def run(self, data: Any) -> ExperimentConfig:
+        if data is None:
+            raise self.error((), "the config is empty (expected a mapping with at least "
+                             "'name', 'datasets' and 'learners')")
+        if not isinstance(data, dict):
+            raise self.error((), f"expected a mapping at the top level, got {_show(data)}")
+        for key in data:
+            if key not in TOP_LEVEL_KEYS:
+                raise self.error(
+                    (str(key),), f"unknown key (allowed: {', '.join(TOP_LEVEL_KEYS)})"
+                )
+        for key in ("name", "datasets", "learners"):
+            if key not in data:
+                raise self.error((), f"missing required key '{key}'")
+
+        name = self.nonempty_str(data["name"], ("name",))
+        if "/" in name or "\\" in name:
+            raise self.error(("name",), f"must not contain path separators, got {name!r}")
+        data_dirs = self.data_dirs(data.get("data_dirs", []))
+        plugins = self.plugins(data.get("plugins", []))
+        protocol = self.protocol(data.get("protocol", {}))
+        datasets = self.datasets(data["datasets"], data_dirs)
+        learners = self.learners(data["learners"])
+        baseline = self.baseline(data.get("baseline", "NB"), learners, "baseline" in data)
+        output = data.get("output")
+        if output is None:
+            output_path = Path("results") / name
+        else:
+            output_path = Path(self.nonempty_str(output, ("output",))).expanduser()
+        report = data.get("report", {})
+        if report is None:
+            report = {}
+        self.expect(report, dict, ("report",), "a mapping of report options")
+        return ExperimentConfig(
+            name=name,
+            datasets=datasets,
+            data_dirs=data_dirs,
+            protocol=protocol,
+            learners=learners,
+            baseline=baseline,
+            output=output_path,
+            report=report,
+            plugins=plugins,
+            source=self.source,
+        )
+
+    def data_dirs(self, value: Any) -> tuple[Path, ...]:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            value = [value]
+        self.expect(value, list, ("data_dirs",), "a list of directories")
+        out = []
+        for i, item in enumerate(value):
+            text = self.nonempty_str(item, ("data_dirs", str(i)))
+            p = Path(text).expanduser()
+            out.append((p if p.is_absolute() else self.base_dir / p).resolve())
+        return tuple(out)
+
+    def plugins(self, value: Any) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(value, list, ("plugins",), "a list of modules or .py files")
+        specs = tuple(self.nonempty_str(item, ("plugins", str(i))) for i, item in enumerate(value))
+        if specs:
+            try:
+                from workbench.plugins import load_plugins
+            except ImportError:  # plugin loader not available: accept and store only
+                return specs
+            try:
+                load_plugins(specs, base_dir=self.base_dir)
+            except WorkbenchError as exc:
+                raise self.error(("plugins",), str(exc)) from None
+        return specs
+
+    def protocol(self, value: Any) -> Protocol:
+        if value is None:
+            value = {}
+        self.expect(value, dict, ("protocol",), "a mapping with rounds, folds, seed, stratify")
+        for key in value:
+            if key not in PROTOCOL_DEFAULTS:
+                raise self.error(
+                    ("protocol", str(key)),
+                    f"unknown key (allowed: {', '.join(PROTOCOL_DEFAULTS)})",
+                )
+        merged = {**PROTOCOL_DEFAULTS, **value}
+        rounds = self.positive_int(merged["rounds"], ("protocol", "rounds"))
+        folds = self.positive_int(merged["folds"], ("protocol", "folds"), minimum=2)
+        seed = merged["seed"]
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise self.error(("protocol", "seed"), f"expected an integer >= 0, got {_show(seed)}")
+        stratify = merged["stratify"]
+        if not isinstance(stratify, bool):
+            raise self.error(
+                ("protocol", "stratify"), f"expected true or false, got {_show(stratify)}"
+            )
+        return Protocol(rounds=rounds, folds=folds, seed=seed, stratify=stratify)
+
+    def datasets(self, value: Any, data_dirs: tuple[Path, ...]) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            raise self.error(
+                ("datasets",),
+                f"expected 'all', a size group or a non-empty list of data set slugs, "
+                f"got {_show(value)}",
+            )
+        out: list[str] = []
+        for i, item in enumerate(value):
+            path = ("datasets", str(i))
+            text = self.nonempty_str(item, path)
+            if text in (ALL, *GROUPS) or _is_known_slug(text, data_dirs):
+                pass
+            elif _looks_like_path(text):
+                p = Path(text).expanduser()
+                p = p if p.is_absolute() else self.base_dir / p
+                if not p.is_file():
+                    raise self.error(path, f"data set file not found: {p}")
+                text = str(p.resolve())
+            else:
+                raise self.error(
+                    path,
+                    f"unknown data set {text!r} (not a catalog slug, alias or group "
+                    f"({ALL}, {', '.join(GROUPS)}), and not found in the search path)",
+                )
+            if text not in out:
+                out.append(text)
+        return tuple(out)
+
+    def learners(self, value: Any) -> tuple[LearnerConfig, ...]:
+        if isinstance(value, list):  # [NB, A1DE] shorthand
+            items: list[tuple[Any, Any]] = []
+            for i, item in enumerate(value):
+                self.nonempty_str(item, ("learners", str(i)))
+                items.append((item, item))
+        elif isinstance(value, dict) and value:
+            items = list(value.items())
+        else:
+            raise self.error(
+                ("learners",),
+                f"expected a non-empty mapping of display name -> learner, got {_show(value)}",
+            )
+        out = []
+        for display, spec in items:
+            display = str(display)
+            out.append(self.one_learner(display, spec))
+        return tuple(out)
+
+    def one_learner(self, display: str, spec: Any) -> LearnerConfig:
+        from workbench.learners import registry
+
+        path = ("learners", display)
+        if "/" in display or "\\" in display or display.strip() != display or not display:
+            raise self.error(path, "display names must be non-empty, without '/' or spaces "
+                             "at either end")
+        if spec is None:
+            spec = {}
+        if isinstance(spec, str):
+            spec = {"learner": spec}
+        if not isinstance(spec, dict):
+            raise self.error(
+                path, f"expected a registry name or a mapping {{learner: NAME, ...}}, "
+                f"got {_show(spec)}"
+            )
+        params = dict(spec)
+        reg_name = params.pop("learner", display)
+        reg_name = self.nonempty_str(reg_name, path + ("learner",))
+        try:
+            lspec = registry.get(reg_name)
+        except WorkbenchError as exc:
+            raise self.error(path + ("learner",), str(exc)) from None
+        allowed = set(lspec.parameters()) | {registry.PREPROCESSING_KEY}
+        for key, val in params.items():
+            key = str(key)
+            if key not in allowed:
+                raise self.error(
+                    path + (key,),
+                    f"learner '{reg_name}' has no parameter '{key}' "
+                    f"(parameters: {', '.join(sorted(allowed))})",
+                )
+            try:
+                registry.create(reg_name, **{key: val})
+            except WorkbenchError as exc:
+                raise self.error(path + (key,), str(exc)) from None
+            except ImportError as exc:  # a stage not available yet (e.g. the discretiser)
+                raise self.error(path + (key,), f"cannot check: {exc}") from None
+        try:
+            registry.create(reg_name, **params)
+        except WorkbenchError as exc:
+            raise self.error(path, str(exc)) from None
+        except ImportError as exc:
+            raise self.error(path, f"cannot check: {exc}") from None
+        return LearnerConfig(display=display, learner=reg_name, params=params)
+
+    def baseline(self, value: Any, learners: tuple[LearnerConfig, ...], given: bool) -> str:
+        names = [lc.display for lc in learners]
+        if not given and value not in names:  # default NB not in the list: use the first
+            return names[0]
+        text = self.nonempty_str(value, ("baseline",))
+        if text not in names:
+            raise self.error(
+                ("baseline",), f"{text!r} is not one of the learners ({', '.join(names)})"
+            )
+        return text
+
+
+# ----- data set resolution ------------------------------------------------------------------
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.endswith((".arff", ".arff.gz"))
+
+
+def _catalog():
+    from workbench.data import catalog
+
+    return catalog
+
+
+def _is_known_slug(slug: str, data_dirs: tuple[Path, ...]) -> bool:
+    """A catalog slug, a catalog alias, or a file found in the search path."""
+    if _looks_like_path(slug):
+        return False
+    catalog = _catalog()
+    if any(e.slug == slug for e in catalog.CATALOG):
+        return True
+    canonical = _canonical_slug(slug)
+    if canonical != slug and any(e.slug == canonical for e in catalog.CATALOG):
+        return True
+    try:
+        return catalog.find_dataset(slug, extra_dirs=data_dirs) is not None
+    except WorkbenchError:
+        return False
+
+
+def _canonical_slug(slug: str) -> str:
+    """The catalog slug for `slug` (resolving aliases such as vote → house-votes-84)."""
+    catalog = _catalog()
+    for attr in ("resolve_slug", "canonical_slug"):
+        fn = getattr(catalog, attr, None)
+        if callable(fn):
+            try:
+                out = fn(slug)
+            except WorkbenchError:
+                return slug
+            if isinstance(out, str):
+                return out
+            return getattr(out, "slug", slug)
+    aliases = getattr(catalog, "ALIASES", None)
+    if isinstance(aliases, Mapping):
+        return aliases.get(slug, slug)
+    return slug
+
+
+def resolve_datasets(
+    config: ExperimentConfig,
+) -> tuple[list[DatasetRef], list[str]]:
+    """Expand `all` / groups / slugs into data sets found on disk, largest first.
+
+    Returns (found, missing): missing are catalog slugs with no file in the search path
+    (listed once by the caller and skipped, not fatal).
+    """
+    catalog = _catalog()
+    by_slug = {e.slug: e for e in catalog.CATALOG}
+    wanted: list[str] = []
+    for item in config.datasets:
+        if item == ALL:
+            names = [e.slug for e in catalog.CATALOG]
+        elif item in GROUPS:
+            names = [e.slug for e in catalog.CATALOG if e.group == item]
+        elif _looks_like_path(item):
+            names = [item]
+        else:
+            names = [_canonical_slug(item)]
+        for n in names:
+            if n not in wanted:
+                wanted.append(n)
+    found: list[DatasetRef] = []
+    missing: list[str] = []
+    for slug in wanted:
+        if _looks_like_path(slug):
+            p = Path(slug)
+            found.append(DatasetRef(_stem(p), p, None))
+            continue
+        path = catalog.find_dataset(slug, extra_dirs=config.data_dirs)
+        if path is None:
+            missing.append(slug)
+            continue
+        entry = by_slug.get(slug)
+        found.append(DatasetRef(slug, Path(path), entry.instances if entry else None))
+    # largest first (catalog size, else file size as a proxy), ties by name
+    def size_key(ref: DatasetRef) -> tuple[float, str]:
+        n = ref.n_instances
+        if n is None:
+            try:
+                n = ref.path.stat().st_size / 100.0
+            except OSError:
+                n = 0
+        return (-float(n), ref.name)
+
+    found.sort(key=size_key)
+    return found, missing
+
+
+def canonical_dataset_names(names: list[str]) -> list[str]:
+    """Canonical slugs for user-given names (aliases resolved)."""
+    return [_canonical_slug(n) for n in names]
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".arff.gz", ".arff"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+# ----- helpers --------------------------------------------------------------------------------
+def _effective_params(lc: LearnerConfig) -> dict[str, Any]:
+    from workbench.learners import registry
+
+    spec = registry.get(lc.learner)
+    params = {**spec.parameters(), **{k: v for k, v in lc.params.items()
+                                      if k != registry.PREPROCESSING_KEY}}
+    pre = lc.params.get(registry.PREPROCESSING_KEY, spec.defaults.get(registry.PREPROCESSING_KEY))
+    if pre is None:
+        pre = getattr(spec.factory, "preprocessing", None)
+    return {"learner": lc.learner, "params": _plain(params), "preprocessing": pre}
+
+
+def _plain(value: Any) -> Any:
+    """Plain YAML/JSON-friendly copy (tuples → lists, paths → strings)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        return f"{text} ({type(value).__name__})"
+    if value is None:
+        return "nothing (null)"
+    return f"{value!r} ({type(value).__name__})"

@@ -1,0 +1,298 @@
+"""The run directory: atomic per-fold and per-(data set, learner) results.
+
+Layout of a run directory ``RUN_DIR``::
+
+    config.yaml        the resolved config (committed)
+    config_hash        sha256 of the result-determining part of the config (committed)
+    metadata.json      versions, machine, times, plan, invocations (committed)
+    summary.csv        one row per complete (data set, learner) (committed; regenerated)
+    predictions/       per-fold predictions + per-pair summaries (git-ignored, can be large)
+      <dataset>/<learner>/
+        round-000-fold-0.npz   test_index int64, y int64, proba float64 (n_test, K),
+                               round, fold, train/test cpu/wall seconds  (compressed)
+        summary.json           written when every fold is stored: the pair is *complete*
+                               iff this file exists
+
+Every file is written to a temporary name in the same directory and moved into place with
+`os.replace`, so a crash (even SIGKILL) never leaves a half-written result behind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+PREDICTIONS = "predictions"
+SUMMARY_JSON = "summary.json"
+SUMMARY_CSV = "summary.csv"
+CONFIG_YAML = "config.yaml"
+CONFIG_HASH = "config_hash"
+METADATA_JSON = "metadata.json"
+
+_FOLD_RE = re.compile(r"^round-(\d+)-fold-(\d+)\.npz$")
+
+
+# ----- atomic writes --------------------------------------------------------------------------
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` via a temporary file in the same directory + os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# ----- names and paths ------------------------------------------------------------------------
+def safe_name(name: str) -> str:
+    """A file-system-safe directory name for a data set or learner display name."""
+    out = re.sub(r"[^A-Za-z0-9._+=,@-]", "_", name)
+    return out if out not in ("", ".", "..") else f"_{out}_"
+
+
+def pair_dir(run_dir: Path, dataset: str, learner: str) -> Path:
+    return Path(run_dir) / PREDICTIONS / safe_name(dataset) / safe_name(learner)
+
+
+def fold_path(run_dir: Path, dataset: str, learner: str, round_: int, fold: int) -> Path:
+    return pair_dir(run_dir, dataset, learner) / f"round-{round_:03d}-fold-{fold}.npz"
+
+
+# ----- folds ----------------------------------------------------------------------------------
+def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]) -> Path:
+    """Store one fold's record atomically (compressed npz); returns its path.
+
+    `record` is `FoldResult.to_record()` plus ``y`` (true classes of the test rows):
+    arrays ``test_index``, ``y``, ``proba`` (float64) and scalars round, fold, n_train,
+    the four times, ``preprocessing`` and ``cuts`` (JSON text, '' for none).
+    """
+    path = fold_path(run_dir, dataset, learner, int(record["round"]), int(record["fold"]))
+    arrays: dict[str, np.ndarray] = {
+        "test_index": np.asarray(record["test_index"], dtype=np.int64),
+        "y": np.asarray(record["y"], dtype=np.int64),
+        "proba": np.asarray(record["proba"], dtype=np.float64),
+    }
+    for key, value in record.items():
+        if key in arrays:
+            continue
+        if value is None:
+            value = ""
+        arrays[key] = np.asarray(value)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+    return path
+
+
+def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, int]]:
+    """(round, fold) pairs already stored for one (data set, learner)."""
+    d = pair_dir(run_dir, dataset, learner)
+    out = set()
+    if d.is_dir():
+        for p in d.iterdir():
+            m = _FOLD_RE.match(p.name)
+            if m:
+                out.add((int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def read_fold(path: Path) -> dict[str, Any]:
+    """One stored fold as a dict: arrays stay arrays, 0-d entries become Python scalars."""
+    out: dict[str, Any] = {}
+    with np.load(path, allow_pickle=False) as z:
+        for key in z.files:
+            value = z[key]
+            out[key] = value.item() if value.ndim == 0 else value
+    return out
+
+
+def read_folds(run_dir: Path, dataset: str, learner: str) -> list[dict[str, Any]]:
+    """Every stored fold of one pair, ordered by (round, fold)."""
+    keys = sorted(stored_folds(run_dir, dataset, learner))
+    return [read_fold(fold_path(run_dir, dataset, learner, r, f)) for r, f in keys]
+
+
+# ----- pair summaries ----------------------------------------------------------------------
+def summary_path(run_dir: Path, dataset: str, learner: str) -> Path:
+    return pair_dir(run_dir, dataset, learner) / SUMMARY_JSON
+
+
+def write_summary(run_dir: Path, dataset: str, learner: str, summary: dict[str, Any]) -> None:
+    """Mark a pair complete: write its summary (metrics + times) atomically."""
+    row = {"dataset": dataset, "learner": learner}
+    row.update({k: v for k, v in summary.items() if k not in ("dataset", "learner")})
+    atomic_write_json(summary_path(run_dir, dataset, learner), row)
+
+
+def is_complete(run_dir: Path, dataset: str, learner: str) -> bool:
+    return summary_path(run_dir, dataset, learner).is_file()
+
+
+def iter_summaries(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Every stored pair summary (complete pairs only)."""
+    root = Path(run_dir) / PREDICTIONS
+    if not root.is_dir():
+        return
+    for p in sorted(root.glob(f"*/*/{SUMMARY_JSON}")):
+        with open(p, encoding="utf-8") as fh:
+            yield json.load(fh)
+
+
+def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
+    """One row per complete (data set, learner): dataset, learner, n_instances + metrics.
+
+    Reads the per-pair summaries under ``predictions/``; a run directory committed without
+    its (git-ignored) predictions falls back to ``summary.csv``.
+    """
+    import pandas as pd
+
+    run_dir = Path(run_dir)
+    rows = list(iter_summaries(run_dir))
+    if not rows and (run_dir / SUMMARY_CSV).is_file():
+        return pd.read_csv(run_dir / SUMMARY_CSV)
+    if not rows:
+        return pd.DataFrame(columns=["dataset", "learner", "n_instances"])
+    df = pd.DataFrame(rows)
+    first = ["dataset", "learner", "n_instances"]
+    cols = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
+    df = df[cols]
+    order = _plan_order(run_dir)
+    if order is not None:
+        ds_rank = {d: i for i, d in enumerate(order[0])}
+        ln_rank = {l: i for i, l in enumerate(order[1])}
+        df = df.assign(
+            _d=df["dataset"].map(lambda d: ds_rank.get(d, len(ds_rank))),
+            _l=df["learner"].map(lambda l: ln_rank.get(l, len(ln_rank))),
+        ).sort_values(["_d", "dataset", "_l", "learner"]).drop(columns=["_d", "_l"])
+    else:
+        df = df.sort_values(["dataset", "learner"])
+    return df.reset_index(drop=True)
+
+
+def write_summary_csv(run_dir: Path) -> Path:
+    """Regenerate ``summary.csv`` (the committed copy of `load_summary`)."""
+    df = load_summary(run_dir)
+    path = Path(run_dir) / SUMMARY_CSV
+    atomic_write_text(path, df.to_csv(index=False, float_format="%.17g"))
+    return path
+
+
+# ----- status ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairStatus:
+    """Progress of one (data set, learner) pair in a run directory."""
+
+    dataset: str
+    learner: str
+    folds_done: int
+    folds_expected: int | None
+    complete: bool
+    planned: bool = True
+
+    @property
+    def state(self) -> str:
+        if self.complete:
+            return "done"
+        return "partial" if self.folds_done else "missing"
+
+
+def read_metadata(run_dir: Path) -> dict[str, Any]:
+    p = Path(run_dir) / METADATA_JSON
+    if not p.is_file():
+        return {}
+    with open(p, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _plan_order(run_dir: Path) -> tuple[list[str], list[str]] | None:
+    plan = read_metadata(run_dir).get("plan")
+    if not plan:
+        return None
+    return list(plan.get("datasets", [])), list(plan.get("learners", []))
+
+
+def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
+    """Done / partial / missing state of every planned pair (plus stray stored pairs).
+
+    The plan (data sets found × learners of the full config) comes from ``metadata.json``.
+    """
+    run_dir = Path(run_dir)
+    meta = read_metadata(run_dir)
+    plan = meta.get("plan") or {}
+    expected = plan.get("folds_per_pair")
+    out: list[PairStatus] = []
+    seen: set[tuple[str, str]] = set()
+    for d in plan.get("datasets", []):
+        for l in plan.get("learners", []):
+            seen.add((safe_name(d), safe_name(l)))
+            out.append(
+                PairStatus(
+                    d, l, len(stored_folds(run_dir, d, l)), expected, is_complete(run_dir, d, l)
+                )
+            )
+    for row in iter_summaries(run_dir):
+        key = (safe_name(row["dataset"]), safe_name(row["learner"]))
+        if key not in seen:
+            seen.add(key)
+            n = len(stored_folds(run_dir, row["dataset"], row["learner"]))
+            out.append(PairStatus(row["dataset"], row["learner"], n, expected, True, False))
+    return out
+
+
+def remove_run(run_dir: Path) -> None:
+    """Delete a run directory's contents written by the runner (for ``--fresh``)."""
+    import shutil
+
+    run_dir = Path(run_dir)
+    for name in (PREDICTIONS,):
+        p = run_dir / name
+        if p.exists():
+            shutil.rmtree(p)
+    for name in (CONFIG_YAML, CONFIG_HASH, METADATA_JSON, SUMMARY_CSV):
+        p = run_dir / name
+        if p.exists():
+            p.unlink()
+
+
+def looks_like_run_dir(run_dir: Path) -> bool:
+    run_dir = Path(run_dir)
+    return (run_dir / CONFIG_HASH).is_file() or (run_dir / PREDICTIONS).is_dir()
+
+
+def nonempty(paths: Iterable[Path]) -> bool:
+    return any(True for _ in paths)
