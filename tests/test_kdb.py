@@ -1,0 +1,494 @@
+"""KDB / SKDB / TAN (SPEC §4): hand-computed structures and probabilities, a brute-force
+reference implementation written independently of the vectorised one, and naive
+leave-one-out retraining versus the incremental LOO pass."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import LearnerError
+from workbench.learners import registry
+from workbench.learners.kdb import (
+    KDB,
+    SKDB,
+    TAN,
+    conditional_mutual_information,
+    kdb_parents,
+    mi_order,
+    mutual_information,
+    tan_parents,
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+def make(rows, classes, cards=None, name="toy"):
+    """Dataset from rows of ints/None (last column = class code)."""
+    arr = [[np.nan if v is None else v for v in r[:-1]] for r in rows]
+    X = np.array(arr, dtype=float)
+    y = np.array([-1 if r[-1] is None else r[-1] for r in rows], dtype=int)
+    d = X.shape[1]
+    cards = cards or [int(np.nanmax(X[:, i])) + 1 if np.isfinite(X[:, i]).any() else 1 for i in range(d)]
+    atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(cards[i]))) for i in range(d))
+    cls = Attribute("class", tuple(f"c{j}" for j in range(classes)))
+    return Dataset(name, atts, cls, X, y)
+
+
+def random_data(n, d, card, K, seed, missing=0.0, dep=True):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, card, size=(n, d)).astype(float)
+    y = rng.integers(0, K, size=n)
+    if dep:  # make attributes depend on the class and on each other
+        X[:, 0] = (y + rng.integers(0, 2, n)) % card
+        if d > 2:
+            X[:, 2] = (X[:, 0] + X[:, 1] * (rng.random(n) < 0.7)) % card
+    if missing:
+        X[rng.random((n, d)) < missing] = np.nan
+    atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(card))) for i in range(d))
+    cls = Attribute("class", tuple(f"c{j}" for j in range(K)))
+    return Dataset(f"rand{seed}", atts, cls, X, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# brute-force reference (plain Python, dict counts) — follows SPEC §4 literally
+# ----------------------------------------------------------------------------------------------
+class Ref:
+    """Value coding + counting straight from the SPEC text."""
+
+    def __init__(self, data: Dataset):
+        train = data.without_missing_class()
+        self.K = data.n_classes
+        self.d = data.n_attributes
+        declared = [a.cardinality for a in data.attributes]
+        self.miss = [bool(np.isnan(train.X[:, i]).any()) for i in range(self.d)]
+        self.card = [declared[i] + (1 if self.miss[i] else 0) for i in range(self.d)]
+        self.qcode = [declared[i] if self.miss[i] else None for i in range(self.d)]
+        self.rows = [self.code_row(r) for r in train.X]
+        self.y = [int(v) for v in train.y]
+
+    def code_row(self, r):
+        out = []
+        for i, v in enumerate(r):
+            out.append(self.qcode[i] if np.isnan(v) else int(v))  # None = invalid
+        return out
+
+    def mi(self):
+        N = len(self.y)
+        ny = Counter(self.y)
+        res = []
+        for i in range(self.d):
+            nvy = Counter((r[i], c) for r, c in zip(self.rows, self.y))
+            nv = Counter(r[i] for r in self.rows)
+            res.append(sum(c / N * math.log2(N * c / (nv[v] * ny[yy])) for (v, yy), c in nvy.items()))
+        return res
+
+    def cmi(self, i, j):
+        N = len(self.y)
+        ny = Counter(self.y)
+        t = Counter((r[i], r[j], c) for r, c in zip(self.rows, self.y))
+        a = Counter((r[i], c) for r, c in zip(self.rows, self.y))
+        b = Counter((r[j], c) for r, c in zip(self.rows, self.y))
+        return sum(
+            c / N * math.log2(ny[yy] * c / (a[(v, yy)] * b[(w, yy)])) for (v, w, yy), c in t.items()
+        )
+
+    @staticmethod
+    def match(r, attrs, vals):
+        return all(r[a] == v for a, v in zip(attrs, vals))
+
+    def cond(self, rows, ys, child, parents, xrow, cls, drop=None):
+        """(#(x_i, π, y), #(π, y)) over `rows` (optionally without index `drop`)."""
+        num = den = 0
+        pv = [xrow[p] for p in parents]
+        for t, (r, c) in enumerate(zip(rows, ys)):
+            if t == drop or c != cls or not self.match(r, parents, pv):
+                continue
+            den += 1
+            num += r[child] == xrow[child]
+        return num, den
+
+    def predict(self, test: Dataset, order, parents, cap, backoff=True):
+        out = []
+        N = len(self.y)
+        for r in test.X:
+            x = self.code_row(r)
+            logs = []
+            for cls in range(self.K):
+                s = math.log((self.y.count(cls) + 1 / self.K) / (N + 1))
+                for a in order:
+                    if x[a] is None:
+                        continue
+                    par = parents[a][:cap]
+                    if backoff:
+                        depth = 0
+                        for j in range(1, len(par) + 1):
+                            if any(self.match(rr, par[:j], [x[p] for p in par[:j]]) for rr in self.rows):
+                                depth = j
+                            else:
+                                break
+                        par = par[:depth]
+                    num, den = self.cond(self.rows, self.y, a, par, x, cls)
+                    s += math.log((num + 1 / self.card[a]) / (den + 1))
+                logs.append(s)
+            m = max(logs)
+            e = [math.exp(v - m) for v in logs]
+            out.append([v / sum(e) for v in e])
+        return np.array(out)
+
+    def loo_losses(self, order, parents, kmax, zero_one=False):
+        """Naive LOO: per held-out row, retrain counts on n−1 rows, SPEC's LOO depth rule."""
+        n, K = len(self.y), self.K
+        d = len(order)
+        losses = np.zeros((d + 1, kmax + 1))
+        for h in range(n):
+            x, ys = self.rows[h], self.y[h]
+            rows = self.rows[:h] + self.rows[h + 1:]
+            yl = self.y[:h] + self.y[h + 1:]
+            for k in range(kmax + 1):
+                logs = [math.log((yl.count(c) + 1 / K) / (n - 1 + 1)) for c in range(K)]
+                for l in range(d + 1):
+                    if l > 0:
+                        a = order[l - 1]
+                        par = parents[a]
+                        depth = 0
+                        for j in range(1, len(par) + 1):
+                            cnt = sum(
+                                1 for rr in rows
+                                if rr[a] == x[a] and self.match(rr, par[:j], [x[p] for p in par[:j]])
+                            )
+                            if cnt >= 1:
+                                depth = j
+                            else:
+                                break
+                        use = par[: min(k, depth)]
+                        for c in range(K):
+                            num, den = self.cond(rows, yl, a, use, x, c)
+                            logs[c] += math.log((num + 1 / self.card[a]) / (den + 1))
+                    m = max(logs)
+                    e = [math.exp(v - m) for v in logs]
+                    p = [v / sum(e) for v in e]
+                    if zero_one:
+                        loss = float(int(np.argmax(p)) != ys)
+                    else:
+                        loss = (1 - p[ys]) ** 2
+                    if l == 0:
+                        losses[0, k] += loss
+                    else:
+                        losses[l, k] += loss
+        return losses
+
+
+# ----------------------------------------------------------------------------------------------
+# hand-computed structure and probabilities
+# ----------------------------------------------------------------------------------------------
+# a0 = class; a1 = exact copy of a0 (tied MI); a2 = noise; a3 = class xor a2 (pure interaction)
+TOY = [
+    [0, 0, 0, 0, 0],
+    [0, 0, 1, 1, 0],
+    [1, 1, 0, 1, 1],
+    [1, 1, 1, 0, 1],
+    [0, 0, 0, 0, 0],
+    [1, 1, 1, 0, 1],
+]
+
+
+def test_mi_values_and_tied_order():
+    ds = make(TOY, 2)
+    X, y = ds.codes().astype(np.int64), ds.y
+    mi = mutual_information(X, y, np.array([2, 2, 2, 2]), 2)
+    # a0, a1 determine the class: MI = H(Y) = 1 bit; a2: counts (2,1 | 1,2) ...
+    assert mi[0] == mi[1] == pytest.approx(1.0)
+    # a2 = (0,0,0,1,0,1) vs y = (0,0,1,1,0,1): joint (0,0)=2,(0,1)=1,(1,0)=1,(1,1)=2
+    m2 = 2 * (2 / 6 * math.log2(6 * 2 / (3 * 3))) + 2 * (1 / 6 * math.log2(6 * 1 / (3 * 3)))
+    assert mi[2] == pytest.approx(m2, abs=1e-15)
+    assert list(mi_order(mi)) == [0, 1, 2, 3]
+    # exact tie between a0 and a1 keeps header order even when listed the other way round
+    assert list(mi_order(np.array([0.5, 1.0, 1.0, 0.0]))) == [1, 2, 0, 3]
+
+
+def test_relabelled_copy_is_an_exact_tie():
+    rng = np.random.default_rng(3)
+    n = 200
+    a = rng.integers(0, 4, n)
+    y = (a + rng.integers(0, 2, n)) % 3
+    perm = np.array([2, 0, 3, 1])
+    X = np.stack([perm[a], a], axis=1).astype(np.int64)  # attr 1 = relabelled attr 0
+    mi = mutual_information(X, y, np.array([4, 4]), 3)
+    assert mi[0] == mi[1]
+    Z = np.stack([perm[a], rng.integers(0, 3, n), a], axis=1).astype(np.int64)
+    cmi = conditional_mutual_information(Z, y, np.array([4, 3, 4]), 3)
+    assert cmi[1, 0] == cmi[1, 2]
+
+
+def test_cmi_by_hand_and_parent_choice():
+    ds = make(TOY, 2)
+    X, y = ds.codes().astype(np.int64), ds.y
+    cmi = conditional_mutual_information(X, y, np.array([2, 2, 2, 2]), 2)
+    ref = Ref(ds)
+    for i in range(4):
+        for j in range(4):
+            if i != j:
+                assert cmi[i, j] == pytest.approx(ref.cmi(i, j), abs=1e-14)
+    # given the class, a3 is a function of a2: CMI(a3; a2 | Y) = H(a3 | Y) = 1 bit here
+    assert cmi[3, 2] == pytest.approx(ref.cmi(3, 2))
+    assert cmi[3, 2] > cmi[3, 0]
+    mi = mutual_information(X, y, np.array([2, 2, 2, 2]), 2)
+    order = mi_order(mi)
+    assert list(order[:2]) == [0, 1]
+    parents = kdb_parents(order, cmi, 1)
+    assert parents[3] == [2]  # a3's best parent is a2 (CMI 1 bit)
+    assert parents[1] == [0]
+    # a2 comes before a3 (MI(a3) = 0 exactly), a2's single parent: CMI(a2;a0|Y) = CMI(a2;a1|Y),
+    # tie → earlier in L, i.e. a0
+    assert mi[3] == 0.0
+    assert parents[2] == [0]
+    p2 = kdb_parents(order, cmi, 2)
+    assert p2[3][0] == 2 and len(p2[3]) == 2
+    assert p2[2] == [0, 1]
+
+
+def test_kdb_probabilities_by_hand():
+    # one attribute, two classes: P(y) = (#y + 1/2)/(N + 1), P(x|y) = (#(x,y) + 1/2)/(#y + 1)
+    rows = [[0, 0], [0, 0], [1, 0], [1, 1]]
+    ds = make(rows, 2)
+    p = KDB(k=1).fit(ds).predict_proba(make([[0, 0]], 2, cards=[2]))
+    s0 = (3 + 0.5) / 5 * (2 + 0.5) / (3 + 1)
+    s1 = (1 + 0.5) / 5 * (0 + 0.5) / (1 + 1)
+    assert p[0] == pytest.approx([s0 / (s0 + s1), s1 / (s0 + s1)], abs=1e-15)
+
+
+def test_backoff_when_parent_configuration_unseen():
+    # a0 = parent of a1 (k=1). Test value a0=2 never occurs in training -> a1 backs off to P(a1|y)
+    rows = [[0, 0, 0], [0, 1, 0], [1, 1, 1], [1, 0, 1], [0, 0, 0], [1, 1, 1]]
+    train = make(rows, 2, cards=[3, 2])
+    kdb = KDB(k=1).fit(train)
+    assert kdb.parents_[1] == [0] or kdb.parents_[0] == [1]
+    test = make([[2, 1, 0], [0, 1, 0]], 2, cards=[3, 2])
+    ref = Ref(train)
+    expect = ref.predict(test, list(kdb.order_), kdb.parents_, 1)
+    np.testing.assert_allclose(kdb.predict_proba(test), expect, rtol=0, atol=1e-14)
+    # by hand for the unseen row, order [a0, a1] (a0 carries more class information)
+    assert list(kdb.order_) == [0, 1]
+    N, K = 6, 2
+    s = []
+    for c, ny in ((0, 3), (1, 3)):
+        pa0 = (0 + 1 / 3) / (ny + 1)  # a0 = 2 never seen
+        n_a1 = sum(1 for r in rows if r[1] == 1 and r[2] == c)
+        pa1 = (n_a1 + 1 / 2) / (ny + 1)  # backed off: no parent
+        s.append((ny + 1 / K) / (N + 1) * pa0 * pa1)
+    assert kdb.predict_proba(test)[0] == pytest.approx([v / sum(s) for v in s], abs=1e-15)
+
+
+def test_seen_configuration_with_unseen_child_value_is_still_used():
+    # parent config a0=0 seen, but never with child a1=1: no back-off, (0 + 1/2)/(#(π,y)+1)
+    rows = [[0, 0, 0], [0, 0, 1], [1, 1, 1], [1, 1, 0], [1, 0, 1]]
+    train = make(rows, 2)
+    kdb = KDB(k=1).fit(train)
+    test = make([[0, 1, 0]], 2, cards=[2, 2])
+    ref = Ref(train)
+    np.testing.assert_allclose(
+        kdb.predict_proba(test), ref.predict(test, list(kdb.order_), kdb.parents_, 1), atol=1e-14
+    )
+
+
+def test_missing_as_distinct_value():
+    # a0 has missing training values -> 3 values (0, 1, ?); a1 has none -> a missing test value
+    # of a1 leaves it out, a missing test value of a0 is the value '?'
+    rows = [[0, 0, 0], [None, 1, 1], [1, 1, 1], [None, 0, 0], [0, 1, 0], [1, 0, 1]]
+    train = make(rows, 2, cards=[2, 2])
+    kdb = KDB(k=1).fit(train)
+    assert list(kdb.cards_) == [3, 2]
+    test = make([[None, 1, 0], [0, None, 0], [None, None, 1]], 2, cards=[2, 2])
+    ref = Ref(train)
+    got = kdb.predict_proba(test)
+    np.testing.assert_allclose(got, ref.predict(test, list(kdb.order_), kdb.parents_, 1), atol=1e-14)
+    # the row with a1 missing equals a model of a0 alone (+ prior)
+    nb = KDB(k=0).fit(make([r[:1] + r[2:] for r in rows], 2, cards=[2]))
+    np.testing.assert_allclose(got[1], nb.predict_proba(make([[0, 0]], 2, cards=[2]))[0], atol=1e-15)
+
+
+def test_missing_class_rows_are_ignored():
+    rows = [[0, 1, 0], [1, 0, 1], [0, 0, 0], [1, 1, None], [1, 1, 1]]
+    a = KDB(k=1).fit(make(rows, 2))
+    b = KDB(k=1).fit(make([r for r in rows if r[-1] is not None], 2))
+    t = make([[0, 0, 0], [1, 1, 1]], 2)
+    np.testing.assert_array_equal(a.predict_proba(t), b.predict_proba(t))
+
+
+def test_tan_tree_by_hand():
+    # CMI matrix with a known maximum spanning tree rooted at 0
+    cmi = np.array(
+        [
+            [0.0, 0.1, 0.5, 0.0],
+            [0.1, 0.0, 0.2, 0.9],
+            [0.5, 0.2, 0.0, 0.3],
+            [0.0, 0.9, 0.3, 0.0],
+        ]
+    )
+    # start {0}: w = [., .1, .5, 0] -> add 2 (parent 0); update: w1 = .2 (par 2), w3 = .3 (par 2)
+    # add 3 (w .3, parent 2); update w1: cmi[3,1] = .9 > .2 -> parent 3; add 1 (parent 3)
+    assert tan_parents(cmi) == [[], [3], [0], [2]]
+    # ties: equal weights -> lowest index first; equal CMI does not replace (strict)
+    tie = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float)
+    assert tan_parents(tie) == [[], [0], [0]]
+
+
+def test_tan_no_backoff_matches_reference():
+    ds = random_data(80, 5, 3, 2, seed=4, missing=0.05)
+    tan = TAN().fit(ds)
+    ref = Ref(ds)
+    test = random_data(30, 5, 3, 2, seed=5, missing=0.1)
+    for a in range(1, 5):
+        assert len(tan.parents_[a]) == 1
+    assert tan.parents_[0] == []
+    cmi = np.array([[ref.cmi(i, j) if i != j else 0 for j in range(5)] for i in range(5)])
+    assert tan.parents_ == tan_parents(cmi)
+    np.testing.assert_allclose(
+        tan.predict_proba(test),
+        ref.predict(test, list(range(5)), tan.parents_, 1, backoff=False),
+        atol=1e-13,
+    )
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 9])
+def test_kdb_matches_brute_force_reference(k):
+    ds = random_data(90, 5, 3, 3, seed=10 + k, missing=0.04)
+    kdb = KDB(k=k).fit(ds)
+    ref = Ref(ds)
+    np.testing.assert_allclose(kdb.mi_, ref.mi(), atol=1e-13)
+    test = random_data(40, 5, 3, 3, seed=99, missing=0.1)
+    np.testing.assert_allclose(
+        kdb.predict_proba(test),
+        ref.predict(test, list(kdb.order_), kdb.parents_, min(k, 4)),
+        atol=1e-13,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# SKDB
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("zero_one", [False, True])
+def test_incremental_loo_equals_naive_retraining(zero_one):
+    ds = random_data(40, 4, 3, 2, seed=21, missing=0.05)
+    sk = SKDB(k_max=3, loss="zero_one" if zero_one else "rmse").fit(ds)
+    ref = Ref(ds)
+    naive = ref.loo_losses([int(a) for a in sk.order_], sk.parents_, 3, zero_one=zero_one)
+    np.testing.assert_allclose(sk.losses_, naive, rtol=0, atol=1e-12)
+
+
+def test_incremental_loo_three_classes_deep_parents():
+    ds = random_data(35, 5, 2, 3, seed=7)
+    sk = SKDB(k_max=4).fit(ds)
+    ref = Ref(ds)
+    naive = ref.loo_losses([int(a) for a in sk.order_], sk.parents_, 4)
+    np.testing.assert_allclose(sk.losses_, naive, rtol=0, atol=1e-12)
+
+
+def _kdb_on_prefix(ds, sk):
+    """KDB(k*) trained on the columns L_1..L_l* (header order) of the same data."""
+    l, k = sk.selected_
+    keep = sorted(int(a) for a in sk.order_[:l])
+    sub = ds.replace(attributes=tuple(ds.attributes[i] for i in keep), X=ds.X[:, keep])
+    return KDB(k=k).fit(sub), keep
+
+
+@pytest.mark.parametrize("select", ["both", "k", "attributes"])
+def test_selected_skdb_equals_that_kdb(select):
+    ds = random_data(300, 6, 3, 3, seed=31, missing=0.03)
+    test = random_data(50, 6, 3, 3, seed=32, missing=0.03)
+    sk = SKDB(k_max=3, select=select).fit(ds)
+    l, k = sk.selected_
+    if select == "k":
+        assert l == 6
+    if select == "attributes":
+        assert k == 3
+    kdb, keep = _kdb_on_prefix(ds, sk)
+    sub_test = test.replace(attributes=kdb._header.attributes, X=test.X[:, keep])
+    np.testing.assert_allclose(sk.predict_proba(test), kdb.predict_proba(sub_test), atol=1e-14)
+
+
+def test_one_candidate_search_space_equals_kdb():
+    ds = random_data(150, 5, 3, 2, seed=41, missing=0.05)
+    test = random_data(40, 5, 3, 2, seed=42, missing=0.05)
+    sk = SKDB(k_max=0, select="k").fit(ds)  # only candidate: all attributes, k = 0
+    assert sk.selected_ == (5, 0)
+    np.testing.assert_array_equal(sk.predict_proba(test), KDB(k=0).fit(ds).predict_proba(test))
+
+
+def test_scan_order_and_strict_improvement():
+    ds = random_data(200, 5, 3, 2, seed=51)
+    sk = SKDB(k_max=2).fit(ds)
+    L = sk.losses_
+    cands = [(0, 0)] + [(l, k) for l in range(1, 6) for k in range(3)]
+    best = min(L[c] for c in cands)
+    first = next(c for c in cands if L[c] == best)
+    assert sk.selected_ == first
+    # identical models tie exactly: k beyond any parent list length changes nothing
+    sk9 = SKDB(k_max=9).fit(ds)
+    assert sk9.losses_.shape == (6, 5)  # k clipped to d - 1 = 4
+
+
+def test_useless_attributes_are_dropped():
+    rng = np.random.default_rng(5)
+    n = 400
+    y = rng.integers(0, 2, n)
+    X = np.stack([y, rng.integers(0, 3, n), rng.integers(0, 3, n)], axis=1).astype(float)
+    atts = (Attribute("sig", ("a", "b")), Attribute("n1", ("a", "b", "c")), Attribute("n2", ("a", "b", "c")))
+    ds = Dataset("sel", atts, Attribute("c", ("0", "1")), X, y)
+    sk = SKDB().fit(ds)
+    assert sk.selected_[0] == 1 and sk.selected_attributes_ == [0]
+    assert np.all(sk.predict(ds) == y)
+
+
+# ----------------------------------------------------------------------------------------------
+# registry and errors
+# ----------------------------------------------------------------------------------------------
+def test_registered_variants():
+    for name, k in (("KDB1", 1), ("KDB5", 5)):
+        obj = registry.create(name)
+        assert isinstance(obj, KDB) and obj.k == k and obj.preprocessing == "ef:5"
+    assert registry.create("SKDB").k_max == 5
+    assert registry.create("SKDB-k").select == "k"
+    assert registry.create("SKDB-atts").select == "attributes"
+    assert isinstance(registry.create("TAN"), TAN)
+    with pytest.raises(LearnerError, match="select"):
+        registry.create("SKDB", select="all")
+
+
+def test_bad_input_errors():
+    with pytest.raises(LearnerError, match="k"):
+        KDB(k=-1)
+    with pytest.raises(LearnerError, match="k_max"):
+        SKDB(k_max=1.5)
+    with pytest.raises(LearnerError, match="loss"):
+        SKDB(loss="log")
+    num = Dataset(
+        "num", (Attribute("x"), Attribute("b", ("p", "q"))), Attribute("c", ("0", "1")),
+        np.array([[0.3, 0], [1.2, 1]]), np.array([0, 1]),
+    )
+    for learner in (KDB(), SKDB(), TAN()):
+        with pytest.raises(LearnerError, match="numeric"):
+            learner.fit(num)
+    with pytest.raises(LearnerError, match="before fit"):
+        KDB().predict_proba(make(TOY, 2))
+    fitted = KDB().fit(make(TOY, 2))
+    with pytest.raises(LearnerError, match="header"):
+        fitted.predict_proba(make([[0, 0, 0]], 2))
+
+
+def test_degenerate_inputs():
+    # no attributes: class prior only; all training classes missing: uniform
+    ds = Dataset("empty", (), Attribute("c", ("a", "b", "c")), np.zeros((4, 0)), np.array([0, 0, 1, 2]))
+    for learner in (KDB(k=2), SKDB(), TAN()):
+        p = learner.fit(ds).predict_proba(ds)
+        np.testing.assert_allclose(p[0], np.array([2 + 1 / 3, 1 + 1 / 3, 1 + 1 / 3]) / 5)
+    nocls = make([[0, 1, None], [1, 0, None]], 2)
+    for learner in (KDB(k=2), SKDB(), TAN()):
+        p = learner.fit(nocls).predict_proba(nocls)
+        np.testing.assert_allclose(p, 0.5)
