@@ -1,4 +1,9 @@
-"""`python -m workbench cv` (not implemented yet)."""
+"""`python -m workbench cv` — repeated k-fold cross-validation of one learner on one data set.
+
+Prints the summary (see `workbench.evaluation.cv`) as JSON. Instance indices in the fold and
+prediction files are 0-based positions among the rows whose class is known (the file's row
+order; identical to the file row number when no class is missing).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,139 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    pass
+    p.add_argument("--learner", required=True, help="registered learner name (see 'learners')")
+    p.add_argument("--data", required=True, help="ARFF file (.arff/.arff.gz) or catalog slug")
+    p.add_argument("--rounds", type=int, default=None, help="rounds of CV (default 20)")
+    p.add_argument("--folds", type=int, default=None, help="folds per round (default 2)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--stratify", action="store_true", help="stratified folds")
+    p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
+                   help="learner parameter override (repeatable); VALUE parsed as JSON "
+                        "when possible (5, 0.5, true, null), else a string (ef:5)")
+    p.add_argument("--folds-out", metavar="CSV", help="write the folds used (round,index,fold)")
+    p.add_argument("--folds-in", metavar="CSV",
+                   help="use these folds (round,index,fold) instead of drawing them")
+    p.add_argument("--predictions-out", metavar="CSV",
+                   help="write round,fold,index,actual,predicted,<one column per class>")
+    p.add_argument("--jobs", type=int, default=1, help="parallel folds (joblib; -1 = all cores)")
+
+
+def parse_value(text: str):
+    """JSON scalar if it parses (5, 0.5, true, null, "x"), Python spellings of bools/None,
+    otherwise the string itself."""
+    import json
+
+    lowered = text.strip()
+    if lowered in ("True", "False"):
+        return lowered == "True"
+    if lowered in ("None", "none", "~"):
+        return None
+    try:
+        value = json.loads(lowered)
+    except ValueError:
+        return text
+    return value if isinstance(value, (int, float, bool, str, type(None))) else text
+
+
+def parse_params(items: list[str]) -> dict:
+    """``["k=v", ...]`` → {k: parsed v}; malformed items raise a WorkbenchError."""
+    from workbench.errors import WorkbenchError
+
+    out: dict = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise WorkbenchError(f"--set: expected KEY=VALUE, got '{item}'")
+        out[key] = parse_value(value)
+    return out
+
+
+def load_data(spec: str):
+    """A Dataset from a file path or a catalog slug."""
+    import importlib
+    from pathlib import Path
+
+    from workbench.errors import WorkbenchError
+
+    try:
+        catalog = importlib.import_module("workbench.data.catalog")
+    except ImportError:
+        catalog = None
+    if catalog is not None and hasattr(catalog, "load_dataset"):
+        return catalog.load_dataset(spec)
+    if Path(spec).is_file():
+        from workbench.data.arff import load_arff
+
+        return load_arff(spec)
+    raise WorkbenchError(f"--data: no such file '{spec}' (catalog slugs need "
+                         "workbench.data.catalog)")
+
+
+def write_predictions(path: str, cv) -> None:
+    """One row per (round, test instance): round,fold,index,actual,predicted,p_1..p_K."""
+    import csv
+
+    labels = list(cv.data.class_values)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["round", "fold", "index", "actual", "predicted", *labels])
+        for res in cv.fold_results:
+            pred = res.proba.argmax(axis=1)
+            for j, i in enumerate(res.test_index.tolist()):
+                w.writerow([res.round, res.fold, i, labels[cv.y[i]], labels[pred[j]],
+                            *(repr(float(v)) for v in res.proba[j])])
+
+
+def _jsonable(value):
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.errors import WorkbenchError
+    import json
 
-    raise WorkbenchError("'cv' is not implemented yet")
+    from workbench.errors import WorkbenchError
+    from workbench.evaluation.cv import cross_validate, evaluation_data
+    from workbench.evaluation.splits import load_splits, save_splits
+
+    params = parse_params(args.params)
+    if args.jobs == 0:
+        raise WorkbenchError("--jobs: must be a positive number or -1")
+    data = load_data(args.data)
+    splits = None
+    if args.folds_in:
+        splits = load_splits(args.folds_in, n=evaluation_data(data).n_instances)
+        for flag, given, actual in (("--rounds", args.rounds, splits.shape[0]),
+                                    ("--folds", args.folds, int(splits.max()) + 1)):
+            if given is not None and given != actual:
+                raise WorkbenchError(f"{flag} {given} contradicts --folds-in {args.folds_in} "
+                                     f"({actual})")
+    cv = cross_validate(
+        data,
+        args.learner,
+        params,
+        rounds=20 if args.rounds is None else args.rounds,
+        folds=2 if args.folds is None else args.folds,
+        seed=args.seed,
+        stratify=args.stratify,
+        splits=splits,
+        n_jobs=args.jobs,
+    )
+    if args.folds_out:
+        save_splits(cv.splits, args.folds_out)
+    if args.predictions_out:
+        write_predictions(args.predictions_out, cv)
+    out = {
+        "dataset": data.name,
+        "learner": args.learner,
+        "params": params,
+        "seed": args.seed,
+        "stratify": bool(args.stratify),
+        **{k: _jsonable(v) for k, v in cv.summary.items()},
+    }
+    print(json.dumps(out, indent=2))
+    return 0

@@ -28,7 +28,13 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import WorkbenchError
 from workbench.evaluation import metrics
-from workbench.evaluation.pipeline import FoldResult, LearnerLike, fold_seed, run_fold
+from workbench.evaluation.pipeline import (
+    FoldResult,
+    LearnerLike,
+    fold_seed,
+    make_learner,
+    run_fold,
+)
 from workbench.evaluation.splits import check_splits, fold_indices, make_splits
 
 PER_FOLD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
@@ -151,6 +157,18 @@ def _summary(ordered: list[FoldResult], dist: np.ndarray, y: np.ndarray, n_class
     return out
 
 
+def _run_fold_in_worker(spec: Any, *args: Any, **kwargs: Any) -> FoldResult:
+    """`run_fold` in a worker process, first registering a name the parent registered at
+    run time (tests, plugins) if the worker does not know it."""
+    if spec is not None:
+        from workbench.learners import registry
+
+        if spec.name not in registry.names():
+            registry.register(spec.name, spec.factory, source=spec.source,
+                              description=spec.description, **spec.defaults)
+    return run_fold(*args, **kwargs)
+
+
 def cross_validate(
     data: Dataset,
     learner_name: LearnerLike,
@@ -178,20 +196,26 @@ def cross_validate(
         splits = check_splits(splits, n=n)
         rounds, folds = int(splits.shape[0]), int(splits.max()) + 1
     tasks = [(r, f) for r in range(rounds) for f in range(folds)]
-
-    def one(r: int, f: int) -> FoldResult:
-        train_idx, test_idx = fold_indices(splits, r, f)
-        return run_fold(d, learner_name, params, train_idx, test_idx, round=r, fold=f,
-                        seed=fold_seed(seed, r, f))
+    make_learner(learner_name, params, seed)  # bad names / parameters fail here, once
 
     if n_jobs == 1 or len(tasks) == 1:
-        results = [one(r, f) for r, f in tasks]
+        results = [
+            run_fold(d, learner_name, params, *fold_indices(splits, r, f), round=r, fold=f,
+                     seed=fold_seed(seed, r, f))
+            for r, f in tasks
+        ]
     else:
         from joblib import Parallel, delayed
 
+        spec = None
+        if isinstance(learner_name, str):
+            from workbench.learners import registry
+
+            spec = registry.get(learner_name)
         results = Parallel(n_jobs=n_jobs)(
-            delayed(run_fold)(d, learner_name, params, *fold_indices(splits, r, f),
-                              round=r, fold=f, seed=fold_seed(seed, r, f))
+            delayed(_run_fold_in_worker)(spec, d, learner_name, params,
+                                         *fold_indices(splits, r, f), round=r, fold=f,
+                                         seed=fold_seed(seed, r, f))
             for r, f in tasks
         )
     ordered, dist, _ = assemble(results, n, d.n_classes, rounds, folds)
