@@ -62,8 +62,28 @@ def test_log_loss_natural_log_and_clipping():
     proba = np.array([[0.5, 0.5], [0.9, 0.1], [1.0, 0.0]])
     y = np.array([0, 1, 1])
     expected = -(math.log(0.5) + math.log(0.1) + math.log(LOG_LOSS_EPSILON)) / 3
+    assert LOG_LOSS_EPSILON == np.finfo(np.float64).eps
     assert log_loss(proba, y) == pytest.approx(expected, rel=1e-14)
-    assert log_loss(np.array([[1.0, 0.0]]), np.array([0])) == 0.0
+    assert log_loss(np.array([[1.0, 0.0]]), np.array([0])) < 1e-15
+
+
+def test_against_scikit_learn_reference():
+    sk = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(3)
+    n, k = 500, 4
+    proba = rng.dirichlet(np.ones(k) * 0.3, size=n)
+    proba[:20] = np.eye(k)[rng.integers(0, k, 20)]  # hard 0/1 distributions
+    y = rng.integers(0, k, n)
+    labels = list(range(k))
+    assert log_loss(proba, y) == pytest.approx(sk.log_loss(y, proba, labels=labels), rel=1e-12)
+    assert zero_one_loss(proba, y) == pytest.approx(
+        sk.zero_one_loss(y, proba.argmax(axis=1)), abs=1e-15)
+    onehot = np.eye(k)[y]
+    assert rmse(proba, y) == pytest.approx(
+        math.sqrt(sk.mean_squared_error(onehot, proba)), rel=1e-12)
+    # true-class RMSE = sqrt of the Brier-type error restricted to the true class
+    assert rmse_true_class(proba, y) == pytest.approx(
+        math.sqrt(sk.mean_squared_error(np.ones(n), proba[np.arange(n), y])), rel=1e-12)
 
 
 def test_metrics_reject_missing_class():
@@ -143,3 +163,29 @@ def test_random_predictions_variance_near_maximum():
 def test_prediction_frequencies():
     ph = prediction_frequencies(np.array([[0, 2], [1, 2], [0, 2], [0, 0]]), 3)
     assert np.array_equal(ph, [[0.75, 0.25, 0], [0.25, 0, 0.75]])
+
+
+def _naive_kw(preds, y, k):
+    """Loop transcription of SPEC §3 (and Weka's BVDecompose bias term) for cross-checking."""
+    r, n = preds.shape
+    b = v = bw = 0.0
+    for i in range(n):
+        ph = [sum(1 for j in range(r) if preds[j, i] == c) / r for c in range(k)]
+        bi = sum(((1.0 if c == y[i] else 0.0) - ph[c]) ** 2 for c in range(k))
+        corr = sum(ph[c] * (1 - ph[c]) / (r - 1) for c in range(k))
+        b += bi / 2
+        v += (1 - sum(p * p for p in ph)) / 2
+        bw += (bi - corr) / 2
+    return b / n, v / n, bw / n
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bias_variance_matches_loop_transcription(seed):
+    rng = np.random.default_rng(100 + seed)
+    r, n, k = int(rng.integers(2, 12)), int(rng.integers(1, 60)), int(rng.integers(2, 5))
+    preds, y = rng.integers(0, k, (r, n)), rng.integers(0, k, n)
+    b, v, bw = _naive_kw(preds, y, k)
+    bv = bias_variance(preds, y, k, weka_correction=True)
+    assert bv.bias == pytest.approx(b, abs=1e-13)
+    assert bv.variance == pytest.approx(v, abs=1e-13)
+    assert bv.bias_weka_corrected == pytest.approx(bw, abs=1e-13)

@@ -16,8 +16,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-LOG_LOSS_EPSILON = 1e-15
-"""Lower clip of the true-class probability in `log_loss` (so a 0 gives -ln(1e-15) ≈ 34.5)."""
+LOG_LOSS_EPSILON = float(np.finfo(np.float64).eps)
+"""Clip of the true-class probability in `log_loss`: to [eps, 1 − eps], eps = float64 machine
+epsilon ≈ 2.22e-16 (so a 0 costs −ln(eps) ≈ 36.04); the same convention as
+scikit-learn's ``log_loss``."""
 
 
 def _check(proba: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,16 +73,16 @@ def rmse_true_class(proba: np.ndarray, y: np.ndarray) -> float:
 
 
 def log_loss(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) -> float:
-    """Mean negative *natural* log of the true-class probability, clipped below at `eps`.
+    """Mean negative *natural* log of the true-class probability (nats), clipped.
 
-    -mean_i ln(max(p_i(y_i), eps)); in nats. Only the true-class probability is clipped
-    (no renormalisation), so a learner giving the true class probability 0 pays
-    -ln(eps) ≈ 34.5 for that instance instead of infinity.
+    −mean_i ln(clip(p_i(y_i), eps, 1 − eps)), eps = `LOG_LOSS_EPSILON` by default. Only
+    the true-class probability is used and nothing is renormalised, so a learner giving
+    the true class probability 0 pays −ln(eps) ≈ 36.04 for that instance, not infinity.
     """
     p, t = _check(proba, y)
     if not t.size:
         return float("nan")
-    q = np.maximum(p[np.arange(t.size), t], eps)
+    q = np.clip(p[np.arange(t.size), t], eps, 1.0 - eps)
     return float(-np.mean(np.log(q)))
 
 
