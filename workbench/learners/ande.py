@@ -1,0 +1,464 @@
+"""AnDE family (SPEC §2): NB = A0DE, A1DE, A2DE, A3DE with subsumption resolution ("-S")
+and mutual-information weighting ("-W").
+
+For a test instance x, with the set A of its non-missing attribute values (minus values
+deleted by subsumption resolution), AnDE of order n scores
+
+    score(y) = Σ_{used s ⊆ A, |s| = n} w_s · P(y, x_s) · Π_{c ∈ A∖s} P(x_c | y, x_s)
+
+where s is *used* iff #(x_s) (over all classes) ≥ F (the frequency limit, δ). If no s of
+size n is used, A(n−1)DE is tried with the same A, SR and weighting, down to NB. Estimates
+are m-estimates with declared cardinalities (see SPEC §2 and `_level_scores`); all work is in
+log space with a per-instance log-sum-exp over parent sets, so 100+ attributes never
+underflow. Counts come from `workbench.learners.counts.AnDECounts` (one pass, additive).
+
+The registered variants (NB, A1DE, A1DE-S, …, A3DE) are parameter sets of `AnDE`; fitted
+variants of one order can share one count table via `AnDE.derive`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numba
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.errors import LearnerError
+from workbench.learners.base import Learner
+from workbench.learners.counts import AnDECounts, lookup_k
+from workbench.learners.registry import register
+
+MAX_ORDER = 3
+MI_THRESHOLD = 1e-6
+_RESCALE = 1e-280
+
+
+# ----- numba kernels ---------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank(attrs, l, binom):
+    r = 0
+    for t in range(l):
+        r += binom[attrs[t], t + 1]
+    return r
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _loc(attrs, l, x, cards):
+    loc = 0
+    for t in range(l):
+        a = attrs[t]
+        loc = loc * cards[a] + x[a]
+    return loc
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_combo(idx, l, na):
+    """Advance positions idx[0:l] (colex) over range(na); False when exhausted."""
+    i = 0
+    while i < l:
+        lim = idx[i + 1] if i + 1 < l else na
+        if idx[i] + 1 < lim:
+            idx[i] += 1
+            for t in range(i):
+                idx[t] = t
+            return True
+        i += 1
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _level_scores(x, active, na, lev, cards, K, m, F, weighted, kind, off, vbase, dense,
+                  skeys, svals, lbase, binom, miss_base, ptot, wts, out):
+    """Log scores of AnDE of order `lev` ≥ 1 over the active attributes; False if no parent
+    set qualifies (δ = 0 for all).
+
+    P(y, x_s) = (#(y, x_s) + m/(K·Π|X_s|)) / (N − miss(s) + m), N − miss(s) = block total;
+    P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c missing) + m).
+    """
+    if na < lev:
+        return False
+    idx = np.empty(lev, dtype=np.int64)
+    s = np.empty(lev, dtype=np.int64)
+    sc = np.empty(lev + 1, dtype=np.int64)
+    cnt = np.empty(K, dtype=np.int64)
+    cc = np.empty(K, dtype=np.int64)
+    mc = np.empty(K, dtype=np.int64)
+    # pass 1: which parent sets qualify, and their total weight
+    for t in range(lev):
+        idx[t] = t
+    nused = 0
+    wsum = 0.0
+    while True:
+        for t in range(lev):
+            s[t] = active[idx[t]]
+        b = lbase[lev] + _rank(s, lev, binom)
+        lookup_k(kind, off, vbase, dense, skeys, svals, b, _loc(s, lev, x, cards) * K, K, cnt)
+        tot = 0
+        for yy in range(K):
+            tot += cnt[yy]
+        if tot >= F:
+            nused += 1
+            if weighted:
+                wsum += wts[b]
+        if not _next_combo(idx, lev, na):
+            break
+    if nused == 0:
+        return False
+    equal = (not weighted) or wsum <= 0.0
+    # pass 2: log-sum-exp over the used parent sets, per class
+    mx = np.full(K, -np.inf)
+    acc = np.zeros(K)
+    lp = np.empty(K)
+    prod = np.empty(K)
+    for t in range(lev):
+        idx[t] = t
+    while True:
+        for t in range(lev):
+            s[t] = active[idx[t]]
+        b = lbase[lev] + _rank(s, lev, binom)
+        loc = _loc(s, lev, x, cards) * K
+        lookup_k(kind, off, vbase, dense, skeys, svals, b, loc, K, cnt)
+        tot = 0
+        for yy in range(K):
+            tot += cnt[yy]
+        w = 1.0 if equal else wts[b]
+        if tot >= F and w > 0.0:
+            vs = 1.0
+            for t in range(lev):
+                vs *= cards[s[t]]
+            denom = ptot[b] + m
+            lw = np.log(w)
+            for yy in range(K):
+                lp[yy] = lw + np.log((cnt[yy] + m / (K * vs)) / denom)
+                prod[yy] = 1.0
+            srank = _rank(s, lev, binom)
+            p = 0  # position in idx (parents are active[idx[...]], ascending)
+            for j in range(na):
+                if p < lev and idx[p] == j:
+                    p += 1
+                    continue
+                c = active[j]
+                # sorted s ∪ {c}: parents before position p are < c, the rest > c
+                for t in range(p):
+                    sc[t] = s[t]
+                sc[p] = c
+                for t in range(p, lev):
+                    sc[t + 1] = s[t]
+                b2 = lbase[lev + 1] + _rank(sc, lev + 1, binom)
+                lookup_k(kind, off, vbase, dense, skeys, svals, b2,
+                         _loc(sc, lev + 1, x, cards) * K, K, cc)
+                mb = miss_base[lev, c]
+                if mb >= 0:
+                    lookup_k(kind, off, vbase, dense, skeys, svals, mb + srank, loc, K, mc)
+                else:
+                    for yy in range(K):
+                        mc[yy] = 0
+                mcard = m / cards[c]
+                for yy in range(K):
+                    prod[yy] *= (cc[yy] + mcard) / (cnt[yy] - mc[yy] + m)
+                    if prod[yy] < _RESCALE:
+                        lp[yy] += np.log(prod[yy])
+                        prod[yy] = 1.0
+            for yy in range(K):
+                v = lp[yy] + np.log(prod[yy])
+                if v > mx[yy]:
+                    acc[yy] = acc[yy] * np.exp(mx[yy] - v) + 1.0
+                    mx[yy] = v
+                else:
+                    acc[yy] += np.exp(v - mx[yy])
+        if not _next_combo(idx, lev, na):
+            break
+    for yy in range(K):
+        out[yy] = mx[yy] + np.log(acc[yy])
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit, kind, off,
+                    vbase, dense, skeys, svals, lbase, binom, miss_base, ptot, wts,
+                    class_counts, N, nb_den):
+    n, d = codes.shape
+    out = np.empty((n, K))
+    active = np.empty(d, dtype=np.int64)
+    vc = np.empty(d, dtype=np.int64)
+    deleted = np.zeros(d, dtype=np.bool_)
+    cnt = np.empty(K, dtype=np.int64)
+    pr = np.empty(2, dtype=np.int64)
+    lp = np.empty(K)
+    prod = np.empty(K)
+    for r in range(n):
+        x = codes[r]
+        na = 0
+        for a in range(d):
+            if x[a] >= 0:
+                active[na] = a
+                na += 1
+        if sr and na > 1:
+            # subsumption resolution with class-free counts #(x_i), #(x_i, x_j)
+            for t in range(na):
+                a = active[t]
+                lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + a, x[a] * K, K, cnt)
+                tot = 0
+                for yy in range(K):
+                    tot += cnt[yy]
+                vc[t] = tot
+                deleted[t] = False
+            for t in range(na):
+                i = active[t]
+                for u in range(na):
+                    if u == t or vc[u] <= crit or vc[t] < vc[u]:
+                        continue
+                    j = active[u]
+                    if vc[t] == vc[u] and i < j:
+                        continue  # tie: only the higher attribute index is deleted
+                    if i < j:
+                        pr[0] = i
+                        pr[1] = j
+                    else:
+                        pr[0] = j
+                        pr[1] = i
+                    lookup_k(kind, off, vbase, dense, skeys, svals,
+                             lbase[2] + _rank(pr, 2, binom), _loc(pr, 2, x, cards) * K, K, cnt)
+                    tot = 0
+                    for yy in range(K):
+                        tot += cnt[yy]
+                    if tot == vc[u]:
+                        deleted[t] = True
+                        break
+            k2 = 0
+            for t in range(na):
+                if not deleted[t]:
+                    active[k2] = active[t]
+                    k2 += 1
+            na = k2
+        done = False
+        lev = min(order, max_level)
+        while lev >= 1 and not done:
+            done = _level_scores(x, active, na, lev, cards, K, m, F, weighted, kind, off,
+                                 vbase, dense, skeys, svals, lbase, binom, miss_base, ptot,
+                                 wts, lp)
+            lev -= 1
+        if not done:
+            # naive Bayes: P(y) Π P(x_c | y)
+            for yy in range(K):
+                lp[yy] = np.log((class_counts[yy] + m / K) / (N + m))
+                prod[yy] = 1.0
+            for t in range(na):
+                c = active[t]
+                lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + c, x[c] * K, K, cnt)
+                mcard = m / cards[c]
+                for yy in range(K):
+                    prod[yy] *= (cnt[yy] + mcard) / (nb_den[c, yy] + m)
+                    if prod[yy] < _RESCALE:
+                        lp[yy] += np.log(prod[yy])
+                        prod[yy] = 1.0
+            for yy in range(K):
+                lp[yy] += np.log(prod[yy])
+        mx = -np.inf
+        for yy in range(K):
+            if lp[yy] > mx:
+                mx = lp[yy]
+        tot_p = 0.0
+        for yy in range(K):
+            out[r, yy] = np.exp(lp[yy] - mx)
+            tot_p += out[r, yy]
+        for yy in range(K):
+            out[r, yy] /= tot_p
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, svals, ptot,
+               class_counts, N, out):
+    """out[b] = MI(X_s; Y) with m-estimates (SPEC §2 "MI weighting") for each block b."""
+    py = np.empty(K)
+    for yy in range(K):
+        py[yy] = (class_counts[yy] + m / K) / (N + m)
+    cnt = np.empty(K, dtype=np.int64)
+    for q in range(ids.shape[0]):
+        b = ids[q]
+        l = blen[b]
+        vs = 1
+        for t in range(l):
+            vs *= cards[battrs[b, t]]
+        denom = ptot[b] + m
+        mi = 0.0
+        for v in range(vs):
+            lookup_k(kind, off, vbase, dense, skeys, svals, b, v * K, K, cnt)
+            cs = 0
+            for yy in range(K):
+                cs += cnt[yy]
+            px = (cs + m / vs) / denom
+            for yy in range(K):
+                pxy = (cnt[yy] + m / (K * vs)) / denom
+                pp = px * py[yy]
+                if pxy < MI_THRESHOLD or pp < MI_THRESHOLD:
+                    continue
+                mi += pxy * np.log2(pxy / pp)
+        out[b] = mi
+    return out
+
+
+# ----- the learner -----------------------------------------------------------------------
+class AnDE(Learner):
+    """Averaged n-dependence estimators (n = 0 is naive Bayes) with optional SR and MI weights."""
+
+    preprocessing = "mdl"
+
+    def __init__(
+        self,
+        n: int = 1,
+        m: float = 1.0,
+        frequency_limit: int = 1,
+        subsumption: int | None = None,
+        weighting: Literal["mi"] | None = None,
+    ) -> None:
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_ORDER:
+            raise LearnerError(f"AnDE: parameter 'n' must be an integer 0..{MAX_ORDER}, got {n!r}")
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0:
+            raise LearnerError(f"AnDE: parameter 'm' must be a number > 0, got {m!r}")
+        if (isinstance(frequency_limit, bool) or not isinstance(frequency_limit, int)
+                or frequency_limit < 0):
+            raise LearnerError(
+                f"AnDE: parameter 'frequency_limit' must be an integer ≥ 0, got {frequency_limit!r}")
+        if subsumption is not None and (isinstance(subsumption, bool)
+                                        or not isinstance(subsumption, int) or subsumption < 0):
+            raise LearnerError(
+                f"AnDE: parameter 'subsumption' must be null or an integer ≥ 0, got {subsumption!r}")
+        if weighting not in (None, "mi"):
+            raise LearnerError(f"AnDE: parameter 'weighting' must be null or 'mi', got {weighting!r}")
+        self.n = n
+        self.m = float(m)
+        self.frequency_limit = frequency_limit
+        self.subsumption = subsumption
+        self.weighting = weighting
+        self.counts_: AnDECounts | None = None
+        self._prepared: dict | None = None
+
+    # ----- training --------------------------------------------------------------------
+    def required_level(self) -> int:
+        """Largest attribute-combination size the counts must hold for this variant."""
+        return max(self.n + 1, 2 if self.subsumption is not None else 1)
+
+    def _check_data(self, data: Dataset) -> None:
+        if not data.is_all_nominal:
+            names = ", ".join(f"'{data.attributes[i].name}'" for i in data.numeric_indices[:5])
+            raise LearnerError(
+                f"{type(self).__name__}: numeric attribute(s) {names} in "
+                f"{data.source or data.name}; AnDE needs nominal data (use preprocessing "
+                "'mdl' or 'ef:B')"
+            )
+        if data.n_classes < 1:
+            raise LearnerError(f"{data.source or data.name}: the class declares no values")
+
+    def fit(self, data: Dataset) -> "AnDE":
+        """Count the training data (missing-class rows ignored) in one pass."""
+        self._check_data(data)
+        self._remember_header(data)
+        self.counts_ = AnDECounts.from_dataset(data, self.required_level(), parent_levels=self.n)
+        self._prepared = None
+        return self
+
+    def partial_fit(self, data: Dataset) -> "AnDE":
+        """Add a chunk of training data; chunks give the same model as one `fit`."""
+        self._check_data(data)
+        if self.counts_ is None:
+            self._remember_header(data)
+            d = data.without_missing_class()
+            self.counts_ = AnDECounts(d.cardinalities, d.n_classes, self.required_level(),
+                                      parent_levels=self.n, rows_hint=d.n_instances)
+        else:
+            self._check_fitted(data)
+        d = data.without_missing_class()
+        self.counts_.partial_fit(d.codes(), d.y)
+        self._prepared = None
+        return self
+
+    def derive(self, **params) -> "AnDE":
+        """A fitted variant with other parameters sharing this model's counts (no re-count),
+        e.g. ``a2de.derive(subsumption=100, weighting="mi")``."""
+        if self.counts_ is None:
+            raise LearnerError(f"{type(self).__name__}: derive called before fit")
+        merged = {**self.get_params(), **params}
+        other = type(self)(**merged)
+        ct = self.counts_
+        if (other.required_level() > ct.max_level and ct.max_level < ct.d) or \
+                (other.n > ct.parent_levels and other.n < ct.d):
+            raise LearnerError(
+                f"AnDE: these counts hold parent sets up to size {ct.parent_levels} and "
+                f"combinations up to size {ct.max_level}; {other!r} needs more")
+        other._header = self._header
+        other.counts_ = self.counts_
+        return other
+
+    def get_params(self) -> dict:
+        return {"n": self.n, "m": self.m, "frequency_limit": self.frequency_limit,
+                "subsumption": self.subsumption, "weighting": self.weighting}
+
+    # ----- derived tables --------------------------------------------------------------
+    def _prepare(self) -> dict:
+        if self._prepared is not None:
+            return self._prepared
+        ct = self.counts_
+        assert ct is not None
+        st = ct.store
+        ptot = st.block_totals()
+        d, K = ct.d, ct.K
+        nb_den = np.zeros((max(d, 1), K), dtype=np.int64)
+        if ct.max_level >= 1:
+            for a in range(d):
+                nb_den[a] = st.block(int(ct.levels.base[1]) + a).sum(axis=0)
+        wts = np.zeros(st.n_blocks, dtype=np.float64)
+        if self.weighting == "mi":
+            top = min(self.n, ct.max_level)
+            ids = np.arange(int(ct.levels.base[1]) if top >= 1 else 0,
+                            int(ct.levels.base[top + 1]) if top >= 1 else 0, dtype=np.int64)
+            if ids.size:
+                _mi_kernel(ids, st.blen, st.battrs, ct.cards, K, self.m, *st.arrays(), ptot,
+                           ct.class_counts, float(ct.n), wts)
+        self._prepared = {"ptot": ptot, "nb_den": nb_den, "wts": wts}
+        return self._prepared
+
+    def weights(self, level: int | None = None) -> np.ndarray:
+        """MI weights of the parent sets of one level (colex order), as used in scoring."""
+        ct = self.counts_
+        if ct is None:
+            raise LearnerError(f"{type(self).__name__}: weights requested before fit")
+        level = self.n if level is None else level
+        w = self._prepare()["wts"]
+        b0 = int(ct.levels.base[level])
+        return w[b0: b0 + int(ct.levels.ncomb[level])].copy()
+
+    # ----- classification --------------------------------------------------------------
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        """Class distributions (n, K), each row normalised."""
+        self._check_fitted(data)
+        ct = self.counts_
+        if ct is None:
+            raise LearnerError(f"{type(self).__name__}: predict called before fit")
+        prep = self._prepare()
+        codes = np.ascontiguousarray(data.codes(), dtype=np.int64)
+        st = ct.store
+        sr = self.subsumption is not None
+        return _predict_kernel(
+            codes, self.n, ct.max_level,
+            ct.cards, ct.K, self.m, self.frequency_limit, self.weighting == "mi", sr,
+            int(self.subsumption) if sr else 0, *st.arrays(), ct.levels.base, ct.binom,
+            ct.miss_base, prep["ptot"], prep["wts"], ct.class_counts, float(ct.n),
+            prep["nb_den"])
+
+
+# ----- registered variants ---------------------------------------------------------------
+register("NB", AnDE, n=0, description="naive Bayes (A0DE) with m-estimates")
+register("A1DE", AnDE, n=1, description="AODE with m-estimates")
+register("A1DE-S", AnDE, n=1, subsumption=100, description="A1DE + subsumption resolution")
+register("A1DE-W", AnDE, n=1, weighting="mi", description="A1DE + MI weights")
+register("A1DE-SW", AnDE, n=1, subsumption=100, weighting="mi",
+         description="A1DE + subsumption resolution + MI weights")
+register("A2DE", AnDE, n=2, description="A2DE with m-estimates")
+register("A2DE-S", AnDE, n=2, subsumption=100, description="A2DE + subsumption resolution")
+register("A2DE-W", AnDE, n=2, weighting="mi", description="A2DE + MI weights")
+register("A2DE-SW", AnDE, n=2, subsumption=100, weighting="mi",
+         description="A2DE + subsumption resolution + MI weights")
+register("A3DE", AnDE, n=3, description="A3DE with m-estimates")

@@ -1,0 +1,511 @@
+"""The shared counting layer for count-based learners (AnDE family, KDB, plugins).
+
+Two levels of API:
+
+* `BlockStore` — generic, additive joint-frequency tables. A *block* is one ordered tuple of
+  attributes ``(a_1, …, a_l)`` (optionally with a *condition attribute* c that must be
+  **missing** in the row); it counts ``#(x_a1, …, x_al, y)`` over rows where every a_i is
+  present (and c is missing, if given). Its cells are laid out densely as
+  ``((x_a1·|X_a2| + x_a2)·… + x_al)·K + y`` (class innermost, so the K counts of a value
+  combination are adjacent, as in Salem et al.). Blocks are *compact*: one block per
+  attribute combination, never slots for impossible same-attribute combinations. A block
+  whose dense size Π|X_i|·K is much larger than the number of rows (an ID-like attribute
+  such as splice's 3,190-valued instance name) is stored *sparsely* as sorted
+  ``(virtual key, count)`` pairs, so tables never blow up. Counting is one pass over the
+  rows per call; `add` is additive (chunks give identical counts to one call).
+* `AnDECounts` — what the AnDE family needs: class counts, all attribute combinations of
+  sizes 1..L (colex order, so a sorted combination's block id is ``level_base[l] +
+  rank(comb)``), and, for attributes that have missing values, the "child missing" blocks
+  ``#(y, x_s, x_c missing)`` of SPEC §2's denominators. Class-free counts #(x_i) and
+  #(x_i, x_j) (subsumption resolution) are the class sums of the level-1 and level-2 blocks.
+
+Numba kernels read the store through `BlockStore.arrays()` (see `lookup_k`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+from typing import Iterable, Sequence
+
+import numba
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.errors import LearnerError
+
+KIND_DENSE = 0
+KIND_SPARSE = 1
+KIND_EMPTY = 2
+
+SPARSE_MIN_CELLS = 1 << 16
+"""Blocks with at most this many cells are always dense."""
+SPARSE_ROW_FACTOR = 16
+"""A block larger than SPARSE_MIN_CELLS is sparse if its cells exceed this × rows."""
+
+_KEYBUF_CELLS = 1 << 23  # max key buffer entries per counting chunk (64 MB of int64)
+
+
+# ----- numba kernels ---------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
+                  dense, keybuf, row0, nrows):
+    """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf."""
+    nb = battrs.shape[0]
+    for b in range(nb):
+        k = kind[b]
+        if k == KIND_EMPTY:
+            continue
+        l = blen[b]
+        c = bcond[b]
+        slot = sslot[b]
+        for rr in range(nrows):
+            r = row0 + rr
+            if k == KIND_SPARSE:
+                keybuf[slot, rr] = -1
+            if c >= 0 and codes_t[c, r] >= 0:
+                continue
+            loc = 0
+            ok = True
+            for t in range(l):
+                a = battrs[b, t]
+                v = codes_t[a, r]
+                if v < 0:
+                    ok = False
+                    break
+                loc = loc * battrs[b, l + t] + v  # cardinality stored after attrs
+            if not ok:
+                continue
+            loc = loc * K + y[r]
+            if k == KIND_DENSE:
+                dense[off[b] + loc] += 1
+            else:
+                keybuf[slot, rr] = vbase[b] + loc
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def lookup_k(kind, off, vbase, dense, skeys, svals, b, loc0, K, out):
+    """out[y] = count of cell loc0 + y of block b (loc0 = value-combination index · K)."""
+    k = kind[b]
+    if k == KIND_DENSE:
+        base = off[b] + loc0
+        for yy in range(K):
+            out[yy] = dense[base + yy]
+    elif k == KIND_SPARSE:
+        key = vbase[b] + loc0
+        i = np.searchsorted(skeys, key)
+        for yy in range(K):
+            out[yy] = 0
+        n = skeys.shape[0]
+        while i < n and skeys[i] < key + K:
+            out[skeys[i] - key] = svals[i]
+            i += 1
+    else:
+        for yy in range(K):
+            out[yy] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _colex_combinations(d, l):
+    """All l-subsets of range(d) as rows of an (C(d,l), l) array, in colex order."""
+    n = 1
+    for i in range(l):
+        n = n * (d - i) // (i + 1)
+    out = np.empty((n, max(l, 1)), dtype=np.int64)
+    if l == 0 or n == 0:
+        return out[:n, :l]
+    c = np.arange(l)
+    for r in range(n):
+        for t in range(l):
+            out[r, t] = c[t]
+        # next combination in colex order
+        i = 0
+        while i < l:
+            lim = c[i + 1] if i + 1 < l else d
+            if c[i] + 1 < lim:
+                c[i] += 1
+                for t in range(i):
+                    c[t] = t
+                break
+            i += 1
+    return out
+
+
+def colex_combinations(d: int, l: int) -> np.ndarray:
+    """All l-subsets of range(d), colex order: row r has rank r (`rank = Σ C(a_t, t+1)`)."""
+    return _colex_combinations(int(d), int(l)).reshape(-1, l)
+
+
+def binomial_table(d: int, lmax: int) -> np.ndarray:
+    """binom[a, t] = C(a, t) for a ≤ d, t ≤ lmax (int64), for colex ranks."""
+    out = np.zeros((d + 1, lmax + 1), dtype=np.int64)
+    for a in range(d + 1):
+        for t in range(lmax + 1):
+            out[a, t] = comb(a, t)
+    return out
+
+
+# ----- generic block store ---------------------------------------------------------------
+class BlockStore:
+    """Additive joint-frequency tables for a list of attribute blocks (see module docstring).
+
+    ``blocks`` are attribute tuples (any order; the layout follows it), ``conditions`` the
+    attribute that must be *missing* for a row to count in that block (−1: none). Dense
+    cells are int32 (int64 once more than 2^31−1 rows have been counted).
+    """
+
+    def __init__(
+        self,
+        cardinalities: Sequence[int],
+        n_classes: int,
+        blocks: Sequence[Sequence[int]] | np.ndarray = (),
+        conditions: Sequence[int] | None = None,
+        rows_hint: int | None = None,
+    ) -> None:
+        self.cards = np.asarray(cardinalities, dtype=np.int64)
+        self.K = int(n_classes)
+        self.rows_hint = rows_hint
+        self.n_rows = 0
+        self._maxlen = 0
+        self.battrs = np.zeros((0, 0), dtype=np.int64)
+        self.blen = np.zeros(0, dtype=np.int64)
+        self.bcond = np.zeros(0, dtype=np.int64)
+        self.bsize = np.zeros(0, dtype=np.int64)  # dense cells Π|X|·K (0 for empty)
+        self.kind = np.zeros(0, dtype=np.int64)
+        self.off = np.zeros(0, dtype=np.int64)
+        self.vbase = np.zeros(0, dtype=np.int64)
+        self.sslot = np.zeros(0, dtype=np.int64)
+        self.dense = np.zeros(0, dtype=np.int32)
+        self.skeys = np.zeros(0, dtype=np.int64)
+        self.svals = np.zeros(0, dtype=np.int64)
+        self._n_sparse = 0
+        self._vtop = 0
+        if len(blocks):
+            self.add_blocks(blocks, conditions)
+
+    # ----- layout ----------------------------------------------------------------------
+    @property
+    def n_blocks(self) -> int:
+        return int(self.blen.shape[0])
+
+    def add_blocks(
+        self,
+        blocks: Sequence[Sequence[int]] | np.ndarray,
+        conditions: Sequence[int] | None = None,
+        empty: Sequence[bool] | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Append blocks (zero counts); returns their ids. ``empty`` marks never-used ones."""
+        if isinstance(blocks, np.ndarray) and blocks.ndim == 2:
+            arr = blocks.astype(np.int64)
+            lens = np.full(arr.shape[0], arr.shape[1], dtype=np.int64)
+        else:
+            blist = [tuple(int(a) for a in b) for b in blocks]
+            width = max((len(b) for b in blist), default=0)
+            arr = np.full((len(blist), width), -1, dtype=np.int64)
+            for i, b in enumerate(blist):
+                arr[i, : len(b)] = b
+            lens = np.array([len(b) for b in blist], dtype=np.int64)
+        nb = arr.shape[0]
+        width = arr.shape[1]
+        cond = (np.full(nb, -1, dtype=np.int64) if conditions is None
+                else np.asarray(conditions, dtype=np.int64))
+        # attrs followed by their cardinalities (the counting kernel reads both)
+        newlen = max(self._maxlen, width)
+        if newlen > self._maxlen and self.n_blocks:
+            # rows are packed as attrs[0:l] + cards[0:l] (+ −1 padding): just widen
+            grown = np.full((self.battrs.shape[0], 2 * newlen), -1, dtype=np.int64)
+            grown[:, : self.battrs.shape[1]] = self.battrs
+            self.battrs = grown
+        elif newlen > self._maxlen:
+            self.battrs = np.zeros((0, 2 * newlen), dtype=np.int64)
+        self._maxlen = newlen
+        packed = np.full((nb, 2 * newlen), -1, dtype=np.int64)
+        safe = np.where(arr >= 0, arr, 0)
+        cardmat = np.where(arr >= 0, self.cards[safe] if self.cards.size else 0, 1)
+        for l in np.unique(lens):
+            rows = lens == l
+            packed[rows, :l] = arr[rows, :l]
+            packed[rows, l: 2 * l] = cardmat[rows, :l]
+        size = np.prod(np.maximum(cardmat, 0), axis=1, dtype=np.int64) * self.K
+        size = np.where(lens == 0, self.K, size)
+        if empty is not None:
+            size = np.where(np.asarray(empty, dtype=bool), 0, size)
+        kind = np.full(nb, KIND_DENSE, dtype=np.int64)
+        kind[size == 0] = KIND_EMPTY
+        rows_hint = self.rows_hint if self.rows_hint is not None else 0
+        sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * rows_hint)
+        kind[size > sparse_min] = KIND_SPARSE
+        off = np.zeros(nb, dtype=np.int64)
+        vbase = np.zeros(nb, dtype=np.int64)
+        sslot = np.full(nb, -1, dtype=np.int64)
+        dmask = kind == KIND_DENSE
+        dsz = np.where(dmask, size, 0)
+        off[:] = self.dense.shape[0] + np.concatenate(([0], np.cumsum(dsz)[:-1])) if nb else 0
+        smask = kind == KIND_SPARSE
+        ssz = np.where(smask, size, 0)
+        vbase[:] = self._vtop + (np.concatenate(([0], np.cumsum(ssz)[:-1])) if nb else 0)
+        ns = int(smask.sum())
+        sslot[smask] = self._n_sparse + np.arange(ns)
+        self._n_sparse += ns
+        self._vtop += int(ssz.sum())
+        first = self.n_blocks
+        self.battrs = np.concatenate([self.battrs, packed]) if self.n_blocks else packed
+        self.blen = np.concatenate([self.blen, lens])
+        self.bcond = np.concatenate([self.bcond, cond])
+        self.bsize = np.concatenate([self.bsize, size])
+        self.kind = np.concatenate([self.kind, kind])
+        self.off = np.concatenate([self.off, off])
+        self.vbase = np.concatenate([self.vbase, vbase])
+        self.sslot = np.concatenate([self.sslot, sslot])
+        self.dense = np.concatenate([self.dense, np.zeros(int(dsz.sum()), dtype=self.dense.dtype)])
+        return np.arange(first, first + nb, dtype=np.int64)
+
+    # ----- counting --------------------------------------------------------------------
+    def add(self, codes: np.ndarray, y: np.ndarray) -> None:
+        """Count rows: ``codes`` int (n, d) with −1 = missing, ``y`` class codes in 0..K−1."""
+        codes = np.asarray(codes)
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        n = int(codes.shape[0])
+        if n == 0:
+            return
+        if y.min() < 0 or y.max() >= self.K:
+            raise LearnerError("class codes must lie in 0..K-1 (drop missing-class rows first)")
+        if self.n_rows + n > np.iinfo(np.int32).max and self.dense.dtype != np.int64:
+            self.dense = self.dense.astype(np.int64)
+        codes_t = np.ascontiguousarray(codes.T, dtype=np.int32)
+        ns = self._n_sparse
+        step = n if ns == 0 else max(1, min(n, _KEYBUF_CELLS // ns))
+        keybuf = np.empty((max(ns, 1) if ns else 0, step), dtype=np.int64)
+        new_keys = []
+        for r0 in range(0, n, step):
+            nr = min(step, n - r0)
+            _count_kernel(codes_t, y, self.K, self.battrs, self.blen, self.bcond, self.kind,
+                          self.off, self.vbase, self.sslot, self.dense, keybuf, r0, nr)
+            if ns:
+                kb = keybuf[:, :nr].ravel()
+                new_keys.append(kb[kb >= 0])
+        if new_keys:
+            keys = np.concatenate(new_keys)
+            if keys.size:
+                u, c = np.unique(keys, return_counts=True)
+                self._merge_sparse(u, c.astype(np.int64))
+        self.n_rows += n
+
+    def _merge_sparse(self, keys: np.ndarray, vals: np.ndarray) -> None:
+        if self.skeys.size == 0:
+            self.skeys, self.svals = keys, vals
+            return
+        allk = np.concatenate([self.skeys, keys])
+        allv = np.concatenate([self.svals, vals])
+        u, inv = np.unique(allk, return_inverse=True)
+        self.skeys = u
+        self.svals = np.bincount(inv, weights=allv, minlength=u.size).astype(np.int64)
+
+    def merge(self, other: "BlockStore") -> None:
+        """Add another store with the same block list (e.g. counted in a worker)."""
+        if other.n_blocks != self.n_blocks or not np.array_equal(other.bsize, self.bsize):
+            raise LearnerError("cannot merge count stores with different block layouts")
+        if not (np.array_equal(other.kind, self.kind)):
+            raise LearnerError("cannot merge count stores with different dense/sparse layouts")
+        if self.n_rows + other.n_rows > np.iinfo(np.int32).max:
+            self.dense = self.dense.astype(np.int64)
+        self.dense += other.dense.astype(self.dense.dtype)
+        if other.skeys.size:
+            self._merge_sparse(other.skeys, other.svals)
+        self.n_rows += other.n_rows
+
+    # ----- reading ---------------------------------------------------------------------
+    def arrays(self) -> tuple:
+        """(kind, off, vbase, dense, skeys, svals) for `lookup_k` in numba kernels."""
+        return self.kind, self.off, self.vbase, self.dense, self.skeys, self.svals
+
+    def block_attributes(self, b: int) -> tuple[int, ...]:
+        l = int(self.blen[b])
+        return tuple(int(a) for a in self.battrs[b, :l])
+
+    def block(self, b: int) -> np.ndarray:
+        """Block b as a dense int64 array of shape (|X_a1|, …, |X_al|, K)."""
+        l = int(self.blen[b])
+        shape = tuple(int(c) for c in self.battrs[b, l: 2 * l]) + (self.K,)
+        k = int(self.kind[b])
+        if k == KIND_DENSE:
+            o = int(self.off[b])
+            return self.dense[o: o + int(self.bsize[b])].astype(np.int64).reshape(shape)
+        out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
+        if k == KIND_SPARSE:
+            lo, hi = self._sparse_range(b)
+            out[self.skeys[lo:hi] - self.vbase[b]] = self.svals[lo:hi]
+        return out.reshape(shape)
+
+    def _sparse_range(self, b: int) -> tuple[int, int]:
+        v = int(self.vbase[b])
+        lo = int(np.searchsorted(self.skeys, v))
+        hi = int(np.searchsorted(self.skeys, v + int(self.bsize[b])))
+        return lo, hi
+
+    def block_totals(self, ids: np.ndarray | None = None) -> np.ndarray:
+        """Sum of every block's cells (int64), e.g. N − miss(s) for a parent block."""
+        nb = self.n_blocks
+        tot = np.zeros(nb, dtype=np.int64)
+        dm = self.kind == KIND_DENSE
+        if dm.any() and self.dense.size:
+            cs = np.concatenate(([0], np.cumsum(self.dense, dtype=np.int64)))
+            tot[dm] = cs[self.off[dm] + self.bsize[dm]] - cs[self.off[dm]]
+        sm = np.flatnonzero(self.kind == KIND_SPARSE)
+        if sm.size and self.skeys.size:
+            cs = np.concatenate(([0], np.cumsum(self.svals)))
+            lo = np.searchsorted(self.skeys, self.vbase[sm])
+            hi = np.searchsorted(self.skeys, self.vbase[sm] + self.bsize[sm])
+            tot[sm] = cs[hi] - cs[lo]
+        return tot if ids is None else tot[ids]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the count cells (dense cells + sparse keys and values)."""
+        return int(self.dense.nbytes + self.skeys.nbytes + self.svals.nbytes)
+
+    def compact_cells(self) -> int:
+        """Σ over non-empty blocks of Π|X_i|·K (the compact bound, in cells)."""
+        return int(self.bsize.sum())
+
+
+# ----- the AnDE-family count tables --------------------------------------------------------
+@dataclass
+class _Levels:
+    base: np.ndarray  # level_base[l] = id of the first block of level l (l = 0 unused)
+    ncomb: np.ndarray  # C(d, l)
+
+
+class AnDECounts:
+    """Class counts + all attribute combinations of size 1..max_level, with missing slots.
+
+    * ``class_counts[y]`` = #y over class-known rows, ``n`` = their number (N);
+    * level l (1 ≤ l ≤ max_level): block ``level_base[l] + rank(s)`` counts #(x_s, y) for the
+      sorted l-combination s (colex rank, see `rank`);
+    * for every attribute c that has had a missing value and every parent level l ≤
+      ``parent_levels``: block ``miss_base[l, c] + rank(s)`` counts #(y, x_s, x_c missing)
+      (empty when c ∈ s). These give SPEC §2's denominators #(y, x_s) − #(y, x_s, x_c missing).
+
+    `partial_fit` is additive: chunked training gives identical counts to one call.
+    """
+
+    def __init__(
+        self,
+        cardinalities: Sequence[int],
+        n_classes: int,
+        max_level: int,
+        parent_levels: int | None = None,
+        rows_hint: int | None = None,
+    ) -> None:
+        self.cards = np.asarray(cardinalities, dtype=np.int64)
+        self.d = int(self.cards.shape[0])
+        self.K = int(n_classes)
+        if self.K < 1:
+            raise LearnerError("the class attribute declares no values")
+        self.max_level = min(int(max_level), self.d)
+        self.parent_levels = (self.max_level - 1 if parent_levels is None
+                              else min(int(parent_levels), self.max_level))
+        self.class_counts = np.zeros(self.K, dtype=np.int64)
+        self.binom = binomial_table(self.d, self.max_level + 1)
+        self.store = BlockStore(self.cards, self.K, rows_hint=rows_hint)
+        base = np.zeros(self.max_level + 2, dtype=np.int64)
+        ncomb = np.zeros(self.max_level + 2, dtype=np.int64)
+        for l in range(1, self.max_level + 1):
+            combos = colex_combinations(self.d, l)
+            ids = self.store.add_blocks(combos)
+            base[l] = ids[0] if ids.size else self.store.n_blocks
+            ncomb[l] = combos.shape[0]
+        base[self.max_level + 1] = self.store.n_blocks
+        self.levels = _Levels(base, ncomb)
+        self.miss_base = np.full((self.max_level + 1, max(self.d, 1)), -1, dtype=np.int64)
+        self.has_missing = np.zeros(self.d, dtype=bool)
+
+    # ----- construction ----------------------------------------------------------------
+    @classmethod
+    def from_dataset(cls, data: Dataset, max_level: int,
+                     parent_levels: int | None = None) -> "AnDECounts":
+        """Count an all-nominal Dataset (missing-class rows ignored) in one pass."""
+        data = data.without_missing_class()
+        out = cls(data.cardinalities, data.n_classes, max_level, parent_levels,
+                  rows_hint=data.n_instances)
+        out.partial_fit(data.codes(), data.y)
+        return out
+
+    def partial_fit(self, codes: np.ndarray, y: np.ndarray) -> "AnDECounts":
+        """Add rows (int codes, −1 missing; rows with class −1 are ignored)."""
+        codes = np.asarray(codes)
+        y = np.asarray(y, dtype=np.int64)
+        keep = y >= 0
+        if not keep.all():
+            codes, y = codes[keep], y[keep]
+        if codes.shape[0] == 0:
+            return self
+        if codes.shape[1] != self.d:
+            raise LearnerError(f"expected {self.d} attributes, got {codes.shape[1]}")
+        bad = (codes >= self.cards[None, :]) | (codes < -1)
+        if bad.any():
+            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            raise LearnerError(f"attribute {j + 1}: value code outside its declared values")
+        newmiss = (codes < 0).any(axis=0) & ~self.has_missing
+        for c in np.flatnonzero(newmiss):
+            self._add_missing_blocks(int(c))
+        self.class_counts += np.bincount(y, minlength=self.K)[: self.K]
+        self.store.add(codes, y)
+        return self
+
+    def _add_missing_blocks(self, c: int) -> None:
+        self.has_missing[c] = True
+        for l in range(1, self.parent_levels + 1):
+            combos = colex_combinations(self.d, l)
+            empty = (combos == c).any(axis=1)
+            ids = self.store.add_blocks(combos, np.full(combos.shape[0], c), empty=empty)
+            self.miss_base[l, c] = ids[0] if ids.size else -1
+
+    # ----- reading ---------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """N: class-known training rows counted."""
+        return int(self.class_counts.sum())
+
+    def rank(self, attrs: Iterable[int]) -> int:
+        """Colex rank of a sorted attribute combination."""
+        return int(sum(self.binom[a, t + 1] for t, a in enumerate(sorted(attrs))))
+
+    def block_id(self, attrs: Iterable[int]) -> int:
+        s = sorted(int(a) for a in attrs)
+        return int(self.levels.base[len(s)]) + self.rank(s)
+
+    def joint(self, attrs: Sequence[int]) -> np.ndarray:
+        """#(x_attrs, y) as a dense array (|X_a1|, …, K) for sorted or unsorted attrs."""
+        s = sorted(int(a) for a in attrs)
+        arr = self.store.block(self.block_id(s))
+        order = [s.index(int(a)) for a in attrs]
+        return np.transpose(arr, order + [len(s)])
+
+    def child_missing(self, parents: Sequence[int], child: int) -> np.ndarray:
+        """#(x_parents, x_child missing, y) as a dense array (|X_p1|, …, K)."""
+        s = sorted(int(a) for a in parents)
+        if not self.has_missing[child]:
+            return np.zeros(tuple(int(self.cards[a]) for a in s) + (self.K,), dtype=np.int64)
+        b = int(self.miss_base[len(s), child]) + self.rank(s)
+        return self.store.block(b)
+
+    def value_counts(self, i: int) -> np.ndarray:
+        """Class-free #(x_i) for every value of attribute i."""
+        return self.joint([i]).sum(axis=-1)
+
+    def pair_counts(self, i: int, j: int) -> np.ndarray:
+        """Class-free #(x_i, x_j) as a (|X_i|, |X_j|) array (needs max_level ≥ 2)."""
+        return self.joint([i, j]).sum(axis=-1)
+
+    @property
+    def nbytes(self) -> int:
+        return self.store.nbytes + self.class_counts.nbytes
+
+    def compact_bound_cells(self) -> int:
+        """Σ over attribute combinations of size 0..max_level of Π|X_i|·K."""
+        total = self.K
+        for l in range(1, self.max_level + 1):
+            b0, b1 = int(self.levels.base[l]), int(self.levels.base[l]) + int(self.levels.ncomb[l])
+            total += int(self.store.bsize[b0:b1].sum())
+        return total
