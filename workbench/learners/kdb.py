@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset
@@ -222,10 +223,12 @@ def _build_table(
     K: int,
     loo: bool = False,
 ):
-    """Count tables of `child` (+ per-depth LOO log-probabilities if `loo`).
+    """Count tables of `child` (+ the per-row arrays of the LOO pass if `loo`).
 
-    With `loo`, also returns (logp, depth): logp (m+1, n, K) = log P_loo(x_i | π_j, y) at
-    depth j for every training row, and depth (n,) = the deepest prefix whose count of the
+    With `loo`, also returns ``(cell_ids, cfg_ids, cell_counts, cfg_counts, depth)``:
+    cell_ids / cfg_ids (m+1, n) = each training row's row in the dense count matrices
+    cell_counts (#(π_j, x_i, y), shape (cells, K)) and cfg_counts (#(π_j, y), shape
+    (configs, K)) at every depth j, and depth (n,) = the deepest prefix whose count of the
     row's child value with those parents (all classes) is ≥ 2 (≥ 1 after removing the row).
     """
     n = X.shape[0]
@@ -237,10 +240,10 @@ def _build_table(
     pair_keys: list[np.ndarray] = []
     offsets = []
     cfg_k, cfg_c, cell_k, cell_c = [], [], [], []
-    logps = []
+    cell_ids, cfg_ids, cell_mats, cfg_mats = [], [], [], []
+    cell_base = 0
     ok_prev = np.ones(n, dtype=bool)
     depth = np.zeros(n, dtype=np.int64)
-    rows = np.arange(n)
     for j in range(len(parents) + 1):
         if j > 0:
             p = parents[j - 1]
@@ -254,17 +257,17 @@ def _build_table(
         cfg_k.append(nz + offset * K)
         cfg_c.append(ccount[nz])
         ucell, cinv = np.unique(local * card + x, return_inverse=True)
-        cinv = cinv.reshape(-1)
+        cinv = cinv.reshape(-1).astype(np.int64)
         cellcount = np.bincount(cinv * K + y, minlength=len(ucell) * K)
         nz = np.flatnonzero(cellcount)
         cell_k.append((ucell[nz // K] + offset * card) * K + nz % K)
         cell_c.append(cellcount[nz])
         if loo:
-            A = cellcount.reshape(-1, K)[cinv].astype(np.float64)
-            B = ccount.reshape(-1, K)[local].astype(np.float64)
-            A[rows, y] -= 1.0
-            B[rows, y] -= 1.0
-            logps.append(np.log((A + 1.0 / card) / (B + 1.0)))
+            cell_ids.append(cinv + cell_base)
+            cfg_ids.append(local + offset)
+            cell_mats.append(cellcount.reshape(-1, K))
+            cfg_mats.append(ccount.reshape(-1, K))
+            cell_base += len(ucell)
             if j > 0:
                 tot = np.bincount(cinv, minlength=len(ucell))[cinv]
                 ok_prev = ok_prev & (tot >= 2)
@@ -282,8 +285,58 @@ def _build_table(
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
     if loo:
-        return table, np.stack(logps), depth
+        return (
+            table,
+            np.stack(cell_ids),
+            np.stack(cfg_ids),
+            np.concatenate(cell_mats).astype(np.float64),
+            np.concatenate(cfg_mats).astype(np.float64),
+            depth,
+        )
     return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _loo_step(S, y, card, depth, cell_ids, cfg_ids, cell_counts, cfg_counts, zero_one, out):
+    """Extend every candidate k's LOO class distributions by one attribute, add the losses.
+
+    S (k_max+1, n, K) holds normalised distributions; for row r and candidate k the factor
+    is P_loo(x_i | π at depth min(k, depth[r]), y) with the row's own counts removed. The
+    loss of each k (Σ (1 − P(y*|x))² or the number of errors) is written to out[k].
+    """
+    n_k, n, K = S.shape
+    inv_card = 1.0 / card
+    for k in range(n_k):
+        acc = 0.0
+        for r in range(n):
+            ys = y[r]
+            j = depth[r]
+            if k < j:
+                j = k
+            c = cell_ids[j, r]
+            g = cfg_ids[j, r]
+            tot = 0.0
+            for cls in range(K):
+                a = cell_counts[c, cls]
+                b = cfg_counts[g, cls]
+                if cls == ys:
+                    a -= 1.0
+                    b -= 1.0
+                v = S[k, r, cls] * ((a + inv_card) / (b + 1.0))
+                S[k, r, cls] = v
+                tot += v
+            best = 0
+            for cls in range(K):
+                S[k, r, cls] /= tot
+                if S[k, r, cls] > S[k, r, best]:
+                    best = cls
+            if zero_one:
+                if best != ys:
+                    acc += 1.0
+            else:
+                e = 1.0 - S[k, r, ys]
+                acc += e * e
+        out[k] = acc
 
 
 def _table_log_probs(
@@ -499,25 +552,26 @@ class SKDB(_BayesNetBase):
 
         # ---- leave-one-out losses of every (l, k) --------------------------------------------
         losses = np.zeros((d + 1, kmax + 1))
-        rows = np.arange(n)
         self.tables_ = {}
+        zero_one = self.loss == "zero_one"
         if n > 0:
-            prior = (self.class_counts_[None, :] - (np.arange(K)[None, :] == y[:, None]) + 1.0 / K) / n
-            base = np.log(prior)
-            losses[0, :] = self._loss(base, y, rows)
-            scores = np.repeat(base[None], kmax + 1, axis=0)
+            onehot = np.arange(K)[None, :] == y[:, None]
+            prior = (self.class_counts_[None, :] - onehot + 1.0 / K) / n
+            prior /= prior.sum(axis=1, keepdims=True)
+            losses[0, :] = self._loss(prior, y)
+            S = np.ascontiguousarray(np.repeat(prior[None], kmax + 1, axis=0))
         for l, a in enumerate(order, start=1):
             if n == 0:
                 self.tables_[a] = _build_table(X, y, a, self.parents_[a], self.cards_, K)
                 continue
-            table, logp, depth = _build_table(
+            table, cell_ids, cfg_ids, cell_counts, cfg_counts, depth = _build_table(
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
-            for k in range(kmax + 1):
-                dk = np.minimum(depth, k)
-                scores[k] += logp[dk, rows]
-                losses[l, k] = self._loss(scores[k], y, rows)
+            _loo_step(
+                S, y, float(table.card), depth, cell_ids, cfg_ids, cell_counts, cfg_counts,
+                zero_one, losses[l],
+            )
         self.losses_ = losses
 
         # ---- candidate scan (strictly lower replaces) ---------------------------------------
@@ -539,11 +593,12 @@ class SKDB(_BayesNetBase):
         self.tables_ = {a: self.tables_[a] for a in self.attributes_}
         return self
 
-    def _loss(self, logscore: np.ndarray, y: np.ndarray, rows: np.ndarray) -> float:
-        p = _normalise(logscore)
+    def _loss(self, p: np.ndarray, y: np.ndarray) -> float:
+        """Loss of normalised distributions p (n, K) against the true classes y."""
         if self.loss == "zero_one":
             return float(np.count_nonzero(np.argmax(p, axis=1) != y))
-        return float(np.sum((1.0 - p[rows, y]) ** 2))
+        e = 1.0 - p[np.arange(len(y)), y]
+        return float(np.sum(e * e))
 
     @property
     def selected_attributes_(self) -> list[int]:
