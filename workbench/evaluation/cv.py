@@ -67,11 +67,19 @@ class CVResult:
     data: Dataset
 
 
+def _small_int_dtype(max_value: int) -> np.dtype:
+    for dt in (np.int8, np.int16, np.int32):
+        if max_value <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
 def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
              folds: int) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
     """Check the fold results cover each (round, fold) once and each instance once per round.
 
-    Returns (results sorted by (round, fold), distributions (r, n, K), splits (r, n)).
+    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n)); the
+    two matrices use the smallest integer dtype that fits (poker-hand: 20 × 1M entries).
     """
     by_key: dict[tuple[int, int], FoldResult] = {}
     for res in results:
@@ -88,8 +96,8 @@ def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
         raise WorkbenchError(f"no fold result for round {r}, fold {f} "
                              f"({len(missing)} of {rounds * folds} missing)")
     ordered = [by_key[(r, f)] for r in range(rounds) for f in range(folds)]
-    dist = np.full((rounds, n, n_classes), np.nan)
-    splits = np.full((rounds, n), -1, dtype=np.int64)
+    preds = np.zeros((rounds, n), dtype=_small_int_dtype(n_classes))
+    splits = np.full((rounds, n), -1, dtype=_small_int_dtype(folds))
     for res in ordered:
         idx = np.asarray(res.test_index, dtype=np.int64)
         if res.proba.shape != (idx.size, n_classes):
@@ -102,12 +110,12 @@ def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
             raise WorkbenchError(f"round {res.round}: an instance is tested twice "
                                  f"(fold {res.fold})")
         splits[res.round, idx] = res.fold
-        dist[res.round, idx] = res.proba
+        preds[res.round, idx] = np.argmax(res.proba, axis=1)
     for r in range(rounds):
         untested = np.flatnonzero(splits[r] < 0)
         if untested.size:
             raise WorkbenchError(f"round {r}: instance {int(untested[0])} is never tested")
-    return ordered, dist, splits
+    return ordered, preds, splits
 
 
 def _std(values: list[float]) -> float:
@@ -125,35 +133,31 @@ def summarize_folds(
 
     `y` are the true class codes of the evaluated rows (`evaluation_data(data).y`). Keys:
     `SUMMARY_KEYS` plus ``<m>_std`` for each m in `PER_FOLD_METRICS` (see module docstring
-    for the exact aggregation). Independent of the order of `results`.
+    for the exact aggregation). Independent of the order of `results`; memory is
+    O(r·n) small integers plus one fold's distributions, never (r, n, K).
     """
     y = np.asarray(y, dtype=np.int64)
     n = int(y.size)
-    ordered, dist, _ = assemble(results, n, n_classes, rounds, folds)
-    return _summary(ordered, dist, y, n_classes, rounds, folds)
+    ordered, preds, _ = assemble(results, n, n_classes, rounds, folds)
+    return _summary(ordered, preds, y, n_classes, rounds, folds)
 
 
-def _summary(ordered: list[FoldResult], dist: np.ndarray, y: np.ndarray, n_classes: int,
+def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_classes: int,
              rounds: int, folds: int) -> dict[str, Any]:
-    n = int(y.size)
-    flat = dist.reshape(rounds * n, n_classes)
-    y_all = np.tile(y, rounds)
-    preds = np.argmax(dist, axis=2)
-    out: dict[str, Any] = {}
-    for m in PER_FOLD_METRICS:
-        out[m] = getattr(metrics, m)(flat, y_all)
+    sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
+    out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
     bv = metrics.bias_variance(preds, y, n_classes, weka_correction=True)
     out["bias"] = bv.bias
     out["variance"] = bv.variance
     out["bias_weka_corrected"] = bv.bias_weka_corrected
     for key in TIME_KEYS:
         out[key] = float(sum(getattr(res, key) for res in ordered))
-    out["n_instances"] = n
+    out["n_instances"] = int(y.size)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
+    per_fold = [metrics.pooled_metrics([s], n_classes) for s in sums]
     for m in PER_FOLD_METRICS:
-        fn = getattr(metrics, m)
-        out[f"{m}_std"] = _std([fn(res.proba, y[res.test_index]) for res in ordered])
+        out[f"{m}_std"] = _std([pf[m] for pf in per_fold])
     return out
 
 
@@ -218,13 +222,16 @@ def cross_validate(
                                          seed=fold_seed(seed, r, f))
             for r, f in tasks
         )
-    ordered, dist, _ = assemble(results, n, d.n_classes, rounds, folds)
-    summary = _summary(ordered, dist, d.y, d.n_classes, rounds, folds)
+    ordered, preds, _ = assemble(results, n, d.n_classes, rounds, folds)
+    summary = _summary(ordered, preds, d.y, d.n_classes, rounds, folds)
+    dist = np.empty((rounds, n, d.n_classes))
+    for res in ordered:
+        dist[res.round, res.test_index] = res.proba
     return CVResult(
         summary=summary,
         fold_results=ordered,
         splits=splits,
-        predictions=np.argmax(dist, axis=2),
+        predictions=preds.astype(np.int64),
         distributions=dist,
         y=np.asarray(d.y),
         data=d,

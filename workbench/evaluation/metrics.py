@@ -86,6 +86,47 @@ def log_loss(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) ->
     return float(-np.mean(np.log(q)))
 
 
+class LossSums(NamedTuple):
+    """Additive per-prediction sums; pooled metrics of many folds are ratios of their sums."""
+
+    n: int  # predictions
+    errors: int  # misclassified (first maximum ≠ true class)
+    squared_error: float  # Σ_i Σ_y (p_iy − [y = y_i])²   (Weka RMSE numerator)
+    true_class_squared_error: float  # Σ_i (1 − p_i(y_i))²
+    neg_log: float  # Σ_i −ln clip(p_i(y_i), eps, 1 − eps)
+
+
+def loss_sums(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) -> LossSums:
+    """The sums behind `zero_one_loss`, `rmse`, `rmse_true_class` and `log_loss`."""
+    p, t = _check(proba, y)
+    rows = np.arange(t.size)
+    true_p = p[rows, t]
+    d = p.copy()
+    d[rows, t] -= 1.0
+    return LossSums(
+        n=int(t.size),
+        errors=int(np.count_nonzero(np.argmax(p, axis=1) != t)) if t.size else 0,
+        squared_error=float(np.sum(d * d)),
+        true_class_squared_error=float(np.sum((1.0 - true_p) ** 2)),
+        neg_log=float(-np.sum(np.log(np.clip(true_p, eps, 1.0 - eps)))),
+    )
+
+
+def pooled_metrics(sums: "list[LossSums] | tuple[LossSums, ...]", n_classes: int) -> dict[str, float]:
+    """0-1 loss, Weka RMSE, true-class RMSE and log-loss of the union of several sets of
+    predictions, from their `LossSums` (RMSE = sqrt of the pooled mean squared error)."""
+    n = sum(s.n for s in sums)
+    if n == 0:
+        nan = float("nan")
+        return {"zero_one_loss": nan, "rmse": nan, "rmse_true_class": nan, "log_loss": nan}
+    return {
+        "zero_one_loss": sum(s.errors for s in sums) / n,
+        "rmse": float(np.sqrt(sum(s.squared_error for s in sums) / (n * n_classes))),
+        "rmse_true_class": float(np.sqrt(sum(s.true_class_squared_error for s in sums) / n)),
+        "log_loss": sum(s.neg_log for s in sums) / n,
+    }
+
+
 class BiasVariance(NamedTuple):
     """Kohavi–Wolpert decomposition; `bias + variance == zero_one_loss` (up to rounding)."""
 
@@ -97,15 +138,17 @@ class BiasVariance(NamedTuple):
 
 def prediction_frequencies(predictions: np.ndarray, n_classes: int) -> np.ndarray:
     """p̂ (n, K): fraction of the r rounds (rows of `predictions`) predicting each class."""
-    pred = np.asarray(predictions, dtype=np.int64)
+    pred = np.asarray(predictions)
     if pred.ndim != 2:
         raise ValueError(f"predictions must be (rounds, n), got shape {pred.shape}")
     r, n = pred.shape
     if pred.size and (pred.min() < 0 or pred.max() >= n_classes):
         raise ValueError(f"predicted class codes must lie in 0..{n_classes - 1}")
-    counts = np.zeros((n, n_classes), dtype=np.int64)
-    np.add.at(counts, (np.broadcast_to(np.arange(n), (r, n)), pred), 1)
-    return counts / r
+    counts = np.zeros(n * n_classes, dtype=np.int64)
+    base = np.arange(n, dtype=np.int64) * n_classes
+    for row in pred:  # one round at a time: no (r, n) int64 temporaries on big data
+        counts += np.bincount(base + row, minlength=n * n_classes)
+    return counts.reshape(n, n_classes) / r
 
 
 def bias_variance(
@@ -140,7 +183,7 @@ def bias_variance(
     sq = (target - ph) ** 2
     bias_x = 0.5 * sq.sum(axis=1)
     var_x = 0.5 * (1.0 - (ph * ph).sum(axis=1))
-    loss = float(np.mean(np.asarray(predictions) != t[None, :]))
+    loss = float(np.count_nonzero(np.asarray(predictions) != t[None, :]) / (r * n))
     corrected = None
     if weka_correction:
         if r < 2:
