@@ -457,6 +457,9 @@ def test_registered_variants():
     assert registry.create("SKDB-k").select == "k"
     assert registry.create("SKDB-atts").select == "attributes"
     assert isinstance(registry.create("TAN"), TAN)
+    assert registry.create("KDB0").k == 0
+    aode = registry.create("AODE")
+    assert aode.preprocessing == "ef:5" and aode.get_params()["n"] == 1
     with pytest.raises(LearnerError, match="select"):
         registry.create("SKDB", select="all")
 

@@ -609,6 +609,10 @@ class SKDB(_BayesNetBase):
 # ================================================================================================
 # Registered variants
 # ================================================================================================
+register(
+    "KDB0", KDB, k=0,
+    description="KDB with k = 0: naive Bayes with the JMLR 2016 estimates (missing = a value)",
+)
 for _k in range(1, 6):
     register(f"KDB{_k}", KDB, k=_k, description=f"KDB with k = {_k} (JMLR 2016 semantics)")
 register("SKDB", SKDB, k_max=5, description="Selective KDB: attributes and k by LOO-CV")
@@ -618,3 +622,18 @@ register(
     description="Selective KDB selecting only the attributes (k = 5)",
 )
 register("TAN", TAN, description="Tree-augmented naive Bayes (Prim's tree on CMI)")
+
+
+def _register_aode_alias() -> None:
+    """`AODE` = the A1DE variant of the AnDE family with the JMLR 2016 input (EF5)."""
+    try:
+        from workbench.learners.ande import AnDE
+    except ImportError:  # pragma: no cover - the AnDE family is a built-in module
+        return
+    register(
+        "AODE", AnDE, n=1, preprocessing="ef:5",
+        description="AODE (A1DE) on EF5-discretised data, as in the JMLR 2016 experiments",
+    )
+
+
+_register_aode_alias()
