@@ -35,6 +35,7 @@ __all__ = [
 
 _RE_EF = re.compile(r"^ef:([0-9]+)$")
 _LN2 = math.log(2.0)
+_TIE_BITS = 1e-12  # entropy differences below this (bits) are rounding, i.e. ties
 
 
 # ----- method strings --------------------------------------------------------------------
@@ -87,8 +88,9 @@ def mdl_cuts(values: Sequence[float] | np.ndarray, labels: Sequence[int] | np.nd
     subset the cut with the smallest weighted class entropy is chosen (first minimum in
     sorted order) and accepted iff ``gain > (log2(N−1) + log2(3^k − 2) − (k·E − k1·E1 −
     k2·E2)) / N`` (k's = classes present); accepted cuts are refined recursively on both
-    sides. Entropies are computed from integer counts with one fixed formula and summation
-    order, so equal count tables always give bit-identical entropies (exact tie handling).
+    sides. Entropies are computed from integer counts (n·ln n tables) with one fixed
+    formula; candidates whose entropies differ by less than 1e-12 bits (floating-point
+    rounding of mathematically equal values) are tied, and the first of them wins.
     """
     v = np.asarray(values, dtype=np.float64)
     y = np.asarray(labels, dtype=np.int64)
@@ -153,7 +155,10 @@ def _best_mdl_split(lo: int, hi: int, s: np.ndarray, cum: np.ndarray,
         acc += xlogx[right[:, c]]
     acc -= xlogx[n_right]
     cond = -acc / (n_s * _LN2)
-    best = int(np.argmin(cond))  # first minimum in sorted order
+    # first minimum in sorted order; entropies equal up to rounding count as equal, so a
+    # mathematical tie (e.g. mirrored count tables, summed in another order) goes to the
+    # first candidate rather than to whichever rounded lower
+    best = int(np.flatnonzero(cond <= cond.min() + _TIE_BITS)[0])
     prior = _entropy(total, xlogx)
     if not cond[best] < prior:
         return None

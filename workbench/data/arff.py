@@ -72,6 +72,7 @@ class _Header:
 
     def __init__(self) -> None:
         self.attribute_lines: list[int] = []  # 1-based file line of each @attribute
+        self.attribute_names: list[str] = []  # names, unquoted and unescaped
         self.data_line: int | None = None
 
 
@@ -97,6 +98,7 @@ def _prescan(path: Path, lines: list[str]) -> _Header:
                 )
             name, type_ = m.group(1), m.group(2).strip()
             header.attribute_lines.append(number)
+            header.attribute_names.append(_unquote(name))
             if type_.startswith("{"):
                 if not type_.rstrip().endswith("}"):
                     raise ArffError(
@@ -124,13 +126,24 @@ def _prescan(path: Path, lines: list[str]) -> _Header:
                 f"{path}, line {number}: unexpected text in the header "
                 f"(before @data): {_clip(line)}"
             )
+    last_line = max(len(lines) - (1 if lines and lines[-1] == "" else 0), 1)
     if not saw_content:
-        raise ArffError(f"{path}, line {max(len(lines), 1)}: empty file (no ARFF header)")
+        raise ArffError(f"{path}, line {last_line}: empty file (no ARFF header)")
     if header.data_line is None:
-        raise ArffError(f"{path}, line {len(lines)}: no @data section")
+        raise ArffError(f"{path}, line {last_line}: no @data section")
     if not header.attribute_lines:
         raise ArffError(f"{path}, line {header.data_line}: no @attribute before @data")
     return header
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _unquote(token: str) -> str:
+    """An ARFF name token without its quotes, backslash escapes resolved."""
+    if len(token) >= 2 and token[0] in "'\"" and token[-1] == token[0]:
+        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
+    return token
 
 
 def _clip(text: str, width: int = 60) -> str:
@@ -211,7 +224,8 @@ def load_arff(
         what = _liac_reason(exc)
         raise ArffError(f"{path}, line {line_no}: {what}: {_clip(line)}") from None
 
-    attrs = obj["attributes"]
+    # liac-arff only strips quotes from names; use the pre-scan's unescaped names
+    attrs = [(n, t) for n, (_, t) in zip(header.attribute_names, obj["attributes"])]
     for (attr_name, type_), line_no in zip(attrs, header.attribute_lines):
         if isinstance(type_, list):
             if any(v is None for v in type_) or len(set(type_)) != len(type_):
