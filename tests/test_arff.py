@@ -164,3 +164,10 @@ def test_load_speed_connect4():
     d = load_arff(EMBEDDED / "connect-4.arff.gz")
     assert d.n_instances == 67557
     assert time.perf_counter() - t < 6.0
+
+
+def test_integer_values_not_truncated_and_tabs_in_header(tmp_path):
+    text = "@relation r\n@attribute\tk\tINTEGER\n  @attribute c {x,y}\n@data\n1.7,x\n?,y\n"
+    d = load_arff(write(tmp_path, text))
+    assert d.attributes[0] == Attribute("k")
+    np.testing.assert_array_equal(d.X[:, 0], [1.7, np.nan])

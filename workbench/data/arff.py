@@ -29,6 +29,8 @@ __all__ = ["load_arff", "save_arff", "dataset_stem"]
 
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _UNSUPPORTED_TYPES = ("string", "date", "relational")
+_RE_KEYWORD_SPACE = re.compile(r"^(@[A-Za-z]+)\s+")
+_RE_INTEGER_TYPE = re.compile(r"\s+integer\s*$", re.IGNORECASE)
 # @attribute <name> <type>: the name may be quoted (with backslash escapes) or bare.
 _RE_ATTRIBUTE = re.compile(
     r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s{}%,]+)\s*(.*)$""",
@@ -73,6 +75,7 @@ class _Header:
     def __init__(self) -> None:
         self.attribute_lines: list[int] = []  # 1-based file line of each @attribute
         self.attribute_names: list[str] = []  # names, unquoted and unescaped
+        self.integer_lines: list[int] = []  # declarations of type integer
         self.data_line: int | None = None
 
 
@@ -111,6 +114,8 @@ def _prescan(path: Path, lines: list[str]) -> _Header:
                     f"{path}, line {number}: attribute {name} has type '{word}', which the "
                     "workbench does not support (only nominal and numeric/real/integer)"
                 )
+            if word == "integer":
+                header.integer_lines.append(number)
             if word not in _NUMERIC_TYPES or len(type_.split()) > 1:
                 raise ArffError(
                     f"{path}, line {number}: attribute {name} has unknown type "
@@ -205,6 +210,15 @@ def load_arff(
     lines = _read_lines(path)
     header = _prescan(path, lines)
 
+    # liac-arff truncates INTEGER values (int(float(x))) and mishandles NaN/inf there; the
+    # workbench treats integer attributes as numeric, so hand them over as such
+    lines = list(lines)
+    for i in range((header.data_line or 0) - 1):  # "@attribute\tname" → "@attribute name"
+        if lines[i].lstrip().startswith("@"):
+            lines[i] = _RE_KEYWORD_SPACE.sub(r"\1 ", lines[i].strip())
+    for number in header.integer_lines:
+        lines[number - 1] = _RE_INTEGER_TYPE.sub(" numeric", lines[number - 1])
+
     decoder = _liac.ArffDecoder()
     try:
         obj = decoder.decode(lines, encode_nominal=True, return_type=_liac.DENSE)
@@ -246,7 +260,10 @@ def load_arff(
     rows = obj["data"]
     d = len(attrs)
     if rows:
-        matrix = np.array(rows, dtype=np.float64)  # None → NaN
+        try:
+            matrix = np.array(rows, dtype=np.float64)  # None → NaN
+        except (TypeError, ValueError) as exc:
+            raise ArffError(f"{path}: data values are not all numbers/codes ({exc})") from None
     else:
         matrix = np.empty((0, d), dtype=np.float64)
     keep = [j for j in range(d) if j != ci]
