@@ -41,7 +41,8 @@ class Progress:
         self.tty = tty
         self.done = 0
         self.start = clock()
-        self._last_draw = float("-inf")
+        # plain lines: the first one after `interval` seconds; the bar: from the first task
+        self._last_draw = float("-inf") if tty else self.start
         self._drawn = False
         self.note = ""
 

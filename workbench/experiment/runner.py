@@ -61,6 +61,7 @@ class Task:
     stratify: bool
     plugins: tuple[str, ...] = ()
     plugin_dir: str = ""
+    spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
 
 
 @dataclass
@@ -106,6 +107,17 @@ def run_task(task: Task) -> dict[str, Any]:
             from workbench.plugins import load_plugins
 
             load_plugins(task.plugins, base_dir=Path(task.plugin_dir) if task.plugin_dir else None)
+        if task.spec is not None:
+            from workbench.learners import registry
+
+            if task.registry_name not in registry.names():
+                # unpickled only when needed: a plugin file's classes import only after the
+                # plugin is loaded, so the plugin route above must go first
+                import pickle
+
+                s = pickle.loads(task.spec)
+                registry.register(s.name, s.factory, source=s.source,
+                                  description=s.description, **s.defaults)
         from workbench.evaluation.pipeline import fold_seed, run_fold
         from workbench.evaluation.splits import fold_indices
 
@@ -375,6 +387,7 @@ def run_experiment(
     remaining: dict[tuple[str, str], int] = {}
     to_summarize: list[tuple[str, str]] = []
     plugin_dir = str(config.base_dir)
+    specs = _runtime_specs(config, sel_learners)
     for ref in sel_found:
         for name in sel_learners:
             if store.is_complete(run_dir, ref.name, name):
@@ -394,6 +407,7 @@ def run_experiment(
                     registry_name=lc.learner, params=tuple(sorted(lc.params.items())),
                     round=r, fold=f, rounds=p.rounds, folds=p.folds, seed=p.seed,
                     stratify=p.stratify, plugins=tuple(config.plugins), plugin_dir=plugin_dir,
+                    spec=specs.get(lc.learner),
                 ))
 
     print(_plan_line(result, len(tasks), sel_found, sel_learners), file=stream)
@@ -440,6 +454,23 @@ def run_experiment(
               "failed" if result.failures else "complete")
     _print_summary(result, stream)
     return result
+
+
+def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:
+    """Specs of learners registered at run time (tests, plugins) to ship to workers."""
+    from workbench.learners import registry
+
+    import pickle
+
+    out = {}
+    for name in names:
+        spec = registry.get(config.learner(name).learner)
+        if spec.source != "builtin" and spec.name not in out:
+            try:
+                out[spec.name] = pickle.dumps(spec)
+            except Exception:  # not picklable (e.g. a local class): workers need a plugin
+                pass
+    return out
 
 
 def _finish_pair(run_dir: Path, dataset: str, learner: str, p, result: RunResult,

@@ -1,0 +1,387 @@
+"""The experiment runner end to end on embedded data with a tiny stand-in learner.
+
+The stand-in is loaded as a config plugin (a .py file), so worker processes (loky, Dask)
+and `python -m workbench` subprocesses register it too. Setting ``RUNSTANDIN_DELAY``
+(seconds) slows every fit down, which lets a test kill a run midway.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.__main__ import main
+from workbench.experiment import runner, store
+from workbench.experiment.config import load_config
+from workbench.experiment.progress import Progress
+
+REPO = Path(__file__).resolve().parents[1]
+
+PLUGIN = textwrap.dedent(
+    """
+    import os
+    import time
+
+    import numpy as np
+    from workbench.learners.base import Learner
+    from workbench.learners.registry import register
+
+
+    class RunStandIn(Learner):
+        '''Nearest-centroid with softmax scores on raw data (NaN -> 0).'''
+
+        preprocessing = "none"
+
+        def __init__(self, scale: float = 1.0, fail: bool = False):
+            self.scale, self.fail = scale, fail
+
+        def fit(self, data):
+            delay = float(os.environ.get("RUNSTANDIN_DELAY", "0") or 0)
+            if delay:
+                time.sleep(delay)
+            if self.fail:
+                raise ValueError("stand-in asked to fail")
+            self._remember_header(data)
+            X = np.nan_to_num(data.X)
+            self.means = np.array([
+                X[data.y == k].mean(axis=0) if (data.y == k).any() else np.zeros(X.shape[1])
+                for k in range(data.n_classes)
+            ])
+            return self
+
+        def predict_proba(self, data):
+            self._check_fitted(data)
+            X = np.nan_to_num(data.X)
+            s = -self.scale * ((X[:, None, :] - self.means[None]) ** 2).sum(axis=2)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            return p / p.sum(axis=1, keepdims=True)
+
+
+    register("RunStandIn", RunStandIn)
+    """
+)
+
+METRICS = ["zero_one_loss", "rmse", "rmse_true_class", "log_loss", "bias", "variance",
+           "bias_weka_corrected"]
+
+
+@pytest.fixture(scope="session")
+def plugin_file(tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("runplugin") / "run_standin.py"
+    p.write_text(PLUGIN)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_delay(monkeypatch):
+    monkeypatch.delenv("RUNSTANDIN_DELAY", raising=False)
+
+
+def make_config(tmp_path: Path, plugin: Path, *, datasets=("iris", "labor", "contact-lenses"),
+                rounds: int = 2, extra_learners: str = "", name: str = "tiny") -> Path:
+    text = textwrap.dedent(
+        f"""
+        name: {name}
+        datasets: [{', '.join(datasets)}]
+        plugins: [{plugin}]
+        protocol: {{rounds: {rounds}, folds: 2, seed: 1}}
+        learners:
+          S: RunStandIn
+          S-half: {{learner: RunStandIn, scale: 0.5}}
+        """
+    ).lstrip() + extra_learners
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_cli(*argv: str) -> int:
+    return main(["run", *argv, "--no-report"])
+
+
+def metrics_frame(run_dir: Path) -> pd.DataFrame:
+    df = store.load_summary(run_dir)
+    return df[[c for c in df.columns if "seconds" not in c]]
+
+
+def all_probas(run_dir: Path) -> dict[str, np.ndarray]:
+    out = {}
+    for p in sorted((run_dir / store.PREDICTIONS).glob("*/*/*.npz")):
+        with np.load(p) as z:
+            out[str(p.relative_to(run_dir))] = (z["test_index"].copy(), z["proba"].copy())
+    return out
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    fa, fb = metrics_frame(a), metrics_frame(b)
+    assert len(fa) and fa.equals(fb), (fa, fb)
+    pa, pb = all_probas(a), all_probas(b)
+    assert pa.keys() == pb.keys()
+    for key in pa:
+        assert np.array_equal(pa[key][0], pb[key][0])
+        assert np.array_equal(pa[key][1], pb[key][1]), key
+
+
+# ----- end to end -----------------------------------------------------------------------------
+def test_tiny_run_end_to_end(tmp_path, plugin_file, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    cfg = make_config(tmp_path, plugin_file)
+    assert run_cli(str(cfg)) == 0
+    run_dir = tmp_path / "results" / "tiny"  # default output, relative to the cwd
+    for name in ("config.yaml", "config_hash", "metadata.json", "summary.csv"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "config_hash").read_text().strip() == load_config(cfg).config_hash()
+
+    df = store.load_summary(run_dir)
+    assert list(df.columns[:3]) == ["dataset", "learner", "n_instances"]
+    for col in METRICS + ["train_cpu_seconds", "test_wall_seconds", "rounds", "folds",
+                          "zero_one_loss_std", "rmse_std", "log_loss_std"]:
+        assert col in df.columns, col
+    assert len(df) == 6
+    assert list(df["dataset"]) == ["iris"] * 2 + ["labor"] * 2 + ["contact-lenses"] * 2
+    assert set(df["learner"]) == {"S", "S-half"}
+    iris = df[df.dataset == "iris"].iloc[0]
+    assert iris.n_instances == 150 and iris.rounds == 2 and iris.folds == 2
+    assert np.isclose(iris.bias + iris.variance, iris.zero_one_loss)
+    pd.testing.assert_frame_equal(
+        pd.read_csv(run_dir / "summary.csv"), df, check_dtype=False
+    )
+
+    pair = store.pair_dir(run_dir, "iris", "S")
+    folds = sorted(p.name for p in pair.glob("*.npz"))
+    assert folds == [f"round-00{r}-fold-{f}.npz" for r in range(2) for f in range(2)]
+    rec = store.read_fold(pair / folds[0])
+    assert rec["proba"].dtype == np.float64 and rec["proba"].shape[1] == 3
+    assert rec["test_index"].shape == rec["y"].shape
+
+    meta = json.loads((run_dir / "metadata.json").read_text())
+    for key in ("python", "packages", "cpu_count", "started", "finished", "times", "plan",
+                "invocations", "wall_seconds_total"):
+        assert key in meta, key
+    assert set(meta["times"]["per_learner"]) == {"S", "S-half"}
+    assert meta["invocations"][-1]["status"] == "complete"
+
+    # status
+    capsys.readouterr()
+    assert main(["status", str(run_dir), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "6 done, 0 partial, 0 missing" in out and "24 of 24" in out
+
+    # re-running skips everything and rewrites no result
+    stamp = (pair / "summary.json").stat().st_mtime_ns
+    assert run_cli(str(cfg)) == 0
+    err = capsys.readouterr().err
+    assert "6 pair(s) already complete" in err and "0 fold(s) to run" in err
+    assert (pair / "summary.json").stat().st_mtime_ns == stamp
+    assert len(json.loads((run_dir / "metadata.json").read_text())["invocations"]) == 2
+
+
+def test_report_is_rendered_when_the_report_stage_exists(tmp_path, plugin_file, monkeypatch):
+    calls = []
+    fake = types.ModuleType("workbench.report.render")
+    fake.__spec__ = importlib.machinery.ModuleSpec("workbench.report.render", None)
+    fake.render_report = lambda run_dir: calls.append(Path(run_dir))
+    monkeypatch.setitem(sys.modules, "workbench.report.render", fake)
+    cfg = make_config(tmp_path, plugin_file, datasets=("contact-lenses",))
+    out = tmp_path / "run"
+    assert main(["run", str(cfg), "--output", str(out)]) == 0
+    assert calls == [out]
+    calls.clear()
+    assert main(["run", str(cfg), "--output", str(out), "--no-report"]) == 0
+    assert calls == []
+
+
+# ----- determinism across jobs and backends ---------------------------------------------------
+def test_jobs_and_dask_give_identical_results(tmp_path, plugin_file):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris", "labor", "house-votes-84"))
+    one, two, dask = tmp_path / "j1", tmp_path / "j2", tmp_path / "dask"
+    assert run_cli(str(cfg), "--output", str(one), "--jobs", "1") == 0
+    assert run_cli(str(cfg), "--output", str(two), "--jobs", "2") == 0
+    pytest.importorskip("distributed")
+    assert run_cli(str(cfg), "--output", str(dask), "--jobs", "2", "--backend", "dask") == 0
+    assert_same_results(one, two)
+    assert_same_results(one, dask)
+    assert (one / "config_hash").read_text() == (dask / "config_hash").read_text()
+
+
+# ----- resume ---------------------------------------------------------------------------------
+def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file):
+    cfg = make_config(tmp_path, plugin_file, rounds=3,
+                      datasets=("iris", "labor", "contact-lenses", "house-votes-84"))
+    killed = tmp_path / "killed"
+    total = 4 * 2 * 3 * 2
+    env = dict(os.environ, RUNSTANDIN_DELAY="0.12")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "run", str(cfg), "--output", str(killed),
+         "--no-report"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            n = len(list(killed.glob("predictions/*/*/*.npz")))
+            if n >= 6 or proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    stored = len(list(killed.glob("predictions/*/*/*.npz")))
+    assert 0 < stored < total
+
+    assert run_cli(str(cfg), "--output", str(killed)) == 0
+    fresh = tmp_path / "fresh"
+    assert run_cli(str(cfg), "--output", str(fresh)) == 0
+    # every pair exactly once, every fold exactly once, nothing half-written left visible
+    summaries = sorted(killed.glob("predictions/*/*/summary.json"))
+    assert len(summaries) == 8
+    assert len(list(killed.glob("predictions/*/*/*.npz"))) == total
+    assert not [p for p in killed.rglob("*") if p.is_file() and not p.name.startswith(".")
+                and p.suffix not in (".npz", ".json", ".yaml", ".csv", "")]
+    df = store.load_summary(killed)
+    assert not df.duplicated(["dataset", "learner"]).any() and len(df) == 8
+    assert_same_results(killed, fresh)
+
+
+def test_interrupt_keeps_finished_folds_and_exits_130(tmp_path, plugin_file, monkeypatch,
+                                                      capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    real = runner.run_task
+    calls = {"n": 0}
+
+    def flaky(task):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(runner, "run_task", flaky)
+    assert run_cli(str(cfg), "--output", str(out)) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: kept 5 fold(s)" in err
+    assert len(list(out.glob("predictions/*/*/*.npz"))) == 5
+    assert len(list(out.glob("predictions/*/*/summary.json"))) == 1  # iris/S had 4 folds
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["invocations"][-1]["status"] == "interrupted"
+
+    monkeypatch.setattr(runner, "run_task", real)
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert "1 pair(s) already complete, 1 fold(s) already stored, 3 fold(s) to run" in \
+        capsys.readouterr().err
+    assert len(store.load_summary(out)) == 2
+
+
+def test_restricting_keeps_the_hash_and_resumes(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file)
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out), "--datasets", "iris,labor",
+                   "--learners", "S") == 0
+    h = (out / "config_hash").read_text()
+    df = store.load_summary(out)
+    assert sorted(zip(df.dataset, df.learner)) == [("iris", "S"), ("labor", "S")]
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    status = capsys.readouterr().out
+    assert "2 done, 0 partial, 4 missing" in status and "contact-lenses" in status
+
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert (out / "config_hash").read_text() == h
+    assert "2 pair(s) already complete" in capsys.readouterr().err
+    assert len(store.load_summary(out)) == 6
+
+    # names outside the config are refused, before anything is written
+    assert run_cli(str(cfg), "--output", str(tmp_path / "x"), "--datasets", "wine") == 2
+    assert run_cli(str(cfg), "--output", str(tmp_path / "x"), "--learners", "NB9") == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_different_config_hash_is_refused_unless_fresh(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("contact-lenses",))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    before = sorted(p.name for p in out.glob("predictions/*/*/*"))
+    capsys.readouterr()
+    assert run_cli(str(cfg), "--output", str(out), "--rounds", "3") == 2
+    err = capsys.readouterr().err
+    assert "different config" in err and "--fresh" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.glob("predictions/*/*/*")) == before
+
+    assert run_cli(str(cfg), "--output", str(out), "--rounds", "3", "--fresh") == 0
+    df = store.load_summary(out)
+    assert set(df["rounds"]) == {3}
+    assert len(list(out.glob("predictions/*/S/*.npz"))) == 6
+
+
+def test_fresh_refuses_to_wipe_a_foreign_directory(tmp_path, plugin_file):
+    cfg = make_config(tmp_path, plugin_file, datasets=("contact-lenses",))
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    assert run_cli(str(cfg), "--output", str(foreign), "--fresh") == 2
+    assert (foreign / "notes.txt").read_text() == "keep me"
+    assert sorted(os.listdir(foreign)) == ["notes.txt"]
+
+
+def test_a_failing_learner_does_not_lose_the_others(tmp_path, plugin_file, capsys):
+    extra = "  S-bad: {learner: RunStandIn, fail: true}\n"
+    cfg = make_config(tmp_path, plugin_file, datasets=("contact-lenses",),
+                      extra_learners=extra)
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 2
+    err = capsys.readouterr().err
+    assert "stand-in asked to fail" in err and "S-bad" in err
+    df = store.load_summary(out)
+    assert sorted(df["learner"]) == ["S", "S-half"]
+    assert not store.is_complete(out, "contact-lenses", "S-bad")
+
+
+# ----- pieces ---------------------------------------------------------------------------------
+def test_progress_plain_lines_and_tty_bar():
+    t = [0.0]
+    buf = io.StringIO()
+    p = Progress(30, stream=buf, interval=10, tty=False, clock=lambda: t[0], label="folds")
+    for _ in range(30):
+        t[0] += 1.0
+        p.update(note="iris/NB")
+    p.close()
+    lines = buf.getvalue().splitlines()
+    assert 2 <= len(lines) <= 5
+    assert lines[-1].startswith("progress: 30/30 folds (100.0%)")
+    assert "eta" in lines[0]
+
+    buf = io.StringIO()
+    p = Progress(4, stream=buf, tty=True, clock=lambda: t[0])
+    t[0] += 2
+    p.update()
+    assert "1/4" in buf.getvalue() and "\r[" in buf.getvalue() and "eta 00:06" in buf.getvalue()
+    p.close()
+    assert buf.getvalue().endswith("\n")
+
+
+def test_store_writes_are_atomic_and_layout_is_stable(tmp_path):
+    rec = {"round": 1, "fold": 0, "test_index": np.array([3, 1]), "y": np.array([0, 1]),
+           "proba": np.array([[0.25, 0.75], [1.0, 0.0]]), "train_cpu_seconds": 0.5,
+           "cuts": None, "preprocessing": "mdl"}
+    path = store.write_fold(tmp_path, "iris", "A2DE-SW m=0.5", rec)
+    assert path == tmp_path / "predictions" / "iris" / "A2DE-SW_m=0.5" / "round-001-fold-0.npz"
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp file left
+    back = store.read_fold(path)
+    assert back["round"] == 1 and back["cuts"] == "" and back["preprocessing"] == "mdl"
+    assert np.array_equal(back["proba"], rec["proba"])
+    assert store.stored_folds(tmp_path, "iris", "A2DE-SW m=0.5") == {(1, 0)}
+    assert not store.is_complete(tmp_path, "iris", "A2DE-SW m=0.5")
