@@ -163,6 +163,9 @@ def test_bad_folds_in_file(stub, capsys, tmp_path):
     rc, _, err = run_cli(capsys, "--learner", "TestCountingNB", "--data", "toy",
                          "--folds-in", str(f), "--rounds", "3")
     assert rc == 2 and "--rounds 3 contradicts" in err
+    rc, _, err = run_cli(capsys, "--learner", "TestCountingNB", "--data", "toy",
+                         "--folds-in", str(f), "--stratify")
+    assert rc == 2 and "--stratify cannot be combined" in err
 
 
 def test_parse_value():

@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     data = load_data(args.data)
     splits = None
     if args.folds_in:
+        if args.stratify:
+            raise WorkbenchError("--stratify cannot be combined with --folds-in (the file "
+                                 "fixes the folds)")
         splits = load_splits(args.folds_in, n=evaluation_data(data).n_instances)
         for flag, given, actual in (("--rounds", args.rounds, splits.shape[0]),
                                     ("--folds", args.folds, int(splits.max()) + 1)):
