@@ -11,6 +11,7 @@ import importlib.machinery
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -321,10 +322,17 @@ def test_different_config_hash_is_refused_unless_fresh(tmp_path, plugin_file, ca
     assert "different config" in err and "--fresh" in err and err.count("\n") == 1
     assert sorted(p.name for p in out.glob("predictions/*/*/*")) == before
 
+    # --force reuses the stored rounds (a round's split does not depend on the round count)
+    forced = tmp_path / "forced"
+    shutil.copytree(out, forced)
+    assert run_cli(str(cfg), "--output", str(forced), "--rounds", "3", "--force") == 0
+    assert "8 fold(s) already stored, 4 fold(s) to run" in capsys.readouterr().err
+
     assert run_cli(str(cfg), "--output", str(out), "--rounds", "3", "--fresh") == 0
     df = store.load_summary(out)
     assert set(df["rounds"]) == {3}
     assert len(list(out.glob("predictions/*/S/*.npz"))) == 6
+    assert_same_results(out, forced)
 
 
 def test_fresh_refuses_to_wipe_a_foreign_directory(tmp_path, plugin_file):

@@ -144,8 +144,15 @@ class ExperimentConfig:
             "baseline": self.baseline,
             "output": str(self.output),
             "report": _plain(self.report),
-            "plugins": list(self.plugins),
+            "plugins": [self._absolute_plugin(p) for p in self.plugins],
         }
+
+    def _absolute_plugin(self, spec: str) -> str:
+        """A plugin file path made absolute (so the stored config works from anywhere)."""
+        if spec.endswith(".py") or "/" in spec or "\\" in spec:
+            p = Path(spec).expanduser()
+            return str(p if p.is_absolute() else (self.base_dir / p).resolve())
+        return spec
 
     def hash_payload(self) -> dict[str, Any]:
         """The part of the config that determines the stored results.
@@ -397,10 +404,20 @@ class _Validator:
                 ("learners",),
                 f"expected a non-empty mapping of display name -> learner, got {_show(value)}",
             )
+        from workbench.experiment.store import safe_name
+
         out = []
+        dirs: dict[str, str] = {}
         for display, spec in items:
             display = str(display)
-            out.append(self.one_learner(display, spec))
+            lc = self.one_learner(display, spec)
+            if display in dirs.values():
+                raise self.error(("learners", display), "listed twice")
+            other = dirs.setdefault(safe_name(display), display)
+            if other != display:
+                raise self.error(("learners", display), f"display name clashes with "
+                                 f"'{other}' (both are stored as '{safe_name(display)}')")
+            out.append(lc)
         return tuple(out)
 
     def one_learner(self, display: str, spec: Any) -> LearnerConfig:

@@ -14,6 +14,7 @@ stored → run the missing folds largest data sets first, storing each fold as i
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import sys
@@ -390,7 +391,7 @@ def run_experiment(
     specs = _runtime_specs(config, sel_learners)
     for ref in sel_found:
         for name in sel_learners:
-            if store.is_complete(run_dir, ref.name, name):
+            if _complete_for(run_dir, ref.name, name, p):
                 result.pairs_already_complete += 1
                 continue
             done = store.stored_folds(run_dir, ref.name, name)
@@ -454,6 +455,18 @@ def run_experiment(
               "failed" if result.failures else "complete")
     _print_summary(result, stream)
     return result
+
+
+def _complete_for(run_dir: Path, dataset: str, learner: str, p) -> bool:
+    """The pair has a summary for exactly this protocol's rounds × folds."""
+    if not store.is_complete(run_dir, dataset, learner):
+        return False
+    try:
+        with open(store.summary_path(run_dir, dataset, learner), encoding="utf-8") as fh:
+            row = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return row.get("rounds", p.rounds) == p.rounds and row.get("folds", p.folds) == p.folds
 
 
 def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:
