@@ -1,0 +1,214 @@
+"""Win/draw/loss records with the two-tailed binomial sign test, and Wilcoxon signed-rank.
+
+Conventions (SPEC §3): for learner A (row) against B (column) on a metric where *lower is
+better*, a win for A is a data set on which A's value is lower, a draw one on which the two
+values are equal (optionally after rounding both to ``decimals`` places), a loss one on
+which A's value is higher. Data sets where either value is missing (NaN) are left out.
+The sign test ignores draws: p = 2 · P(X ≥ max(w, l) | X ~ Bin(w + l, ½)), capped at 1
+(p = 1 when w + l = 0); a record is significant when p < alpha (default 0.05).
+
+The table functions take the tidy per-(data set, learner) summary (columns ``dataset``,
+``learner`` and the metric columns) and return tidy tables with one row per learner pair,
+in the given learner order, lower triangle: row learner ``learners[i]`` against column
+learner ``learners[j]`` for every j < i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+ALPHA = 0.05
+
+WDL_COLUMNS = ["row", "col", "wins", "draws", "losses", "n", "p_value", "significant"]
+WILCOXON_COLUMNS = ["row", "col", "n", "statistic", "p_value", "significant", "median_diff"]
+
+
+@dataclass(frozen=True)
+class WDL:
+    """One win/draw/loss record of a row learner against a column learner."""
+
+    wins: int
+    draws: int
+    losses: int
+    p_value: float
+    significant: bool
+
+    @property
+    def n(self) -> int:
+        """Number of data sets compared (wins + draws + losses)."""
+        return self.wins + self.draws + self.losses
+
+    def mirrored(self) -> "WDL":
+        """The same record seen from the column learner's side."""
+        return WDL(self.losses, self.draws, self.wins, self.p_value, self.significant)
+
+    def cell(self) -> str:
+        """The paper's cell text, ``"w/d/l"``."""
+        return f"{self.wins}/{self.draws}/{self.losses}"
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-tailed binomial sign test p-value of ``wins`` against ``losses`` (draws excluded).
+
+    p = 2 · P(X ≥ max(w, l)) for X ~ Bin(w + l, ½), capped at 1; 1 when w + l = 0.
+    """
+    wins, losses = int(wins), int(losses)
+    if wins < 0 or losses < 0:
+        raise ValueError(f"sign_test: wins and losses must be >= 0, got {wins}, {losses}")
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    upper = max(wins, losses)
+    p = 2.0 * float(stats.binom.sf(upper - 1, n, 0.5))
+    return min(1.0, p)
+
+
+def _rounded(values: np.ndarray, decimals: int | None) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    return values if decimals is None else np.round(values, int(decimals))
+
+
+def win_draw_loss(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    decimals: int | None = None,
+    alpha: float = ALPHA,
+) -> WDL:
+    """W/D/L of values ``a`` (row learner) against paired values ``b``; lower is better.
+
+    ``decimals``: round both to this many decimals before comparing (None = exact).
+    Pairs with a NaN on either side are ignored.
+    """
+    x = _rounded(np.asarray(a, dtype=np.float64), decimals)
+    y = _rounded(np.asarray(b, dtype=np.float64), decimals)
+    if x.shape != y.shape:
+        raise ValueError(f"win_draw_loss: shapes differ ({x.shape} vs {y.shape})")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    wins = int(np.sum(x < y))
+    losses = int(np.sum(x > y))
+    draws = int(x.size - wins - losses)
+    p = sign_test(wins, losses)
+    return WDL(wins, draws, losses, p, bool(p < alpha))
+
+
+def metric_matrix(
+    summary: pd.DataFrame,
+    metric: str,
+    learners: Sequence[str] | None = None,
+    datasets: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Wide table of one metric: index = data set (sorted), columns = learners (in order).
+
+    Learners or data sets absent from ``summary`` give all-NaN columns / are skipped.
+    """
+    if metric not in summary.columns:
+        raise KeyError(f"metric {metric!r} is not a column of the results summary")
+    frame = summary[["dataset", "learner", metric]].copy()
+    frame["dataset"] = frame["dataset"].astype(str)
+    frame["learner"] = frame["learner"].astype(str)
+    if datasets is not None:
+        wanted = {str(d) for d in datasets}
+        frame = frame[frame["dataset"].isin(wanted)]
+    wide = frame.pivot_table(
+        index="dataset", columns="learner", values=metric, aggfunc="mean", dropna=False
+    )
+    wide = wide.astype(np.float64)
+    if learners is None:
+        learners = list(dict.fromkeys(frame["learner"]))
+    wide = wide.reindex(columns=list(learners))
+    wide = wide.sort_index()
+    wide.columns.name = None
+    wide.index.name = "dataset"
+    return wide
+
+
+def lower_triangle(learners: Sequence[str]) -> list[tuple[str, str]]:
+    """(row, col) pairs of the lower triangle in learner order: (l[i], l[j]) for j < i."""
+    return [(learners[i], learners[j]) for i in range(1, len(learners)) for j in range(i)]
+
+
+def wdl_table(
+    summary: pd.DataFrame,
+    metric: str,
+    learners: Sequence[str],
+    datasets: Iterable[str] | None = None,
+    decimals: int | None = None,
+    alpha: float = ALPHA,
+    pairs: str = "lower",
+) -> pd.DataFrame:
+    """Tidy W/D/L table of ``metric`` for learner pairs (columns ``WDL_COLUMNS``).
+
+    ``pairs="lower"`` gives the paper's lower triangle in config order; ``"all"`` every
+    ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
+    """
+    learners = list(learners)
+    wide = metric_matrix(summary, metric, learners, datasets)
+    if pairs == "lower":
+        pair_list = lower_triangle(learners)
+    elif pairs == "all":
+        pair_list = [(r, c) for r in learners for c in learners if r != c]
+    else:
+        raise ValueError(f"pairs must be 'lower' or 'all', got {pairs!r}")
+    rows = []
+    for r, c in pair_list:
+        rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), decimals, alpha)
+        rows.append([r, c, rec.wins, rec.draws, rec.losses, rec.n, rec.p_value, rec.significant])
+    out = pd.DataFrame(rows, columns=WDL_COLUMNS)
+    return out.astype(
+        {"row": object, "col": object, "wins": np.int64, "draws": np.int64,
+         "losses": np.int64, "n": np.int64, "p_value": np.float64, "significant": bool}
+    )
+
+
+def wilcoxon_test(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
+) -> tuple[float, float, int]:
+    """Two-sided Wilcoxon signed-rank test of paired values (per fold or per data set).
+
+    Returns ``(statistic, p_value, n_pairs)``; NaN pairs are dropped. Zero differences are
+    handled by scipy's default ``zero_method="wilcox"`` (dropped); with no non-zero
+    difference the result is ``(nan, 1.0, n)``.
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"wilcoxon_test: shapes differ ({x.shape} vs {y.shape})")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    d = x - y
+    if d.size == 0 or not np.any(d != 0):
+        return float("nan"), 1.0, int(d.size)
+    res = stats.wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
+    return float(res.statistic), float(res.pvalue), int(d.size)
+
+
+def wilcoxon_table(
+    summary: pd.DataFrame,
+    metric: str,
+    learners: Sequence[str],
+    datasets: Iterable[str] | None = None,
+    alpha: float = ALPHA,
+) -> pd.DataFrame:
+    """Tidy Wilcoxon signed-rank table over data sets for the lower triangle of learners.
+
+    ``median_diff`` is the median of row − column (negative = row learner lower/better).
+    """
+    learners = list(learners)
+    wide = metric_matrix(summary, metric, learners, datasets)
+    rows = []
+    for r, c in lower_triangle(learners):
+        x, y = wide[r].to_numpy(), wide[c].to_numpy()
+        stat, p, n = wilcoxon_test(x, y)
+        keep = ~(np.isnan(x) | np.isnan(y))
+        med = float(np.median(x[keep] - y[keep])) if keep.any() else float("nan")
+        rows.append([r, c, n, stat, p, bool(p < alpha), med])
+    return pd.DataFrame(rows, columns=WILCOXON_COLUMNS).astype(
+        {"row": object, "col": object, "n": np.int64, "statistic": np.float64,
+         "p_value": np.float64, "significant": bool, "median_diff": np.float64}
+    )
