@@ -495,3 +495,27 @@ def test_degenerate_inputs():
     for learner in (KDB(k=2), SKDB(), TAN()):
         p = learner.fit(nocls).predict_proba(nocls)
         np.testing.assert_allclose(p, 0.5)
+
+
+def test_id_like_attributes_use_sparse_pair_counts():
+    # two 400-valued attributes: their (v, w, y) table (400·400·2 cells) is counted sparsely
+    rng = np.random.default_rng(8)
+    n = 300
+    y = rng.integers(0, 2, n)
+    X = np.stack([np.arange(n) % 400, rng.integers(0, 400, n), (y + rng.integers(0, 2, n)) % 3], 1)
+    atts = (
+        Attribute("id", tuple(str(i) for i in range(400))),
+        Attribute("id2", tuple(str(i) for i in range(400))),
+        Attribute("s", ("a", "b", "c")),
+    )
+    ds = Dataset("ids", atts, Attribute("c", ("0", "1")), X.astype(float), y)
+    cmi = conditional_mutual_information(X.astype(np.int64), y, np.array([400, 400, 3]), 2)
+    ref = Ref(ds)
+    for i in range(3):
+        for j in range(3):
+            if i != j:
+                assert cmi[i, j] == pytest.approx(ref.cmi(i, j), abs=1e-12)
+    kdb = KDB(k=2).fit(ds)
+    np.testing.assert_allclose(
+        kdb.predict_proba(ds), ref.predict(ds, list(kdb.order_), kdb.parents_, 2), atol=1e-13
+    )

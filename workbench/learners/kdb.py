@@ -111,37 +111,80 @@ def _class_value_tables(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int)
     ]
 
 
+@numba.njit(cache=True, nogil=True)
+def _count_pairs(X, y, K, cards, pair_i, pair_j, pair_off, out):
+    """out[pair_off[p] + (x_i·|X_j| + x_j)·K + y] += 1 for every row and listed pair (i, j)."""
+    n = X.shape[0]
+    for r in range(n):
+        yr = y[r]
+        for p in range(pair_i.shape[0]):
+            i = pair_i[p]
+            j = pair_j[p]
+            out[pair_off[p] + (X[r, i] * cards[j] + X[r, j]) * K + yr] += 1
+
+
+_PAIR_BATCH_CELLS = 1 << 23  # dense pair cells counted per kernel call (32 MB of int32)
+
+
 def conditional_mutual_information(
     X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int
 ) -> np.ndarray:
-    """Symmetric (d, d) matrix of CMI(X_i; X_j | Y) in bits (diagonal 0)."""
+    """Symmetric (d, d) matrix of CMI(X_i; X_j | Y) in bits (diagonal 0).
+
+    Pair tables are counted densely in one pass over the rows per batch of pairs (numba);
+    a pair whose table would be much larger than the data (ID-like attributes) is counted
+    sparsely with np.unique instead.
+    """
     n, d = X.shape
     cmi = np.zeros((d, d))
     if n == 0 or d < 2:
         return cmi
     N = float(n)
+    X = np.ascontiguousarray(X, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
     ny = np.bincount(y, minlength=K).astype(np.float64)
     tabs = _class_value_tables(X, y, cards, K)
     dense_limit = max(_DENSE_PAIR_CELLS, 4 * n)
+
+    def finish(i: int, j: int, idx: np.ndarray, c: np.ndarray) -> None:
+        cj = int(cards[j])
+        yy = idx % K
+        vw = idx // K
+        terms = (c / N) * np.log2((ny[yy] * c) / (tabs[i][vw // cj, yy] * tabs[j][vw % cj, yy]))
+        cmi[i, j] = cmi[j, i] = _sorted_sum(terms)
+
+    dense: list[tuple[int, int, int]] = []
     for i in range(d - 1):
-        ci = int(cards[i])
-        xi = X[:, i]
         for j in range(i + 1, d):
-            cj = int(cards[j])
-            key = (xi * cj + X[:, j]) * K + y
-            if ci * cj * K <= dense_limit:
-                counts = np.bincount(key, minlength=ci * cj * K)
-                idx = np.flatnonzero(counts)
-                c = counts[idx].astype(np.float64)
+            cells = int(cards[i]) * int(cards[j]) * K
+            if cells <= dense_limit:
+                dense.append((i, j, cells))
             else:
+                key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
                 idx, cnt = np.unique(key, return_counts=True)
-                c = cnt.astype(np.float64)
-            yy = idx % K
-            vw = idx // K
-            v = vw // cj
-            w = vw % cj
-            terms = (c / N) * np.log2((ny[yy] * c) / (tabs[i][v, yy] * tabs[j][w, yy]))
-            cmi[i, j] = cmi[j, i] = _sorted_sum(terms)
+                finish(i, j, idx, cnt.astype(np.float64))
+    start = 0
+    while start < len(dense):
+        stop, total = start, 0
+        while stop < len(dense) and (stop == start or total + dense[stop][2] <= _PAIR_BATCH_CELLS):
+            total += dense[stop][2]
+            stop += 1
+        batch = dense[start:stop]
+        sizes = np.array([b[2] for b in batch], dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        out = np.zeros(int(sizes.sum()), dtype=np.int32)
+        _count_pairs(
+            X, y, K, cards,
+            np.array([b[0] for b in batch], dtype=np.int64),
+            np.array([b[1] for b in batch], dtype=np.int64),
+            offs, out,
+        )
+        for (i, j, cells), off in zip(batch, offs):
+            block = out[off: off + cells]
+            idx = np.flatnonzero(block)
+            finish(i, j, idx, block[idx].astype(np.float64))
+        start = stop
     return cmi
 
 
