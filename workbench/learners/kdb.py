@@ -499,9 +499,11 @@ class _BayesNetBase(Learner):
         return _normalise(logscore)
 
     def _check_fitted(self, data: Dataset) -> None:
+        if not isinstance(data, Dataset):
+            raise LearnerError(
+                f"{type(self).__name__}: predict expects a Dataset, got {type(data).__name__}"
+            )
         super()._check_fitted(data)
-        if not isinstance(data, Dataset):  # pragma: no cover - header check covers it
-            raise LearnerError(f"{type(self).__name__}: expects a Dataset")
 
     def _learn_mi_cmi(self, X: np.ndarray, y: np.ndarray, need_cmi: bool = True) -> None:
         K = self.n_classes_
