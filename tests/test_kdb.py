@@ -519,3 +519,22 @@ def test_id_like_attributes_use_sparse_pair_counts():
     np.testing.assert_allclose(
         kdb.predict_proba(ds), ref.predict(ds, list(kdb.order_), kdb.parents_, 2), atol=1e-13
     )
+
+
+def test_jmlr16_config_validates():
+    from pathlib import Path
+
+    from workbench.experiment.config import load_config
+
+    if "RF10" not in registry.names():
+        pytest.skip("RF10 is not registered yet")
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "jmlr16-skdb.yaml")
+    assert (cfg.protocol.rounds, cfg.protocol.folds) == (1, 10)
+    assert cfg.datasets == ("large",)
+    assert cfg.learner_names == [
+        "NB", "TAN", "AODE", "KDB1", "KDB2", "KDB3", "KDB4", "KDB5",
+        "SKDB", "SKDB-k", "SKDB-atts", "RF10",
+    ]
+    for lc in cfg.learners:
+        if lc.display != "RF10":
+            assert lc.create().preprocessing == "ef:5"
