@@ -18,6 +18,7 @@ variants of one order can share one count table via `AnDE.derive`.
 
 from __future__ import annotations
 
+from math import comb
 from typing import Literal
 
 import numba
@@ -32,6 +33,7 @@ from workbench.learners.registry import register
 MAX_ORDER = 3
 MI_THRESHOLD = 1e-6
 _RESCALE = 1e-280
+_BATCH_BYTES = 64 << 20
 
 
 # ----- numba kernels ---------------------------------------------------------------------
@@ -68,105 +70,160 @@ def _next_combo(idx, l, na):
 
 
 @numba.njit(cache=True, nogil=True)
-def _level_scores(x, active, na, lev, cards, K, m, F, weighted, kind, off, vbase, dense,
-                  skeys, svals, lbase, binom, miss_base, ptot, wts, out):
+def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off, vbase, dense,
+                  skeys, svals, lbase, binom, miss_base, ptot, wts, ws_cnt, ws_inv, ws_used,
+                  ws_prod, ws_lacc, out):
     """Log scores of AnDE of order `lev` ≥ 1 over the active attributes; False if no parent
     set qualifies (δ = 0 for all).
 
     P(y, x_s) = (#(y, x_s) + m/(K·Π|X_s|)) / (N − miss(s) + m), N − miss(s) = block total;
     P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c missing) + m).
+
+    Parent sets are indexed by the colex rank of their *positions* in `active`; each
+    (lev+1)-combination S is read once and feeds the lev+1 parent sets S∖{c} (Salem et al.).
+    `seen[t]` is False when active[t]'s value never occurs in training: every count
+    involving it is then 0 and no table is read.
     """
     if na < lev:
         return False
-    idx = np.empty(lev, dtype=np.int64)
+    nsets = binom[na, lev]
+    idx = np.empty(lev + 1, dtype=np.int64)
     s = np.empty(lev, dtype=np.int64)
     sc = np.empty(lev + 1, dtype=np.int64)
     cnt = np.empty(K, dtype=np.int64)
     cc = np.empty(K, dtype=np.int64)
     mc = np.empty(K, dtype=np.int64)
-    # pass 1: which parent sets qualify, and their total weight
+    qs = np.empty(lev + 1, dtype=np.int64)
+    # pass 1: parent-set counts, δ and total weight
     for t in range(lev):
         idx[t] = t
     nused = 0
     wsum = 0.0
+    q = 0
     while True:
+        allseen = True
         for t in range(lev):
             s[t] = active[idx[t]]
-        b = lbase[lev] + _rank(s, lev, binom)
-        lookup_k(kind, off, vbase, dense, skeys, svals, b, _loc(s, lev, x, cards) * K, K, cnt)
+            allseen = allseen and seen[idx[t]]
+        if allseen:
+            b = lbase[lev] + _rank(s, lev, binom)
+            lookup_k(kind, off, vbase, dense, skeys, svals, b, _loc(s, lev, x, cards) * K, K,
+                     cnt)
+        else:
+            for yy in range(K):
+                cnt[yy] = 0
         tot = 0
         for yy in range(K):
             tot += cnt[yy]
+            ws_cnt[q, yy] = cnt[yy]
+            ws_inv[q, yy] = 1.0 / (cnt[yy] + m)
+            ws_prod[q, yy] = 1.0
+            ws_lacc[q, yy] = 0.0
+        ws_used[q] = tot >= F
         if tot >= F:
             nused += 1
             if weighted:
-                wsum += wts[b]
+                wsum += wts[lbase[lev] + _rank(s, lev, binom)]
+        q += 1
         if not _next_combo(idx, lev, na):
             break
     if nused == 0:
         return False
-    equal = (not weighted) or wsum <= 0.0
-    # pass 2: log-sum-exp over the used parent sets, per class
-    mx = np.full(K, -np.inf)
-    acc = np.zeros(K)
-    lp = np.empty(K)
-    prod = np.empty(K)
-    for t in range(lev):
-        idx[t] = t
-    while True:
-        for t in range(lev):
-            s[t] = active[idx[t]]
-        b = lbase[lev] + _rank(s, lev, binom)
-        loc = _loc(s, lev, x, cards) * K
-        lookup_k(kind, off, vbase, dense, skeys, svals, b, loc, K, cnt)
-        tot = 0
-        for yy in range(K):
-            tot += cnt[yy]
-        w = 1.0 if equal else wts[b]
-        if tot >= F and w > 0.0:
-            vs = 1.0
-            for t in range(lev):
-                vs *= cards[s[t]]
-            denom = ptot[b] + m
-            lw = np.log(w)
-            for yy in range(K):
-                lp[yy] = lw + np.log((cnt[yy] + m / (K * vs)) / denom)
-                prod[yy] = 1.0
-            srank = _rank(s, lev, binom)
-            p = 0  # position in idx (parents are active[idx[...]], ascending)
-            for j in range(na):
-                if p < lev and idx[p] == j:
-                    p += 1
-                    continue
-                c = active[j]
-                # sorted s ∪ {c}: parents before position p are < c, the rest > c
-                for t in range(p):
-                    sc[t] = s[t]
-                sc[p] = c
-                for t in range(p, lev):
-                    sc[t + 1] = s[t]
-                b2 = lbase[lev + 1] + _rank(sc, lev + 1, binom)
-                lookup_k(kind, off, vbase, dense, skeys, svals, b2,
-                         _loc(sc, lev + 1, x, cards) * K, K, cc)
-                mb = miss_base[lev, c]
-                if mb >= 0:
-                    lookup_k(kind, off, vbase, dense, skeys, svals, mb + srank, loc, K, mc)
+    # pass 2: every child combination S = s ∪ {c}, read once
+    if na > lev:
+        L1 = lev + 1
+        for t in range(L1):
+            idx[t] = t
+        while True:
+            allseen = True
+            for t in range(L1):
+                sc[t] = active[idx[t]]
+                allseen = allseen and seen[idx[t]]
+            # parent set S∖{sc[t]} has position rank qs[t]
+            anyused = False
+            for t in range(L1):
+                qq = 0
+                for u in range(t):
+                    qq += binom[idx[u], u + 1]
+                for u in range(t + 1, L1):
+                    qq += binom[idx[u], u]
+                qs[t] = qq
+                anyused = anyused or ws_used[qq]
+            if anyused:
+                if allseen:
+                    lookup_k(kind, off, vbase, dense, skeys, svals,
+                             lbase[L1] + _rank(sc, L1, binom), _loc(sc, L1, x, cards) * K, K,
+                             cc)
                 else:
                     for yy in range(K):
-                        mc[yy] = 0
-                mcard = m / cards[c]
+                        cc[yy] = 0
+                for t in range(L1):
+                    qq = qs[t]
+                    if not ws_used[qq]:
+                        continue
+                    c = sc[t]
+                    mcard = m / cards[c]
+                    mb = miss_base[lev, c]
+                    if mb >= 0:
+                        pseen = True
+                        for u in range(L1):
+                            if u < t:
+                                s[u] = sc[u]
+                                pseen = pseen and seen[idx[u]]
+                            elif u > t:
+                                s[u - 1] = sc[u]
+                                pseen = pseen and seen[idx[u]]
+                        if pseen:
+                            lookup_k(kind, off, vbase, dense, skeys, svals,
+                                     mb + _rank(s, lev, binom), _loc(s, lev, x, cards) * K,
+                                     K, mc)
+                        else:
+                            for yy in range(K):
+                                mc[yy] = 0
+                        for yy in range(K):
+                            pv = (ws_prod[qq, yy] * (cc[yy] + mcard)
+                                  / (ws_cnt[qq, yy] - mc[yy] + m))
+                            if pv < _RESCALE:
+                                ws_lacc[qq, yy] += np.log(pv)
+                                pv = 1.0
+                            ws_prod[qq, yy] = pv
+                    else:
+                        for yy in range(K):
+                            pv = ws_prod[qq, yy] * (cc[yy] + mcard) * ws_inv[qq, yy]
+                            if pv < _RESCALE:
+                                ws_lacc[qq, yy] += np.log(pv)
+                                pv = 1.0
+                            ws_prod[qq, yy] = pv
+            if not _next_combo(idx, L1, na):
+                break
+    # pass 3: log-sum-exp over the used parent sets, per class
+    equal = (not weighted) or wsum <= 0.0
+    mx = np.full(K, -np.inf)
+    acc = np.zeros(K)
+    for t in range(lev):
+        idx[t] = t
+    q = 0
+    while True:
+        if ws_used[q]:
+            for t in range(lev):
+                s[t] = active[idx[t]]
+            b = lbase[lev] + _rank(s, lev, binom)
+            w = 1.0 if equal else wts[b]
+            if w > 0.0:
+                vs = 1.0
+                for t in range(lev):
+                    vs *= cards[s[t]]
+                denom = ptot[b] + m
+                lw = np.log(w)
                 for yy in range(K):
-                    prod[yy] *= (cc[yy] + mcard) / (cnt[yy] - mc[yy] + m)
-                    if prod[yy] < _RESCALE:
-                        lp[yy] += np.log(prod[yy])
-                        prod[yy] = 1.0
-            for yy in range(K):
-                v = lp[yy] + np.log(prod[yy])
-                if v > mx[yy]:
-                    acc[yy] = acc[yy] * np.exp(mx[yy] - v) + 1.0
-                    mx[yy] = v
-                else:
-                    acc[yy] += np.exp(v - mx[yy])
+                    v = (lw + np.log((ws_cnt[q, yy] + m / (K * vs)) / denom)
+                         + ws_lacc[q, yy] + np.log(ws_prod[q, yy]))
+                    if v > mx[yy]:
+                        acc[yy] = acc[yy] * np.exp(mx[yy] - v) + 1.0
+                        mx[yy] = v
+                    else:
+                        acc[yy] += np.exp(v - mx[yy])
+        q += 1
         if not _next_combo(idx, lev, na):
             break
     for yy in range(K):
@@ -175,96 +232,332 @@ def _level_scores(x, active, na, lev, cards, K, m, F, weighted, kind, off, vbase
 
 
 @numba.njit(cache=True, nogil=True)
+def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, kind, off, vbase,
+                        dense, skeys, svals, lbase, binom, miss_base, ptot, wts, bw_cnt, bw_inv,
+                        bw_used, bw_prod, bw_lacc, done, lpb):
+    """`_level_scores` for a batch of nb instances at once, block-major: parent sets and
+    child combinations run over *attribute* combinations in colex order (block id = level
+    base + enumeration index), and each block is read for every instance of the batch while
+    it is in cache. act[a, r] / seenb[a, r]: attribute a active / its value seen in training.
+    """
+    idx = np.empty(lev + 1, dtype=np.int64)
+    qs = np.empty(lev + 1, dtype=np.int64)
+    mct = np.empty(lev + 1)
+    mbt = np.empty(lev + 1, dtype=np.int64)
+    cnt = np.empty(K, dtype=np.int64)
+    cc = np.empty(K, dtype=np.int64)
+    mc = np.empty(K, dtype=np.int64)
+    s = np.empty(lev, dtype=np.int64)
+    nused = np.zeros(nb, dtype=np.int64)
+    wsum = np.zeros(nb)
+    # pass 1: parent sets
+    for t in range(lev):
+        idx[t] = t
+    q = 0
+    while True:
+        b = lbase[lev] + q
+        for r in range(nb):
+            ok = True
+            allseen = True
+            for t in range(lev):
+                ok = ok and act[idx[t], r]
+                allseen = allseen and seenb[idx[t], r]
+            if not ok:
+                bw_used[q, r] = False
+                continue
+            if allseen:
+                lookup_k(kind, off, vbase, dense, skeys, svals, b,
+                         _loc(idx, lev, xb[r], cards) * K, K, cnt)
+            else:
+                for yy in range(K):
+                    cnt[yy] = 0
+            tot = 0
+            for yy in range(K):
+                tot += cnt[yy]
+                bw_cnt[q, r, yy] = cnt[yy]
+                bw_inv[q, r, yy] = 1.0 / (cnt[yy] + m)
+                bw_prod[q, r, yy] = 1.0
+                bw_lacc[q, r, yy] = 0.0
+            used = tot >= F
+            bw_used[q, r] = used
+            if used:
+                nused[r] += 1
+                if weighted:
+                    wsum[r] += wts[b]
+        q += 1
+        if not _next_combo(idx, lev, d):
+            break
+    # pass 2: child combinations S (size lev+1), each block read once per batch
+    L1 = lev + 1
+    if d > lev:
+        for t in range(L1):
+            idx[t] = t
+        q2 = 0
+        while True:
+            b2 = lbase[L1] + q2
+            for t in range(L1):
+                qq = 0
+                for u in range(t):
+                    qq += binom[idx[u], u + 1]
+                for u in range(t + 1, L1):
+                    qq += binom[idx[u], u]
+                qs[t] = qq
+            anymiss = False
+            for t in range(L1):
+                c = idx[t]
+                mct[t] = m / cards[c]
+                mbt[t] = miss_base[lev, c]
+                anymiss = anymiss or mbt[t] >= 0
+            kb = kind[b2]
+            ob = off[b2]
+            for r in range(nb):
+                ok = True
+                allseen = True
+                for t in range(L1):
+                    ok = ok and act[idx[t], r]
+                    allseen = allseen and seenb[idx[t], r]
+                if not ok:
+                    continue
+                anyused = False
+                for t in range(L1):
+                    anyused = anyused or bw_used[qs[t], r]
+                if not anyused:
+                    continue
+                if allseen:
+                    loc = 0
+                    for t in range(L1):
+                        a = idx[t]
+                        loc = loc * cards[a] + xb[r, a]
+                    loc *= K
+                    if kb == 0:
+                        for yy in range(K):
+                            cc[yy] = dense[ob + loc + yy]
+                    else:
+                        lookup_k(kind, off, vbase, dense, skeys, svals, b2, loc, K, cc)
+                else:
+                    for yy in range(K):
+                        cc[yy] = 0
+                for t in range(L1):
+                    qq = qs[t]
+                    if not bw_used[qq, r]:
+                        continue
+                    mcard = mct[t]
+                    if anymiss and mbt[t] >= 0:
+                        pseen = True
+                        for u in range(L1):
+                            if u < t:
+                                s[u] = idx[u]
+                                pseen = pseen and seenb[idx[u], r]
+                            elif u > t:
+                                s[u - 1] = idx[u]
+                                pseen = pseen and seenb[idx[u], r]
+                        if pseen:
+                            lookup_k(kind, off, vbase, dense, skeys, svals, mbt[t] + qq,
+                                     _loc(s, lev, xb[r], cards) * K, K, mc)
+                        else:
+                            for yy in range(K):
+                                mc[yy] = 0
+                        for yy in range(K):
+                            pv = (bw_prod[qq, r, yy] * (cc[yy] + mcard)
+                                  / (bw_cnt[qq, r, yy] - mc[yy] + m))
+                            if pv < _RESCALE:
+                                bw_lacc[qq, r, yy] += np.log(pv)
+                                pv = 1.0
+                            bw_prod[qq, r, yy] = pv
+                    else:
+                        for yy in range(K):
+                            pv = bw_prod[qq, r, yy] * (cc[yy] + mcard) * bw_inv[qq, r, yy]
+                            if pv < _RESCALE:
+                                bw_lacc[qq, r, yy] += np.log(pv)
+                                pv = 1.0
+                            bw_prod[qq, r, yy] = pv
+            q2 += 1
+            if not _next_combo(idx, L1, d):
+                break
+    # pass 3: log-sum-exp over used parent sets
+    mx = np.empty(K)
+    acc = np.empty(K)
+    for r in range(nb):
+        if nused[r] == 0:
+            done[r] = False
+            continue
+        done[r] = True
+        equal = (not weighted) or wsum[r] <= 0.0
+        for yy in range(K):
+            mx[yy] = -np.inf
+            acc[yy] = 0.0
+        for t in range(lev):
+            idx[t] = t
+        q = 0
+        while True:
+            if bw_used[q, r]:
+                b = lbase[lev] + q
+                w = 1.0 if equal else wts[b]
+                if w > 0.0:
+                    vs = 1.0
+                    for t in range(lev):
+                        vs *= cards[idx[t]]
+                    denom = ptot[b] + m
+                    lw = np.log(w)
+                    for yy in range(K):
+                        v = (lw + np.log((bw_cnt[q, r, yy] + m / (K * vs)) / denom)
+                             + bw_lacc[q, r, yy] + np.log(bw_prod[q, r, yy]))
+                        if v > mx[yy]:
+                            acc[yy] = acc[yy] * np.exp(mx[yy] - v) + 1.0
+                            mx[yy] = v
+                        else:
+                            acc[yy] += np.exp(v - mx[yy])
+            q += 1
+            if not _next_combo(idx, lev, d):
+                break
+        for yy in range(K):
+            lpb[r, yy] = mx[yy] + np.log(acc[yy])
+
+
+@numba.njit(cache=True, nogil=True)
 def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit, kind, off,
                     vbase, dense, skeys, svals, lbase, binom, miss_base, ptot, wts,
-                    class_counts, N, nb_den):
+                    class_counts, N, nb_den, B):
     n, d = codes.shape
     out = np.empty((n, K))
-    active = np.empty(d, dtype=np.int64)
     vc = np.empty(d, dtype=np.int64)
     deleted = np.zeros(d, dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
     pr = np.empty(2, dtype=np.int64)
     lp = np.empty(K)
     prod = np.empty(K)
-    for r in range(n):
-        x = codes[r]
-        na = 0
-        for a in range(d):
-            if x[a] >= 0:
-                active[na] = a
-                na += 1
-        if sr and na > 1:
-            # subsumption resolution with class-free counts #(x_i), #(x_i, x_j)
-            for t in range(na):
-                a = active[t]
-                lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + a, x[a] * K, K, cnt)
-                tot = 0
-                for yy in range(K):
-                    tot += cnt[yy]
-                vc[t] = tot
-                deleted[t] = False
-            for t in range(na):
-                i = active[t]
-                for u in range(na):
-                    if u == t or vc[u] <= crit or vc[t] < vc[u]:
-                        continue
-                    j = active[u]
-                    if vc[t] == vc[u] and i < j:
-                        continue  # tie: only the higher attribute index is deleted
-                    if i < j:
-                        pr[0] = i
-                        pr[1] = j
-                    else:
-                        pr[0] = j
-                        pr[1] = i
-                    lookup_k(kind, off, vbase, dense, skeys, svals,
-                             lbase[2] + _rank(pr, 2, binom), _loc(pr, 2, x, cards) * K, K, cnt)
+    top = min(order, max_level)
+    # batch workspace for the top level, per-instance workspace for fallback levels
+    nsets = binom[d, top] if top >= 1 else 1
+    bw_cnt = np.empty((nsets, B, K), dtype=np.int64)
+    bw_inv = np.empty((nsets, B, K))
+    bw_used = np.empty((nsets, B), dtype=np.bool_)
+    bw_prod = np.empty((nsets, B, K))
+    bw_lacc = np.empty((nsets, B, K))
+    fsets = binom[d, top - 1] if top >= 2 else 1
+    ws_cnt = np.empty((fsets, K), dtype=np.int64)
+    ws_inv = np.empty((fsets, K))
+    ws_used = np.empty(fsets, dtype=np.bool_)
+    ws_prod = np.empty((fsets, K))
+    ws_lacc = np.empty((fsets, K))
+    actl = np.empty((B, d), dtype=np.int64)  # active attributes per instance
+    nact = np.empty(B, dtype=np.int64)
+    seenl = np.empty((B, d), dtype=np.bool_)  # per active position
+    act = np.zeros((d, B), dtype=np.bool_)
+    seenb = np.zeros((d, B), dtype=np.bool_)
+    done = np.zeros(B, dtype=np.bool_)
+    lpb = np.empty((B, K))
+    for r0 in range(0, n, B):
+        nb = min(B, n - r0)
+        for rr in range(nb):
+            x = codes[r0 + rr]
+            active = actl[rr]
+            na = 0
+            for a in range(d):
+                act[a, rr] = False
+                seenb[a, rr] = False
+                if x[a] >= 0:
+                    active[na] = a
+                    na += 1
+            # class-free value counts #(x_a)
+            if max_level >= 1:
+                for t in range(na):
+                    a = active[t]
+                    lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + a, x[a] * K, K,
+                             cnt)
                     tot = 0
                     for yy in range(K):
                         tot += cnt[yy]
-                    if tot == vc[u]:
-                        deleted[t] = True
-                        break
-            k2 = 0
+                    vc[t] = tot
+            if sr and na > 1:
+                # subsumption resolution with class-free counts #(x_i), #(x_i, x_j)
+                for t in range(na):
+                    deleted[t] = False
+                for t in range(na):
+                    i = active[t]
+                    for u in range(na):
+                        if u == t or vc[u] <= crit or vc[t] < vc[u]:
+                            continue
+                        j = active[u]
+                        if vc[t] == vc[u] and i < j:
+                            continue  # tie: only the higher attribute index is deleted
+                        if i < j:
+                            pr[0] = i
+                            pr[1] = j
+                        else:
+                            pr[0] = j
+                            pr[1] = i
+                        lookup_k(kind, off, vbase, dense, skeys, svals,
+                                 lbase[2] + _rank(pr, 2, binom), _loc(pr, 2, x, cards) * K, K,
+                                 cnt)
+                        tot = 0
+                        for yy in range(K):
+                            tot += cnt[yy]
+                        if tot == vc[u]:
+                            deleted[t] = True
+                            break
+                k2 = 0
+                for t in range(na):
+                    if not deleted[t]:
+                        active[k2] = active[t]
+                        vc[k2] = vc[t]
+                        k2 += 1
+                na = k2
+            nact[rr] = na
             for t in range(na):
-                if not deleted[t]:
-                    active[k2] = active[t]
-                    k2 += 1
-            na = k2
-        done = False
-        lev = min(order, max_level)
-        while lev >= 1 and not done:
-            done = _level_scores(x, active, na, lev, cards, K, m, F, weighted, kind, off,
-                                 vbase, dense, skeys, svals, lbase, binom, miss_base, ptot,
-                                 wts, lp)
-            lev -= 1
-        if not done:
-            # naive Bayes: P(y) Π P(x_c | y)
-            for yy in range(K):
-                lp[yy] = np.log((class_counts[yy] + m / K) / (N + m))
-                prod[yy] = 1.0
-            for t in range(na):
-                c = active[t]
-                lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + c, x[c] * K, K, cnt)
-                mcard = m / cards[c]
+                seenl[rr, t] = vc[t] > 0
+                act[active[t], rr] = True
+                seenb[active[t], rr] = vc[t] > 0
+        if top >= 1:
+            _batch_level_scores(codes[r0:r0 + nb], act, seenb, nb, top, d, cards, K, m, F,
+                                weighted, kind, off, vbase, dense, skeys, svals, lbase, binom,
+                                miss_base, ptot, wts, bw_cnt, bw_inv, bw_used, bw_prod, bw_lacc,
+                                done, lpb)
+        else:
+            for rr in range(nb):
+                done[rr] = False
+        for rr in range(nb):
+            r = r0 + rr
+            x = codes[r]
+            active = actl[rr]
+            na = nact[rr]
+            if done[rr]:
                 for yy in range(K):
-                    prod[yy] *= (cnt[yy] + mcard) / (nb_den[c, yy] + m)
-                    if prod[yy] < _RESCALE:
-                        lp[yy] += np.log(prod[yy])
-                        prod[yy] = 1.0
+                    lp[yy] = lpb[rr, yy]
+            ok = done[rr]
+            lev = top - 1
+            while lev >= 1 and not ok:
+                ok = _level_scores(x, active, na, seenl[rr], lev, cards, K, m, F, weighted, kind,
+                                   off, vbase, dense, skeys, svals, lbase, binom, miss_base,
+                                   ptot, wts, ws_cnt, ws_inv, ws_used, ws_prod, ws_lacc, lp)
+                lev -= 1
+            if not ok:
+                # naive Bayes: P(y) Π P(x_c | y)
+                for yy in range(K):
+                    lp[yy] = np.log((class_counts[yy] + m / K) / (N + m))
+                    prod[yy] = 1.0
+                for t in range(na):
+                    c = active[t]
+                    lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + c, x[c] * K, K,
+                             cnt)
+                    mcard = m / cards[c]
+                    for yy in range(K):
+                        prod[yy] *= (cnt[yy] + mcard) / (nb_den[c, yy] + m)
+                        if prod[yy] < _RESCALE:
+                            lp[yy] += np.log(prod[yy])
+                            prod[yy] = 1.0
+                for yy in range(K):
+                    lp[yy] += np.log(prod[yy])
+            mx = -np.inf
             for yy in range(K):
-                lp[yy] += np.log(prod[yy])
-        mx = -np.inf
-        for yy in range(K):
-            if lp[yy] > mx:
-                mx = lp[yy]
-        tot_p = 0.0
-        for yy in range(K):
-            out[r, yy] = np.exp(lp[yy] - mx)
-            tot_p += out[r, yy]
-        for yy in range(K):
-            out[r, yy] /= tot_p
+                if lp[yy] > mx:
+                    mx = lp[yy]
+            tot_p = 0.0
+            for yy in range(K):
+                out[r, yy] = np.exp(lp[yy] - mx)
+                tot_p += out[r, yy]
+            for yy in range(K):
+                out[r, yy] /= tot_p
     return out
 
 
@@ -403,7 +696,9 @@ class AnDE(Learner):
         ct = self.counts_
         assert ct is not None
         st = ct.store
-        ptot = st.block_totals()
+        top = min(self.n, ct.max_level)
+        ptot = st.block_totals(np.arange(int(ct.levels.base[1]) if top >= 1 else 0,
+                                         int(ct.levels.base[top + 1]) if top >= 1 else 0))
         d, K = ct.d, ct.K
         nb_den = np.zeros((max(d, 1), K), dtype=np.int64)
         if ct.max_level >= 1:
@@ -411,7 +706,6 @@ class AnDE(Learner):
                 nb_den[a] = st.block(int(ct.levels.base[1]) + a).sum(axis=0)
         wts = np.zeros(st.n_blocks, dtype=np.float64)
         if self.weighting == "mi":
-            top = min(self.n, ct.max_level)
             ids = np.arange(int(ct.levels.base[1]) if top >= 1 else 0,
                             int(ct.levels.base[top + 1]) if top >= 1 else 0, dtype=np.int64)
             if ids.size:
@@ -446,7 +740,15 @@ class AnDE(Learner):
             ct.cards, ct.K, self.m, self.frequency_limit, self.weighting == "mi", sr,
             int(self.subsumption) if sr else 0, *st.arrays(), ct.levels.base, ct.binom,
             ct.miss_base, prep["ptot"], prep["wts"], ct.class_counts, float(ct.n),
-            prep["nb_den"])
+            prep["nb_den"], self._batch_size(codes.shape[0]))
+
+    def _batch_size(self, n_test: int) -> int:
+        """Test instances scored together (block-major) within a ~64 MB workspace."""
+        ct = self.counts_
+        top = min(self.n, ct.max_level)
+        nsets = comb(ct.d, top) if top >= 1 else 1
+        per = max(1, nsets * ct.K * 8 * 4)
+        return int(max(1, min(64, max(n_test, 1), _BATCH_BYTES // per)))
 
 
 # ----- registered variants ---------------------------------------------------------------

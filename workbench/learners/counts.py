@@ -83,6 +83,23 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                 keybuf[slot, rr] = vbase[b] + loc
 
 
+@numba.njit(cache=True, nogil=True)
+def _totals_kernel(ids, kind, off, vbase, bsize, dense, skeys, svals, out):
+    for q in range(ids.shape[0]):
+        b = ids[q]
+        t = 0
+        if kind[b] == KIND_DENSE:
+            for i in range(off[b], off[b] + bsize[b]):
+                t += dense[i]
+        elif kind[b] == KIND_SPARSE:
+            i = np.searchsorted(skeys, vbase[b])
+            hi = vbase[b] + bsize[b]
+            while i < skeys.shape[0] and skeys[i] < hi:
+                t += svals[i]
+                i += 1
+        out[b] = t
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def lookup_k(kind, off, vbase, dense, skeys, svals, b, loc0, K, out):
     """out[y] = count of cell loc0 + y of block b (loc0 = value-combination index · K)."""
@@ -344,20 +361,14 @@ class BlockStore:
         return lo, hi
 
     def block_totals(self, ids: np.ndarray | None = None) -> np.ndarray:
-        """Sum of every block's cells (int64), e.g. N − miss(s) for a parent block."""
-        nb = self.n_blocks
-        tot = np.zeros(nb, dtype=np.int64)
-        dm = self.kind == KIND_DENSE
-        if dm.any() and self.dense.size:
-            cs = np.concatenate(([0], np.cumsum(self.dense, dtype=np.int64)))
-            tot[dm] = cs[self.off[dm] + self.bsize[dm]] - cs[self.off[dm]]
-        sm = np.flatnonzero(self.kind == KIND_SPARSE)
-        if sm.size and self.skeys.size:
-            cs = np.concatenate(([0], np.cumsum(self.svals)))
-            lo = np.searchsorted(self.skeys, self.vbase[sm])
-            hi = np.searchsorted(self.skeys, self.vbase[sm] + self.bsize[sm])
-            tot[sm] = cs[hi] - cs[lo]
-        return tot if ids is None else tot[ids]
+        """Sum of each block's cells (int64; all blocks, or those in ``ids`` — others 0),
+        e.g. N − miss(s) for a parent block."""
+        ids = (np.arange(self.n_blocks, dtype=np.int64) if ids is None
+               else np.asarray(ids, dtype=np.int64))
+        tot = np.zeros(self.n_blocks, dtype=np.int64)
+        _totals_kernel(ids, self.kind, self.off, self.vbase, self.bsize, self.dense,
+                       self.skeys, self.svals, tot)
+        return tot
 
     @property
     def nbytes(self) -> int:
