@@ -264,3 +264,11 @@ def test_custom_collection_errors():
         collections(s, {"all": ["a"]})
     with pytest.raises(ConfigError, match="report.collections.x"):
         collections(s, {"x": "a"})
+
+
+def test_wilcoxon_ties_and_zeros_are_deterministic():
+    a = np.array([0.1, 0.2, 0.3, 0.3, 0.5, 0.7])
+    b = np.array([0.1, 0.3, 0.2, 0.4, 0.6, 0.6])  # one zero difference, tied |d|
+    first = wilcoxon_test(a, b)
+    assert all(wilcoxon_test(a, b) == first for _ in range(3))
+    assert first[2] == 6 and 0 < first[1] <= 1

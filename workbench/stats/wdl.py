@@ -115,9 +115,8 @@ def metric_matrix(
     if datasets is not None:
         wanted = {str(d) for d in datasets}
         frame = frame[frame["dataset"].isin(wanted)]
-    wide = frame.pivot_table(
-        index="dataset", columns="learner", values=metric, aggfunc="mean", dropna=False
-    )
+    frame[metric] = pd.to_numeric(frame[metric], errors="coerce").astype(np.float64)
+    wide = frame.groupby(["dataset", "learner"], sort=True)[metric].mean().unstack("learner")
     wide = wide.astype(np.float64)
     if learners is None:
         learners = list(dict.fromkeys(frame["learner"]))
@@ -147,17 +146,30 @@ def wdl_table(
     ``pairs="lower"`` gives the paper's lower triangle in config order; ``"all"`` every
     ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
     """
+    wide = metric_matrix(summary, metric, list(learners), datasets)
+    return wdl_from_matrix(wide, learners, decimals, alpha, pairs)
+
+
+def wdl_from_matrix(
+    wide: pd.DataFrame,
+    learners: Sequence[str],
+    decimals: int | None = None,
+    alpha: float = ALPHA,
+    pairs: str = "lower",
+) -> pd.DataFrame:
+    """`wdl_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
-    wide = metric_matrix(summary, metric, learners, datasets)
     if pairs == "lower":
         pair_list = lower_triangle(learners)
     elif pairs == "all":
         pair_list = [(r, c) for r in learners for c in learners if r != c]
     else:
         raise ValueError(f"pairs must be 'lower' or 'all', got {pairs!r}")
+    cols = {name: wide[name].to_numpy() if name in wide.columns
+            else np.full(len(wide), np.nan) for name in learners}
     rows = []
     for r, c in pair_list:
-        rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), decimals, alpha)
+        rec = win_draw_loss(cols[r], cols[c], decimals, alpha)
         rows.append([r, c, rec.wins, rec.draws, rec.losses, rec.n, rec.p_value, rec.significant])
     out = pd.DataFrame(rows, columns=WDL_COLUMNS)
     return out.astype(
@@ -172,8 +184,10 @@ def wilcoxon_test(
     """Two-sided Wilcoxon signed-rank test of paired values (per fold or per data set).
 
     Returns ``(statistic, p_value, n_pairs)``; NaN pairs are dropped. Zero differences are
-    handled by scipy's default ``zero_method="wilcox"`` (dropped); with no non-zero
-    difference the result is ``(nan, 1.0, n)``.
+    dropped (``zero_method="wilcox"``); with no non-zero difference the result is
+    ``(nan, 1.0, n)``. The exact null distribution is used for up to 50 non-zero differences
+    without ties, the normal approximation (with tie correction) otherwise — never scipy's
+    random permutation method, so results are reproducible.
     """
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
@@ -184,7 +198,11 @@ def wilcoxon_test(
     d = x - y
     if d.size == 0 or not np.any(d != 0):
         return float("nan"), 1.0, int(d.size)
-    res = stats.wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
+    nonzero = d != 0
+    nz = np.abs(d[nonzero])
+    exact = nz.size <= 50 and np.unique(nz).size == nz.size
+    res = stats.wilcoxon(x[nonzero], y[nonzero], zero_method="wilcox",
+                         alternative="two-sided", method="exact" if exact else "approx")
     return float(res.statistic), float(res.pvalue), int(d.size)
 
 
@@ -199,8 +217,15 @@ def wilcoxon_table(
 
     ``median_diff`` is the median of row − column (negative = row learner lower/better).
     """
+    wide = metric_matrix(summary, metric, list(learners), datasets)
+    return wilcoxon_from_matrix(wide, learners, alpha)
+
+
+def wilcoxon_from_matrix(
+    wide: pd.DataFrame, learners: Sequence[str], alpha: float = ALPHA
+) -> pd.DataFrame:
+    """`wilcoxon_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
-    wide = metric_matrix(summary, metric, learners, datasets)
     rows = []
     for r, c in lower_triangle(learners):
         x, y = wide[r].to_numpy(), wide[c].to_numpy()
