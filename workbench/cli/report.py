@@ -1,4 +1,8 @@
-"""`python -m workbench report` (not implemented yet)."""
+"""`python -m workbench report RUN_DIR`: tables, figures and paper agreement of a run.
+
+Reads only the stored results (`store.load_summary`) and the run's resolved config.yaml;
+never re-trains. Writes RUN_DIR/report/ (or --out).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,22 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    pass
+    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory written by 'run'")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="output folder (default: RUN_DIR/report)")
+    p.add_argument("--no-figures", action="store_true",
+                   help="tables, CSVs and report.md/.html only (much faster)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.errors import WorkbenchError
+    from pathlib import Path
 
-    raise WorkbenchError("'report' is not implemented yet")
+    from workbench.errors import WorkbenchError
+    from workbench.report.render import render_report
+
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise WorkbenchError(f"RUN_DIR: {run_dir} is not a directory")
+    out = render_report(run_dir, args.out, figures=not args.no_figures)
+    print(f"report written to {out / 'report.md'} and {out / 'report.html'}")
+    return 0

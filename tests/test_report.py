@@ -1,0 +1,274 @@
+"""Tests of workbench.report: tables, figures, paper agreement and the rendered report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from workbench.errors import ConfigError
+from workbench.report import agreement as agr
+from workbench.report.options import DEFAULT_METRIC_MAP, options_from_config
+from workbench.report.render import TIMESTAMP_MARK, render_report
+from workbench.report.tables import latex_table, markdown_table, wdl_tidy
+from workbench.stats.groups import collections
+from workbench.stats.wdl import sign_test
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_LEARNERS = ["NB", "A1DE", "A1DE-S", "A1DE-W", "A1DE-SW",
+                  "A2DE", "A2DE-S", "A2DE-W", "A2DE-SW", "RF10"]
+METRICS = ["zero_one_loss", "rmse", "rmse_true_class", "log_loss", "bias", "variance",
+           "bias_weka_corrected", "train_cpu_seconds", "test_cpu_seconds",
+           "train_wall_seconds", "test_wall_seconds"]
+TABLE_METRICS = ["bias", "variance", "zero_one_loss", "rmse", "rmse_true_class",
+                 "train_cpu_seconds", "test_cpu_seconds"]
+
+
+def synthetic_summary(learners=PAPER_LEARNERS, seed=0, counts=(12, 19, 40)) -> pd.DataFrame:
+    """A results summary shaped like store.load_summary: 71 data sets of paper-like sizes."""
+    rng = np.random.default_rng(seed)
+    sizes = ([int(rng.integers(10_001, 60_000)) for _ in range(counts[0])]
+             + [int(rng.integers(1_001, 10_000)) for _ in range(counts[1])]
+             + [int(rng.integers(20, 1_000)) for _ in range(counts[2])])
+    rows = []
+    for i, n in enumerate(sizes):
+        base = rng.uniform(0.05, 0.4)
+        for j, name in enumerate(learners):
+            zo = base * (1 - 0.03 * j + rng.normal(0, 0.03))
+            rec = {"dataset": f"syn{i:02d}", "learner": name, "n_instances": n,
+                   "zero_one_loss": zo, "rmse": np.sqrt(zo) * 0.8,
+                   "rmse_true_class": np.sqrt(zo) * 0.9, "log_loss": 2 * zo,
+                   "bias": 0.7 * zo, "variance": 0.3 * zo, "bias_weka_corrected": 0.69 * zo,
+                   "train_cpu_seconds": n * 1e-5 * (1 + j), "test_cpu_seconds": n * 2e-5 * (1 + j),
+                   "train_wall_seconds": n * 1e-5 * (1 + j), "test_wall_seconds": n * 2e-5}
+            if i == 0:
+                rec["zero_one_loss"] = 0.0 if j % 2 else 0.01  # zeros for the figure rule
+            for m in METRICS:
+                rec[f"{m}_std"] = abs(rec[m]) * 0.05
+            rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def write_run(run_dir: Path, summary: pd.DataFrame, report: dict | None = None) -> Path:
+    """A run directory as the runner leaves it: summary.csv + resolved config.yaml."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    learners = list(dict.fromkeys(summary["learner"]))
+    cfg = {"name": "synthetic", "datasets": sorted(set(summary["dataset"])),
+           "learners": {name: {"learner": name} for name in learners},
+           "baseline": "NB", "report": report or {}}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return run_dir
+
+
+def _without_timestamp(data: bytes) -> bytes:
+    return b"\n".join(line for line in data.split(b"\n") if b"<!-- timestamp" not in line)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    run = write_run(tmp_path_factory.mktemp("run"), synthetic_summary(),
+                    {"collections": {"mine": ["syn00", "syn50"]}})
+    out = render_report(run)
+    assert out == run / "report"
+    return out
+
+
+# ------------------------------------------------------------------ the rendered report
+def test_report_has_every_table(rendered: Path):
+    tidy = pd.read_csv(rendered / "tables" / "wdl.csv")
+    assert list(tidy.columns) == ["metric", "collection", "row", "col", "wins", "draws",
+                                  "losses", "p_value", "significant"]
+    for m in TABLE_METRICS:
+        assert (rendered / "tables" / f"wdl_{m}.md").is_file()
+        assert (rendered / "tables" / f"wdl_{m}.tex").is_file()
+        assert (rendered / "tables" / f"per_dataset_{m}.md").is_file()
+        sub = tidy[tidy["metric"] == m]
+        assert sorted(set(sub["collection"])) == ["all", "large", "medium", "mine", "small"]
+        assert len(sub) == 5 * 45
+    for name in ("ranks.csv", "friedman.csv", "wilcoxon.csv", "paper_agreement_totals.csv"):
+        assert (rendered / "tables" / name).is_file()
+    per = pd.read_csv(rendered / "per_dataset_metrics.csv")
+    assert set(per["learner"]) == set(PAPER_LEARNERS)
+    assert {"dataset", "learner", "metric", "mean", "std"} <= set(per.columns)
+
+
+def test_report_has_every_figure(rendered: Path):
+    stems = ["fig1_bias_variance", "fig2_zero_one_loss", "fig3_rmse", "fig4_time",
+             "cd_zero_one_loss", "cd_rmse", "scatter_zero_one_loss", "scatter_rmse"]
+    md = (rendered / "report.md").read_text()
+    html = (rendered / "report.html").read_text()
+    for stem in stems:
+        png = rendered / "figures" / f"{stem}.png"
+        pdf = rendered / "figures" / f"{stem}.pdf"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+        assert f"figures/{stem}.png" in md
+    assert html.count("data:image/png;base64,") >= len(stems)
+    assert "geometric mean" in md and "left out" in md
+
+
+def test_report_markdown_layout(rendered: Path):
+    md = (rendered / "tables" / "wdl_zero_one_loss.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("|  |"))
+    assert header == "|  | " + " | ".join(PAPER_LEARNERS[:-1]) + " |"
+    first = next(line for line in md.splitlines() if line.startswith("| A1DE |"))
+    assert first.count("/") == 2  # only the NB column is filled in the first row
+    assert "**" in md  # significant cells are bold
+    tex = (rendered / "tables" / "wdl_zero_one_loss.tex").read_text()
+    assert r"\textbf{" in tex and r"\begin{tabular}" in tex
+    report = (rendered / "report.md").read_text()
+    assert sum(TIMESTAMP_MARK in line for line in report.splitlines()) == 1
+
+
+def test_paper_agreement_has_450_rows(rendered: Path):
+    pa = pd.read_csv(rendered / "paper_agreement.csv")
+    assert len(pa) == 450
+    for col in ("paper_wins", "paper_draws", "paper_losses", "paper_p_value",
+                "paper_significant", "our_wins", "our_draws", "our_losses", "our_p_value",
+                "our_significant", "same_direction", "both_significant_same",
+                "significant_reversal"):
+        assert col in pa.columns
+    assert set(pa["our_metric"]) == {"bias", "variance", "zero_one_loss", "rmse"}
+    allmaps = pd.read_csv(rendered / "paper_agreement_all.csv")
+    assert len(allmaps) == 450 + 180 + 45  # rmse -> both RMSEs, bias -> both biases
+    assert set(allmaps.loc[allmaps["metric"] == "rmse", "our_metric"]) == {
+        "rmse", "rmse_true_class"}
+    first = pa.iloc[0]
+    assert first["paper_p_value"] == pytest.approx(sign_test(first["paper_wins"],
+                                                             first["paper_losses"]))
+    md = (rendered / "report.md").read_text()
+    assert "/450 cells same direction" in md
+    assert "The paper's `rmse` agrees" in md
+
+
+def test_rendering_twice_gives_byte_identical_tables(rendered: Path, tmp_path: Path):
+    again = render_report(rendered.parent, tmp_path / "again", figures=False)
+    files = [f for sub in ("tables", ".") for ext in ("*.csv", "*.md", "*.tex")
+             for f in sorted((rendered / sub).glob(ext)) if f.name != "report.md"]
+    assert len(files) > 30
+    for f in files:
+        assert (again / f.relative_to(rendered)).read_bytes() == f.read_bytes(), f.name
+
+
+def test_report_md_and_html_identical_apart_from_timestamp(tmp_path: Path):
+    run = write_run(tmp_path / "run", synthetic_summary(PAPER_LEARNERS[:3], counts=(1, 2, 3)))
+    a = render_report(run, tmp_path / "a", figures=False)
+    b = render_report(run, tmp_path / "b", figures=False)
+    for name in ("report.md", "report.html"):
+        ta, tb = (a / name).read_bytes(), (b / name).read_bytes()
+        assert _without_timestamp(ta) == _without_timestamp(tb)
+        assert len(ta.splitlines()) - len(_without_timestamp(ta).splitlines()) == 1
+
+
+def test_figures_are_byte_reproducible(tmp_path: Path):
+    from workbench.report import figures as fg
+
+    s = synthetic_summary(PAPER_LEARNERS[:3], counts=(2, 2, 3))
+    colls = collections(s)
+    for d in ("a", "b"):
+        fig, _ = fg.normalised_bar_figure(s, ["zero_one_loss"], PAPER_LEARNERS[:3], "NB",
+                                          colls, "t")
+        fg.save_figure(fig, tmp_path / d / "f")
+    for ext in ("png", "pdf"):
+        assert (tmp_path / "a" / f"f.{ext}").read_bytes() == (tmp_path / "b" / f"f.{ext}").read_bytes()
+    assert b"CreationDate" not in (tmp_path / "a" / "f.pdf").read_bytes()
+
+
+def test_normalised_ratios_geometric_mean_and_zero_rule():
+    from workbench.report.figures import normalised_ratios
+
+    rows = []
+    for ds, (nb, a) in {"d1": (0.2, 0.1), "d2": (0.1, 0.4), "d3": (0.0, 0.0),
+                        "d4": (0.0, 0.3), "d5": (0.5, 0.0)}.items():
+        rows += [{"dataset": ds, "learner": "NB", "n_instances": 10, "m": nb},
+                 {"dataset": ds, "learner": "A", "n_instances": 10, "m": a}]
+    norm = normalised_ratios(pd.DataFrame(rows), "m", ["NB", "A"], "NB",
+                             ["d1", "d2", "d3", "d4", "d5"])
+    # ratios 0.5, 4 and (both zero) 1 -> geometric mean 2 ** (1/3); d4, d5 left out
+    assert norm.ratio["A"] == pytest.approx(2 ** (1 / 3))
+    assert (norm.used["A"], norm.skipped["A"]) == (3, 2)
+    assert norm.ratio["NB"] == 1.0
+
+
+def test_cli_report(tmp_path: Path, capsys):
+    from workbench.__main__ import main
+
+    run = write_run(tmp_path / "run", synthetic_summary(PAPER_LEARNERS[:3], counts=(1, 2, 3)))
+    assert main(["report", str(run), "--no-figures"]) == 0
+    assert (run / "report" / "report.md").is_file()
+    assert (run / "report" / "report.html").is_file()
+    # only three of the paper's learners: the cells among them (3 per table: 10 tables)
+    pa = pd.read_csv(run / "report" / "paper_agreement.csv")
+    assert len(pa) == 3 * 10
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ units
+def test_markdown_and_latex_tables_from_tidy():
+    rows = []
+    for ds, vals in {"d1": (1, 2, 3), "d2": (1, 2, 3), "d3": (3, 2, 1)}.items():
+        for name, v in zip("ABC", vals):
+            rows.append({"dataset": ds, "learner": name, "n_instances": 5, "zero_one_loss": v})
+    s = pd.DataFrame(rows)
+    tidy = wdl_tidy(s, ["A", "B", "C"], {"all": ["d1", "d2", "d3"]}, ["zero_one_loss"])
+    md = markdown_table(tidy, ["A", "B", "C"])
+    assert md.splitlines()[0] == "|  | A | B |"
+    assert md.splitlines()[2] == "| B | 1/0/2 |  |"
+    assert md.splitlines()[3] == "| C | 1/0/2 | 1/0/2 |"
+    tex = latex_table(tidy, ["A", "B", "C"], "cap_1", "tab:x")
+    assert r"\caption{cap\_1}" in tex and "B & 1/0/2 &  \\\\" in tex
+
+
+def test_agreement_flags_on_hand_made_results(tmp_path: Path):
+    rows = []
+    for i in range(12):
+        for name, v in (("X", 0.1), ("Y", 0.2)):
+            rows.append({"dataset": f"big{i}", "learner": name, "n_instances": 50_000,
+                         "zero_one_loss": v})
+    s = pd.DataFrame(rows)
+    paper = pd.DataFrame(
+        [["zero_one_loss", "large", "X", "Y", 12, 0, 0],
+         ["zero_one_loss", "large", "Y", "X", 12, 0, 0],
+         ["zero_one_loss", "all", "Y", "X", 3, 0, 5],
+         ["zero_one_loss", "all", "X", "Z", 3, 0, 5]],
+        columns=agr.PAPER_COLUMNS)
+    mm = agr.MetricMap(tmp_path / "m.yaml", tmp_path / "p.csv", {"zero_one_loss": ["zero_one_loss"]})
+    out = agr.compare_with_paper(s, paper, mm, collections(s))
+    assert len(out) == 3  # Z was not run
+    same = out.iloc[0]
+    assert (same.our_wins, same.our_losses, same.same_direction, same.both_significant_same,
+            same.significant_reversal) == (12, 0, True, True, False)
+    rev = out.iloc[1]
+    assert (rev.same_direction, rev.significant_reversal) == (False, True)
+    weak = out.iloc[2]
+    assert (weak.paper_significant, weak.same_direction, weak.significant_reversal) == (
+        False, True, False)
+    assert agr.headline(out).startswith("2/3 cells same direction, 1 significant reversal")
+
+
+def test_metric_map_in_experiment_folder():
+    mm = agr.load_metric_map(DEFAULT_METRIC_MAP)
+    assert mm.metrics["rmse"] == ["rmse", "rmse_true_class"]
+    paper = agr.load_paper_wdl(mm.paper_wdl)
+    assert len(paper) == 450
+    shared = REPO.parent / "shared" / "pakdd13-paper-wdl.csv"
+    if shared.is_file():
+        assert mm.paper_wdl.read_bytes() == shared.read_bytes()
+
+
+def test_report_options_errors(tmp_path: Path):
+    with pytest.raises(ConfigError, match="report.baseline"):
+        options_from_config({"report": {"baseline": "ZZ"}}, tmp_path, ["NB"])
+    with pytest.raises(ConfigError, match="report.draw_decimals"):
+        options_from_config({"report": {"draw_decimals": -1}}, tmp_path, ["NB"])
+    with pytest.raises(ConfigError, match="report.collections.x"):
+        options_from_config({"report": {"collections": {"x": "iris"}}}, tmp_path, ["NB"])
+    opts = options_from_config({"learners": {"B": {}, "A": {}}, "report": {"draw_decimals": 3}},
+                               tmp_path, ["A", "B", "C"])
+    assert opts.learners == ["B", "A", "C"] and opts.baseline == "B"
+    assert opts.decimals_for("rmse") == 3

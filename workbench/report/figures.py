@@ -1,0 +1,318 @@
+"""Figures of the report (matplotlib, Agg backend, PNG + PDF, byte-reproducible).
+
+- Normalised grouped bars (the paper's Figs. 1–4): one group per collection, one bar per
+  learner. A bar is the **geometric mean over the collection's data sets of the per-data-set
+  ratio learner / baseline** (so the baseline is exactly 1). Zeros: a data set where both
+  values are 0 counts as ratio 1; a data set where exactly one of the two is 0 (ratio 0 or
+  ∞) or either is missing is *left out* of that learner's mean, and the number left out is
+  stated in the caption.
+- Critical-difference diagram (Demšar 2006): average ranks (1 = lowest value) with the
+  Nemenyi CD; learners joined by a bar do not differ significantly.
+- Pairwise scatter plots: learner A (y) against learner B (x), one point per data set,
+  the diagonal y = x; points below the diagonal are data sets where A is lower.
+
+Every figure is saved with fixed metadata (PNG 'Software' = 'workbench', PDF without
+creation date) so that rendering twice gives identical bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.lines  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from workbench.report._io import write_bytes  # noqa: E402
+from workbench.report.tables import TABLE_METRICS  # noqa: E402
+from workbench.stats.wdl import metric_matrix  # noqa: E402
+
+PNG_METADATA = {"Software": "workbench"}
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": "workbench",
+                "Creator": "workbench"}
+DPI = 120
+T = TypeVar("T")
+
+GROUP_COLOURS = {"large": "#1f77b4", "medium": "#ff7f0e", "small": "#2ca02c"}
+
+# the paper's figures
+BAR_FIGURES: dict[str, tuple[str, list[str]]] = {
+    "fig1_bias_variance": ("Bias and variance (cf. the paper's Fig. 1)", ["bias", "variance"]),
+    "fig2_zero_one_loss": ("0-1 loss (cf. the paper's Fig. 2)", ["zero_one_loss"]),
+    "fig3_rmse": ("RMSE (cf. the paper's Fig. 3)", ["rmse", "rmse_true_class"]),
+    "fig4_time": ("Training and classification time (cf. the paper's Fig. 4)",
+                  ["train_cpu_seconds", "test_cpu_seconds"]),
+}
+LOG_SCALE_METRICS = {"train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
+                     "test_wall_seconds"}
+
+
+def _style() -> dict:
+    return {
+        "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
+        "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "workbench",
+        "path.simplify": True,
+    }
+
+
+def styled(func: Callable[..., T]) -> Callable[..., T]:
+    """Run a figure builder under the report's fixed style (ignores the user's matplotlibrc)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        with plt.style.context("default"), matplotlib.rc_context(_style()):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A new (pyplot-free) figure of the given size in inches."""
+    return Figure(figsize=(width, height), dpi=DPI)
+
+
+@styled
+def save_figure(fig: Figure, base: Path) -> list[Path]:
+    """Save ``fig`` as ``base.png`` and ``base.pdf`` (atomically, fixed metadata)."""
+    out = []
+    for fmt, meta in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=DPI)
+        out.append(write_bytes(base.with_suffix(f".{fmt}"), buf.getvalue()))
+    return out
+
+
+def learner_colours(learners: Sequence[str]) -> dict[str, tuple]:
+    """A fixed colour per learner (tab10, or tab20 for more than ten)."""
+    cmap = matplotlib.colormaps["tab10" if len(learners) <= 10 else "tab20"]
+    return {name: cmap(i % cmap.N) for i, name in enumerate(learners)}
+
+
+# ------------------------------------------------------------------- normalised bars
+@dataclass
+class Normalised:
+    """Geometric-mean ratios to the baseline for one metric and one collection."""
+
+    ratio: pd.Series  # learner -> geometric mean ratio (NaN when no data set usable)
+    used: pd.Series  # learner -> data sets used
+    skipped: pd.Series  # learner -> data sets left out (exactly one value 0, or missing)
+
+
+def normalised_ratios(
+    summary: pd.DataFrame, metric: str, learners: Sequence[str], baseline: str,
+    datasets: Sequence[str],
+) -> Normalised:
+    """Geometric mean over ``datasets`` of value(learner) / value(baseline), per learner."""
+    wide = metric_matrix(summary, metric, list(learners), datasets)
+    base = wide[baseline].to_numpy()
+    ratio, used, skipped = {}, {}, {}
+    for name in learners:
+        v = wide[name].to_numpy()
+        ok = ~(np.isnan(v) | np.isnan(base))
+        both_zero = ok & (v == 0) & (base == 0)
+        positive = ok & (v > 0) & (base > 0)
+        logs = np.concatenate([np.log(v[positive] / base[positive]), np.zeros(both_zero.sum())])
+        n_used = int(logs.size)
+        ratio[name] = float(np.exp(logs.mean())) if n_used else float("nan")
+        used[name] = n_used
+        skipped[name] = int(len(v) - n_used)
+    return Normalised(pd.Series(ratio), pd.Series(used), pd.Series(skipped))
+
+
+@styled
+def normalised_bar_figure(
+    summary: pd.DataFrame, metrics: Sequence[str], learners: Sequence[str], baseline: str,
+    collections: Mapping[str, Sequence[str]], title: str,
+) -> tuple[Figure, str]:
+    """Grouped bars (group = collection, bar = learner) of normalised metrics; + caption."""
+    learners = list(learners)
+    colls = [c for c, members in collections.items() if len(members) > 0]
+    n_panels = len(metrics)
+    width = max(6.0, 2.6 + 0.2 * len(learners) * max(1, len(colls)))
+    panel_h, top_h, bottom_h = 3.0, 0.8, 0.75
+    height = n_panels * panel_h + top_h + bottom_h
+    fig = new_figure(width, height)
+    # fixed margins in inches (no tight bbox: faster and layout-stable)
+    fig.subplots_adjust(left=1.0 / width, right=1.0 - 1.5 / width, top=1.0 - top_h / height,
+                        bottom=bottom_h / height, hspace=0.75 / panel_h * n_panels / 1.5)
+    axes = fig.subplots(n_panels, 1, squeeze=False)[:, 0]
+    colours = learner_colours(learners)
+    notes = []
+    bar_w = 0.8 / max(1, len(learners))
+    for ax, metric in zip(axes, metrics):
+        label = TABLE_METRICS.get(metric, metric)
+        log = metric in LOG_SCALE_METRICS
+        for ci, coll in enumerate(colls):
+            norm = normalised_ratios(summary, metric, learners, baseline, collections[coll])
+            for li, name in enumerate(learners):
+                x = ci + (li - (len(learners) - 1) / 2) * bar_w
+                val = norm.ratio[name]
+                if not math.isnan(val):
+                    ax.bar(x, val, width=bar_w * 0.95, color=colours[name],
+                           label=name if ci == 0 else None, edgecolor="black", linewidth=0.3)
+                if norm.skipped[name] and name != baseline:
+                    notes.append(f"{label}, {coll}, {name}: {norm.skipped[name]} data set(s) "
+                                 f"left out (zero or missing value)")
+        if not colls:
+            ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xticks(range(len(colls)))
+        ax.set_xticklabels([f"{c}\n({len(collections[c])} data sets)" for c in colls])
+        ax.set_xlim(-0.5, len(colls) - 0.5)
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel(f"{label}\nrelative to {baseline} (geo. mean)")
+        ax.set_xlabel("collection")
+        ax.set_title(f"{label}, normalised to {baseline}")
+        ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+        ax.set_axisbelow(True)
+        handles, labels = ax.get_legend_handles_labels()
+        if handles and ax is axes[0]:
+            ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      title="learner", frameon=False)
+    fig.suptitle(title, y=1 - 0.12 / height, va="top", fontsize=11)
+    caption = (
+        f"{title}. Each bar is the geometric mean, over the data sets of the collection, of "
+        f"the learner's value divided by {baseline}'s on the same data set ({baseline} = 1, "
+        f"dashed line; lower is better). Data sets where both values are 0 count as ratio 1; "
+        f"data sets where exactly one of the two is 0 or either is missing are left out of "
+        f"that learner's mean."
+    )
+    if any(m in LOG_SCALE_METRICS for m in metrics):
+        caption += " Times are CPU seconds; the time axes are logarithmic."
+    if notes:
+        caption += " Left out: " + "; ".join(notes) + "."
+    return fig, caption
+
+
+# ------------------------------------------------------------------- CD diagram
+@styled
+def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]],
+               title: str) -> Figure:
+    """Demšar-style critical-difference diagram of average ranks (1 = best, on the left)."""
+    order = avg_ranks.sort_values(kind="mergesort")
+    names, ranks = list(order.index), order.to_numpy()
+    k = len(names)
+    lo, hi = 1, max(k, 2)
+    half = (k + 1) // 2
+    rows = max(half, k - half)
+    # vertical layout in inches from the top (the axes maps 1 unit = 1 inch)
+    title_y, cd_y, axis_y = 0.3, 0.8, 1.3
+    clique_y0 = axis_y + 0.18
+    label_y0 = clique_y0 + 0.13 * len(cliques) + 0.2
+    height = label_y0 + 0.28 * max(rows - 1, 0) + 0.35
+    fig = new_figure(7.0, height)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_axis_off()
+    left, right = 0.24, 0.76
+    ax.set_xlim(0, 1)
+    ax.set_ylim(height, 0)
+
+    def xpos(r: float) -> float:
+        return left + (r - lo) / (hi - lo) * (right - left)
+
+    ax.text(0.5, title_y, title + "\naverage rank: 1 = lowest value = best", ha="center",
+            va="center", fontsize=9)
+    ax.plot([xpos(lo), xpos(hi)], [axis_y, axis_y], color="black", linewidth=1)
+    for t in range(lo, hi + 1):
+        ax.plot([xpos(t), xpos(t)], [axis_y, axis_y - 0.07], color="black", linewidth=1)
+        ax.text(xpos(t), axis_y - 0.1, str(t), ha="center", va="bottom", fontsize=8)
+    # CD bar, above the axis at the left end
+    ax.plot([xpos(lo), xpos(lo + cd)], [cd_y, cd_y], color="black", linewidth=1.5)
+    for x in (xpos(lo), xpos(lo + cd)):
+        ax.plot([x, x], [cd_y - 0.05, cd_y + 0.05], color="black", linewidth=1)
+    ax.text(xpos(lo + cd) + 0.01, cd_y, f"CD = {cd:.3f}", ha="left", va="center", fontsize=8)
+    # cliques (groups not significantly different), just below the axis
+    for i, group in enumerate(cliques):
+        rs = [float(avg_ranks[n]) for n in group]
+        y = clique_y0 + 0.13 * i
+        ax.plot([xpos(min(rs)) - 0.005, xpos(max(rs)) + 0.005], [y, y], color="black",
+                linewidth=3, solid_capstyle="round")
+    for i, (name, r) in enumerate(zip(names, ranks)):
+        if i < half:
+            y = label_y0 + 0.28 * i
+            xt, ha = left - 0.03, "right"
+        else:
+            y = label_y0 + 0.28 * (k - 1 - i)
+            xt, ha = right + 0.03, "left"
+        ax.plot([xpos(r), xpos(r), xt + (0.01 if ha == "right" else -0.01)],
+                [axis_y, y, y], color="black", linewidth=0.8)
+        ax.text(xt, y, f"{name} ({r:.2f})", ha=ha, va="center", fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------- scatter plots
+@styled
+def scatter_figure(
+    summary: pd.DataFrame, metric: str, pairs: Sequence[tuple[str, str]],
+    groups: Mapping[str, str], log: bool = False, title: str | None = None,
+) -> Figure:
+    """Grid of scatter plots, one per (A, B): A's value (y) vs B's (x) per data set."""
+    learners = list(dict.fromkeys([p for pair in pairs for p in pair]))
+    wide = metric_matrix(summary, metric, learners)
+    n = max(1, len(pairs))
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    width, height = 3.4 * ncols + 0.3, 3.5 * nrows + 1.4
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - 1.0 / height,
+                        bottom=1.0 / height, wspace=0.45, hspace=0.5)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    label = TABLE_METRICS.get(metric, metric)
+    colour = [GROUP_COLOURS.get(groups.get(str(d), ""), "#7f7f7f") for d in wide.index]
+    for ax, (a, b) in zip(axes, pairs):
+        x, y = wide[b].to_numpy(), wide[a].to_numpy()
+        ok = ~(np.isnan(x) | np.isnan(y))
+        if log:
+            ok &= (x > 0) & (y > 0)
+        cols = [c for c, keep in zip(colour, ok) if keep]
+        ax.scatter(x[ok], y[ok], s=14, c=cols, edgecolors="black", linewidths=0.3, zorder=3)
+        if ok.any():
+            lo_v = float(min(x[ok].min(), y[ok].min()))
+            hi_v = float(max(x[ok].max(), y[ok].max()))
+        else:
+            lo_v, hi_v = (0.1, 1.0) if log else (0.0, 1.0)
+        if log:
+            lo_v, hi_v = lo_v / 1.3, hi_v * 1.3
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
+                axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        else:
+            pad = 0.05 * (hi_v - lo_v if hi_v > lo_v else 1.0)
+            lo_v, hi_v = lo_v - pad, hi_v + pad
+        ax.plot([lo_v, hi_v], [lo_v, hi_v], color="black", linewidth=0.8, linestyle="--",
+                zorder=2)
+        ax.set_xlim(lo_v, hi_v)
+        ax.set_ylim(lo_v, hi_v)
+        ax.set_aspect("equal", adjustable="box")
+        below = int(np.sum(y[ok] < x[ok]))
+        above = int(np.sum(y[ok] > x[ok]))
+        ax.set_title(f"{a} vs {b}\n{a} lower on {below}, higher on {above}", fontsize=9)
+        ax.set_xlabel(f"{b}: {label}")
+        ax.set_ylabel(f"{a}: {label}")
+        ax.grid(linewidth=0.3, alpha=0.6)
+    for ax in axes[len(pairs):]:
+        ax.set_axis_off()
+    handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="", color=c,
+                                       markeredgecolor="black", label=g)
+               for g, c in GROUP_COLOURS.items()]
+    fig.legend(handles=handles, loc="lower center", ncols=3, title="size group",
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle((title or f"{label} per data set")
+                 + "\npoints below the diagonal: the learner on the y axis is lower",
+                 y=1 - 0.15 / height, va="top")
+    return fig

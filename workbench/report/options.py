@@ -1,0 +1,167 @@
+"""Report options read from a run directory's resolved ``config.yaml``.
+
+What the report takes from the config (everything optional):
+
+- ``learners``: the learner list, in config order (entries are names, ``{name: ...}``
+  mappings, or one-key mappings ``{A2DE-SW: {...}}``); rows/columns of every table follow it.
+- ``baseline`` (top level or under ``report``): the learner figures are normalised to
+  (default ``NB`` when run, else the first learner).
+- ``report``: ``collections`` (custom groups, ``{name: [data set, ...]}``),
+  ``draw_decimals`` (int, or ``{metric: int}``; default exact comparison), ``alpha``
+  (default 0.05), ``paper_agreement`` (path of a metric map YAML, e.g.
+  ``experiments/pakdd13/metric_map.yaml``; ``false`` to switch it off), ``scatter``
+  (list of ``[A, B]`` learner pairs for extra scatter plots).
+
+Relative paths are looked up in the current directory, the run directory, the directory of
+the original config (``config_path`` / ``source`` key, if recorded) and the project root.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from workbench.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_METRIC_MAP = PROJECT_ROOT / "experiments" / "pakdd13" / "metric_map.yaml"
+
+
+@dataclass
+class ReportOptions:
+    """Everything the report needs besides the results summary."""
+
+    learners: list[str] = field(default_factory=list)
+    baseline: str | None = None
+    collections: dict[str, list[str]] = field(default_factory=dict)
+    draw_decimals: int | None | dict[str, int | None] = None
+    alpha: float = 0.05
+    paper_agreement: Path | None | bool = None  # None = automatic, False = off
+    scatter: list[tuple[str, str]] = field(default_factory=list)
+    name: str = ""
+
+    def decimals_for(self, metric: str) -> int | None:
+        """Draw-rounding decimals for one metric (None = exact)."""
+        if isinstance(self.draw_decimals, dict):
+            return self.draw_decimals.get(metric)
+        return self.draw_decimals
+
+
+def _learner_name(entry: Any, where: str) -> str:
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, Mapping):
+        for key in ("label", "name", "learner"):
+            if isinstance(entry.get(key), str):
+                return entry[key]
+        if len(entry) == 1:
+            return str(next(iter(entry)))
+    raise ConfigError(f"{where}: cannot read a learner name from {entry!r}")
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    """The run directory's resolved config as a plain dict ({} when absent)."""
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{line}: invalid YAML ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return dict(data)
+
+
+def resolve_path(value: str | Path, run_dir: Path, config: Mapping[str, Any]) -> Path:
+    """Find a relative path from the config (see module docstring for the search order)."""
+    p = Path(value).expanduser()
+    if p.is_absolute():
+        return p
+    bases = [Path.cwd(), Path(run_dir)]
+    for key in ("config_path", "source", "config_file"):
+        src = config.get(key)
+        if isinstance(src, str):
+            bases.append(Path(src).expanduser().parent)
+    bases.append(PROJECT_ROOT)
+    for base in bases:
+        if (base / p).exists():
+            return (base / p).resolve()
+    return (PROJECT_ROOT / p).resolve()
+
+
+def options_from_config(
+    config: Mapping[str, Any], run_dir: Path, present_learners: list[str]
+) -> ReportOptions:
+    """Build `ReportOptions` from a config dict and the learners found in the results."""
+    report = config.get("report") or {}
+    if not isinstance(report, Mapping):
+        raise ConfigError("report: expected a mapping of report options")
+    opts = ReportOptions(name=str(config.get("name") or Path(run_dir).name))
+
+    learners: list[str] = []
+    for i, entry in enumerate(config.get("learners") or []):
+        name = _learner_name(entry, f"learners[{i}]")
+        if name not in learners:
+            learners.append(name)
+    present = set(present_learners)
+    ordered = [n for n in learners if n in present]
+    ordered += [n for n in present_learners if n not in ordered]
+    opts.learners = ordered
+
+    baseline = report.get("baseline", config.get("baseline"))
+    if baseline is not None and str(baseline) not in present:
+        raise ConfigError(f"report.baseline: learner {baseline!r} has no results in this run")
+    if baseline is None:
+        baseline = "NB" if "NB" in present else (ordered[0] if ordered else None)
+    opts.baseline = None if baseline is None else str(baseline)
+
+    custom = report.get("collections") or {}
+    if not isinstance(custom, Mapping):
+        raise ConfigError("report.collections: expected a mapping {name: [data sets]}")
+    for key, members in custom.items():
+        if isinstance(members, str) or not isinstance(members, (list, tuple)):
+            raise ConfigError(f"report.collections.{key}: expected a list of data set names")
+        opts.collections[str(key)] = [str(m) for m in members]
+
+    dec = report.get("draw_decimals")
+    if isinstance(dec, Mapping):
+        opts.draw_decimals = {str(k): (None if v is None else int(v)) for k, v in dec.items()}
+    elif dec is not None:
+        if isinstance(dec, bool) or not isinstance(dec, int) or dec < 0:
+            raise ConfigError(f"report.draw_decimals: expected a non-negative integer, got {dec!r}")
+        opts.draw_decimals = int(dec)
+
+    alpha = report.get("alpha", 0.05)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ConfigError(f"report.alpha: expected a number in (0, 1), got {alpha!r}")
+    opts.alpha = float(alpha)
+
+    pa = report.get("paper_agreement")
+    if pa is False:
+        opts.paper_agreement = False
+    elif pa not in (None, True):
+        opts.paper_agreement = resolve_path(str(pa), run_dir, config)
+
+    for i, pair in enumerate(report.get("scatter") or []):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ConfigError(f"report.scatter[{i}]: expected a pair [learner A, learner B]")
+        a, b = str(pair[0]), str(pair[1])
+        for who in (a, b):
+            if who not in present:
+                raise ConfigError(f"report.scatter[{i}]: learner {who!r} has no results")
+        opts.scatter.append((a, b))
+    return opts

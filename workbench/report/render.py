@@ -1,0 +1,385 @@
+"""Render a run directory's report from stored results only (never re-trains).
+
+`render_report(run_dir)` reads ``store.load_summary(run_dir)`` (one row per complete
+(data set, learner)) and the resolved ``RUN_DIR/config.yaml`` (learner order, baseline,
+``report`` options; see `workbench.report.options`), and writes ``RUN_DIR/report/``::
+
+    report.md, report.html         the report (HTML self-contained: figures inline)
+    per_dataset_metrics.csv        tidy means ± std over folds per (data set, learner, metric)
+    paper_agreement.csv            one row per published cell (when the paper's learners ran)
+    paper_agreement_all.csv        … for every metric mapping (e.g. both RMSEs)
+    tables/wdl.csv                 tidy W/D/L: metric, collection, row, col, w, d, l, p, sig
+    tables/wdl_<metric>.md|.tex    the paper-style lower-triangle tables per collection
+    tables/wilcoxon.csv, ranks.csv, friedman.csv, per_dataset_<metric>.md,
+    tables/paper_agreement_totals.csv
+    figures/*.png|.pdf             Figs. 1-4, CD diagrams, scatter plots
+
+Every file is written atomically; all output is byte-for-byte reproducible except the one
+line of report.md / report.html marked ``<!-- timestamp -->`` (set ``SOURCE_DATE_EPOCH`` to
+fix it too).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import WorkbenchError
+from workbench.report import agreement as agr
+from workbench.report import tables as tb
+from workbench.report._io import write_csv, write_text
+from workbench.report.options import DEFAULT_METRIC_MAP, ReportOptions, options_from_config, read_config
+from workbench.stats.groups import collections as make_collections
+from workbench.stats.groups import dataset_groups
+from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
+from workbench.stats.wdl import metric_matrix, wilcoxon_from_matrix
+
+REPORT_DIR = "report"
+CD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "bias", "variance")
+SCATTER_METRICS = (("zero_one_loss", False), ("rmse", False))
+TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
+
+
+def _timestamp() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch and epoch.isdigit()
+            else datetime.now(timezone.utc))
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _load_summary(run_dir: Path) -> pd.DataFrame:
+    try:
+        from workbench.experiment.store import load_summary
+    except ImportError as exc:  # pragma: no cover - store is part of the package
+        raise WorkbenchError(f"cannot read results of {run_dir}: {exc}") from None
+    return load_summary(run_dir)
+
+
+def _clean(summary: pd.DataFrame) -> pd.DataFrame:
+    for col in ("dataset", "learner", "n_instances"):
+        if col not in summary.columns:
+            raise WorkbenchError(f"results summary has no column {col!r}")
+    out = summary.copy()
+    out["dataset"] = out["dataset"].astype(str).astype(object)
+    out["learner"] = out["learner"].astype(str).astype(object)
+    return out
+
+
+def _metrics(summary: pd.DataFrame) -> list[str]:
+    return [m for m in tb.TABLE_METRICS
+            if m in summary.columns and pd.to_numeric(summary[m], errors="coerce").notna().any()]
+
+
+class _Report:
+    """Accumulates Markdown; knows the output folder."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.md: list[str] = []
+
+    def add(self, *blocks: str) -> None:
+        for b in blocks:
+            self.md.append(b.rstrip("\n") + "\n")
+
+    def figure(self, rel: str, caption: str, number: int) -> None:
+        self.add(f"![Figure {number}]({rel})\n_Figure {number}. {caption}_ "
+                 f"(PDF: [{Path(rel).with_suffix('.pdf').as_posix()}]"
+                 f"({Path(rel).with_suffix('.pdf').as_posix()}))")
+
+
+def render_report(
+    run_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    summary: pd.DataFrame | None = None,
+    config: Mapping[str, Any] | None = None,
+    figures: bool = True,
+) -> Path:
+    """Write the report of ``run_dir`` into ``out_dir`` (default ``RUN_DIR/report``).
+
+    Reads only ``store.load_summary(run_dir)`` and ``RUN_DIR/config.yaml`` (``summary`` /
+    ``config`` may be passed instead, e.g. by the runner or tests). ``figures=False``
+    skips the (slow) figures: tables, CSVs and report.md/.html only. Returns the folder.
+    """
+    if figures:
+        from workbench.report import figures as fg  # matplotlib only when drawing
+
+    run_dir = Path(run_dir)
+    out = Path(out_dir) if out_dir is not None else run_dir / REPORT_DIR
+    data = _clean(_load_summary(run_dir) if summary is None else summary)
+    if data.empty:
+        raise WorkbenchError(f"{run_dir}: no complete (data set, learner) results to report")
+    cfg = dict(read_config(run_dir) if config is None else config)
+    present = list(dict.fromkeys(data["learner"]))
+    opts = options_from_config(cfg, run_dir, present)
+    learners, baseline = opts.learners, opts.baseline
+    colls = make_collections(data, opts.collections)
+    groups = dataset_groups(data)
+    sizes = {c: len(m) for c, m in colls.items()}
+    metrics = _metrics(data)
+    decimals = (opts.draw_decimals if isinstance(opts.draw_decimals, dict)
+                else {m: opts.draw_decimals for m in metrics})
+
+    rep = _Report(out)
+    rep.add(f"# Report: {opts.name}", f"_Generated: {_timestamp()}_ {TIMESTAMP_MARK}")
+    rep.add("## Run", *[_run_lines(opts, data, colls, metrics)])
+
+    # ---- W/D/L tables
+    tidy = tb.wdl_tidy(data, learners, colls, metrics, decimals, opts.alpha)
+    write_csv(out / "tables" / "wdl.csv", tb.tidy_csv_frame(tidy))
+    rep.add("## Win/draw/loss tables",
+            "Laid out like the paper's Tables 2-5: the cell in row A, column B is A's "
+            "wins/draws/losses against B over the data sets of the collection (a win = A has "
+            "the lower value; lower is better for every metric). "
+            f"**Bold** = two-tailed binomial sign test on wins vs losses (draws excluded) "
+            f"p < {opts.alpha:g}. {_draw_rule(opts)} Times are CPU seconds. "
+            "Files: `tables/wdl_<metric>.md`, `.tex` and the tidy `tables/wdl.csv`.")
+    for m in metrics:
+        md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha)
+        write_text(out / "tables" / f"wdl_{m}.md", md)
+        write_text(out / "tables" / f"wdl_{m}.tex",
+                   tb.metric_latex(tidy, m, learners, sizes, opts.alpha))
+        rep.add(md)
+
+    # ---- Wilcoxon, Friedman, ranks
+    wil, rank_rows, fried_rows, cd_info = [], [], [], {}
+    for m in metrics:
+        wide_all = metric_matrix(data, m, learners)
+        for c, members in colls.items():
+            wide = tb.subset_rows(wide_all, members)
+            w = wilcoxon_from_matrix(wide, learners, opts.alpha)
+            w.insert(0, "collection", c)
+            w.insert(0, "metric", m)
+            wil.append(w)
+            fr = friedman_test(wide)
+            cd = nemenyi_cd(fr.n_learners, fr.n_datasets, opts.alpha) if (
+                fr.n_learners >= 2 and fr.n_datasets >= 1) else float("nan")
+            fried_rows.append([m, c, fr.n_datasets, fr.n_learners, fr.statistic, fr.p_value,
+                               fr.iman_davenport_f, fr.iman_davenport_p, cd])
+            for name, r in fr.average_ranks.items():
+                rank_rows.append([m, c, name, r, fr.n_datasets])
+            if c == "all":
+                cd_info[m] = (fr, cd)
+    if wil:
+        write_csv(out / "tables" / "wilcoxon.csv", pd.concat(wil, ignore_index=True))
+    write_csv(out / "tables" / "ranks.csv", pd.DataFrame(
+        rank_rows, columns=["metric", "collection", "learner", "average_rank", "n_datasets"]))
+    write_csv(out / "tables" / "friedman.csv", pd.DataFrame(fried_rows, columns=[
+        "metric", "collection", "n_datasets", "n_learners", "friedman_chi2", "friedman_p",
+        "iman_davenport_f", "iman_davenport_p", "nemenyi_cd"]))
+
+    # ---- figures
+    fig_no = 0
+    rep.add("## Figures", "" if figures else "_Figures were not rendered (--no-figures)._",
+            f"Bars are normalised to the baseline **{baseline}**: the geometric mean over the "
+            f"collection's data sets of value(learner) / value({baseline}) on each data set "
+            "(1 = same as the baseline, lower is better). A data set where both values are 0 "
+            "counts as ratio 1; one where exactly one of the two is 0 (ratio 0 or infinite) or "
+            "a value is missing is left out of that learner's mean and the caption says so.")
+    if baseline is not None and figures:
+        for stem, (title, ms) in fg.BAR_FIGURES.items():
+            ms = [m for m in ms if m in metrics]
+            if not ms:
+                continue
+            fig, caption = fg.normalised_bar_figure(data, ms, learners, baseline, colls, title)
+            fg.save_figure(fig, out / "figures" / stem)
+            fig_no += 1
+            rep.figure(f"figures/{stem}.png", caption, fig_no)
+
+    rep.add("## Average ranks and critical differences",
+            "Average rank over the data sets of the collection 'all' on which every learner "
+            "has a value (1 = lowest value; ties share the average rank). Friedman test with "
+            f"Iman-Davenport's F; Nemenyi CD = q_α·sqrt(k(k+1)/(6N)) at α = {opts.alpha:g}. "
+            "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`.")
+    rep.add(_ranks_markdown(cd_info, learners))
+    for m in CD_METRICS:
+        if m not in cd_info:
+            continue
+        fr, cd = cd_info[m]
+        if not figures or fr.n_datasets < 1 or fr.n_learners < 2 or np.isnan(cd):
+            continue
+        label = tb.TABLE_METRICS[m]
+        fig = fg.cd_diagram(fr.average_ranks, cd, nemenyi_cliques(fr.average_ranks, cd),
+                            f"{label}: average ranks over {fr.n_datasets} data sets "
+                            f"(Nemenyi CD at α = {opts.alpha:g})")
+        fg.save_figure(fig, out / "figures" / f"cd_{m}")
+        fig_no += 1
+        rep.figure(f"figures/cd_{m}.png",
+                   f"Critical-difference diagram, {label}, all data sets (N = "
+                   f"{fr.n_datasets}, k = {fr.n_learners}, CD = {cd:.3f}). Learners joined "
+                   "by a thick bar are not significantly different (Nemenyi test).", fig_no)
+
+    if baseline is not None and len(learners) >= 2 and figures:
+        rep.add("## Per-data-set scatter plots",
+                f"Each learner (y) against the baseline {baseline} (x), one point per data "
+                "set, coloured by size group; points below the dashed diagonal are data sets "
+                "where the learner's value is lower.")
+        pairs = [(name, baseline) for name in learners if name != baseline]
+        for m, log in SCATTER_METRICS:
+            if m not in metrics:
+                continue
+            fig = fg.scatter_figure(data, m, pairs, groups, log=log,
+                                    title=f"{tb.TABLE_METRICS[m]} per data set vs {baseline}"
+                                          + (" (log axes)" if log else ""))
+            fg.save_figure(fig, out / "figures" / f"scatter_{m}")
+            fig_no += 1
+            rep.figure(f"figures/scatter_{m}.png",
+                       f"{tb.TABLE_METRICS[m]} of each learner against {baseline}, per data "
+                       "set" + (" (log axes; zero values not shown)" if log else "") + ".",
+                       fig_no)
+        if opts.scatter:
+            for m in ("zero_one_loss", "rmse"):
+                if m not in metrics:
+                    continue
+                fig = fg.scatter_figure(data, m, opts.scatter, groups,
+                                        title=f"{tb.TABLE_METRICS[m]}: configured pairs")
+                fg.save_figure(fig, out / "figures" / f"scatter_pairs_{m}")
+                fig_no += 1
+                rep.figure(f"figures/scatter_pairs_{m}.png",
+                           f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
+                           "(report.scatter).", fig_no)
+
+    # ---- paper agreement
+    _agreement_section(rep, data, opts, colls, decimals)
+
+    # ---- appendix
+    per = tb.per_dataset_tidy(data, learners, groups, metrics)
+    write_csv(out / "per_dataset_metrics.csv", per)
+    rep.add("## Appendix: metrics per data set",
+            "Mean over folds ± standard deviation over folds (where stored); times are total "
+            "CPU seconds over all folds. Also in `per_dataset_metrics.csv`.")
+    for m in metrics:
+        md = tb.per_dataset_markdown(per, m, learners)
+        write_text(out / "tables" / f"per_dataset_{m}.md", md)
+        rep.add(md)
+
+    text = "\n".join(rep.md)
+    write_text(out / "report.md", text)
+    from workbench.report.html import markdown_to_html
+
+    write_text(out / "report.html", markdown_to_html(text, f"Report: {opts.name}", out))
+    return out
+
+
+def _draw_rule(opts: ReportOptions) -> str:
+    if opts.draw_decimals is None:
+        return "A draw = exactly equal values."
+    if isinstance(opts.draw_decimals, dict):
+        spec = ", ".join(f"{k}: {v}" for k, v in sorted(opts.draw_decimals.items()))
+        return f"A draw = equal values after rounding (decimals per metric: {spec})."
+    return f"A draw = equal values after rounding to {opts.draw_decimals} decimals."
+
+
+def _run_lines(opts: ReportOptions, data: pd.DataFrame, colls: Mapping[str, list[str]],
+               metrics: list[str]) -> str:
+    lines = [
+        f"- Learners (config order): {', '.join(opts.learners)}",
+        f"- Baseline for the figures: {opts.baseline}",
+        f"- Data sets with results: {data['dataset'].nunique()}; (data set, learner) "
+        f"pairs: {len(data)}",
+        "- Collections: " + "; ".join(f"{c} = {len(m)}" for c, m in colls.items()),
+        "- Size groups: the paper's (catalog) group per data set, else by instances: large "
+        "> 10,000, medium 1,000 < n ≤ 10,000, small n ≤ 1,000",
+        f"- Metrics: {', '.join(metrics)}",
+    ]
+    incomplete = []
+    per_learner = data.groupby("learner")["dataset"].nunique()
+    n_all = data["dataset"].nunique()
+    for name in opts.learners:
+        if per_learner.get(name, 0) < n_all:
+            incomplete.append(f"{name} ({per_learner.get(name, 0)}/{n_all})")
+    if incomplete:
+        lines.append("- Learners without results on every data set (pairs are compared on "
+                     "the data sets both have): " + ", ".join(incomplete))
+    return "\n".join(lines)
+
+
+def _ranks_markdown(cd_info: Mapping[str, Any], learners: list[str]) -> str:
+    if not cd_info:
+        return ""
+    head = "| metric | N | " + " | ".join(learners) + " | Friedman p | CD |"
+    lines = [head, "|---|---:|" + "---:|" * len(learners) + "---:|---:|"]
+    for m, (fr, cd) in cd_info.items():
+        cells = [f"{fr.average_ranks.get(n, np.nan):.2f}" for n in learners]
+        p = "" if np.isnan(fr.p_value) else f"{fr.p_value:.3g}"
+        c = "" if np.isnan(cd) else f"{cd:.3f}"
+        lines.append(f"| {tb.TABLE_METRICS.get(m, m)} | {fr.n_datasets} | "
+                     + " | ".join(cells) + f" | {p} | {c} |")
+    return "\n".join(lines) + "\n"
+
+
+def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
+                       colls: Mapping[str, list[str]], decimals: Any) -> None:
+    """Compare with the published cells when configured or when the paper's learners ran."""
+    if opts.paper_agreement is False:
+        return
+    configured = isinstance(opts.paper_agreement, Path)
+    path = opts.paper_agreement if configured else DEFAULT_METRIC_MAP
+    if not configured and not path.is_file():
+        return
+    mm = agr.load_metric_map(path)
+    paper = agr.load_paper_wdl(mm.paper_wdl)
+    present = set(data["learner"])
+    theirs = agr.paper_learners(paper, mm)
+    if not configured and sum(n in present for n in theirs) < 2:
+        return
+    full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha)
+    primary = agr.primary_rows(full, mm)
+    write_csv(rep.out / "paper_agreement.csv", primary)
+    write_csv(rep.out / "paper_agreement_all.csv", full)
+    totals = agr.agreement_totals(full)
+    write_csv(rep.out / "tables" / "paper_agreement_totals.csv", totals)
+
+    missing = [n for n in dict.fromkeys(theirs) if n not in present]
+    rep.add("## Agreement with the published win/draw/loss tables",
+            f"Published cells: `{mm.paper_wdl.name}` ({len(paper)} cells), names mapped by "
+            f"`{mm.path.name}`. For each cell whose two learners were run, our record is "
+            "computed over the data sets actually run in the same collection; the paper's "
+            "p-value is recomputed from its wins and losses with the same sign test. "
+            "Same direction = sign(wins − losses) equal; significant reversal = both "
+            "significant in opposite directions. Files: `paper_agreement.csv` (primary "
+            "metric mapping, one row per cell), `paper_agreement_all.csv` (every mapping).")
+    if missing:
+        rep.add(f"Learners of the paper not in this run (their cells are skipped): "
+                f"{', '.join(missing)}.")
+    rep.add(f"**Primary mapping: {agr.headline(primary)}.**")
+    lines = ["| paper metric | our metric | cells | same direction | paper significant | "
+             "both significant, same direction | significant reversals |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for r in totals.itertuples(index=False):
+        lines.append(f"| {r.metric} | {r.our_metric} | {r.cells} | {r.same_direction} | "
+                     f"{r.paper_significant} | {r.both_significant_same} | "
+                     f"{r.significant_reversals} |")
+    rep.add("\n".join(lines))
+    for pm, ours in mm.metrics.items():
+        if len(ours) > 1:
+            best = agr.better_mapping(full, pm)
+            rule = ("(most cells in the same direction, then fewest significant reversals, "
+                    "then most cells significant in the same direction)")
+            if len(best) == 1:
+                rep.add(f"The paper's `{pm}` agrees better with our `{best[0]}` {rule}.")
+            elif best:
+                rep.add(f"The paper's `{pm}` agrees equally well with our "
+                        + " and ".join(f"`{b}`" for b in best) + f" {rule}.")
+    bad = primary[~primary["same_direction"]]
+    rep.add(f"### Cells not in the same direction (primary mapping): {len(bad)}")
+    if len(bad):
+        lines = ["| metric | collection | row | col | paper w/d/l | paper p | ours w/d/l | "
+                 "our p | significant reversal |", "|---|---|---|---|---|---:|---|---:|---|"]
+        for r in bad.itertuples(index=False):
+            lines.append(
+                f"| {r.metric} | {r.collection} | {r.row} | {r.col} | "
+                f"{_b(f'{r.paper_wins}/{r.paper_draws}/{r.paper_losses}', r.paper_significant)}"
+                f" | {r.paper_p_value:.3g} | "
+                f"{_b(f'{r.our_wins}/{r.our_draws}/{r.our_losses}', r.our_significant)} | "
+                f"{r.our_p_value:.3g} | {'yes' if r.significant_reversal else ''} |")
+        rep.add("\n".join(lines))
+
+
+def _b(text: str, bold: bool) -> str:
+    return f"**{text}**" if bold else text

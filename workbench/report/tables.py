@@ -1,0 +1,243 @@
+"""Win/draw/loss tables laid out like the paper's Tables 2–5, and per-data-set tables.
+
+A W/D/L table is the lower triangle: one row per learner except the first, one column per
+learner except the last, both in config order; the cell in row A, column B is A's
+"wins/draws/losses" against B (a win = A has the lower value). Significant cells (two-tailed
+sign test, p < alpha) are bold: ``**w/d/l**`` in Markdown, ``\\textbf{w/d/l}`` in LaTeX.
+The tidy CSV has one line per cell: metric, collection, row, col, wins, draws, losses,
+p_value, significant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from workbench.stats.wdl import ALPHA, metric_matrix, wdl_from_matrix
+
+# metric column -> (title used in tables/figures, "lower is better" always holds)
+TABLE_METRICS: dict[str, str] = {
+    "bias": "Bias",
+    "variance": "Variance",
+    "zero_one_loss": "0-1 loss",
+    "rmse": "RMSE (Weka, all classes)",
+    "rmse_true_class": "RMSE (true class)",
+    "log_loss": "Log loss",
+    "train_cpu_seconds": "Training time (CPU seconds)",
+    "test_cpu_seconds": "Classification time (CPU seconds)",
+}
+
+TIDY_COLUMNS = [
+    "metric", "collection", "row", "col", "wins", "draws", "losses", "p_value", "significant",
+]
+
+COLLECTION_TITLES = {
+    "all": "All data sets",
+    "large": "Large data sets (> 10,000 instances)",
+    "medium": "Medium data sets (1,000 < n ≤ 10,000)",
+    "small": "Small data sets (n ≤ 1,000)",
+}
+
+
+def collection_title(name: str, n: int | None = None) -> str:
+    """Human title of a collection, with its number of data sets when given."""
+    base = COLLECTION_TITLES.get(name, f"Collection '{name}'")
+    return base if n is None else f"{base}: {n} data set{'' if n == 1 else 's'} run"
+
+
+def wdl_tidy(
+    summary: pd.DataFrame,
+    learners: Sequence[str],
+    collections: Mapping[str, Sequence[str]],
+    metrics: Sequence[str] = tuple(TABLE_METRICS),
+    decimals: Mapping[str, int | None] | int | None = None,
+    alpha: float = ALPHA,
+) -> pd.DataFrame:
+    """Tidy W/D/L records for every metric × collection × lower-triangle learner pair."""
+    parts = []
+    for metric in metrics:
+        if metric not in summary.columns:
+            continue
+        dec = decimals.get(metric) if isinstance(decimals, Mapping) else decimals
+        wide_all = metric_matrix(summary, metric, list(learners))
+        for coll, members in collections.items():
+            wide = subset_rows(wide_all, members)
+            t = wdl_from_matrix(wide, learners, decimals=dec, alpha=alpha)
+            t.insert(0, "collection", coll)
+            t.insert(0, "metric", metric)
+            parts.append(t)
+    if not parts:
+        return pd.DataFrame(columns=TIDY_COLUMNS)
+    out = pd.concat(parts, ignore_index=True)
+    return out[TIDY_COLUMNS + ["n"]].reset_index(drop=True)
+
+
+def subset_rows(wide: pd.DataFrame, datasets: Sequence[str]) -> pd.DataFrame:
+    """The rows of a data set × learner matrix for ``datasets`` (those present, sorted)."""
+    keep = sorted(set(map(str, datasets)) & set(wide.index))
+    return wide.loc[keep]
+
+
+def _grid(tidy: pd.DataFrame, learners: Sequence[str], bold: tuple[str, str]) -> list[list[str]]:
+    """Rows of the lower-triangle grid: [row learner, cell for col 0, ..., cell for col k-2]."""
+    cells = {
+        (r.row, r.col): (f"{r.wins}/{r.draws}/{r.losses}", bool(r.significant))
+        for r in tidy.itertuples(index=False)
+    }
+    out = []
+    for i in range(1, len(learners)):
+        line = [learners[i]]
+        for j in range(len(learners) - 1):
+            if j >= i or (learners[i], learners[j]) not in cells:
+                line.append("")
+                continue
+            text, sig = cells[(learners[i], learners[j])]
+            line.append(f"{bold[0]}{text}{bold[1]}" if sig else text)
+        out.append(line)
+    return out
+
+
+def markdown_table(tidy: pd.DataFrame, learners: Sequence[str]) -> str:
+    """One lower-triangle W/D/L table (one metric, one collection) as Markdown."""
+    learners = list(learners)
+    if len(learners) < 2:
+        return "_(fewer than two learners: nothing to compare)_\n"
+    header = [""] + learners[:-1]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in _grid(tidy, learners, ("**", "**")):
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _tex(s: str) -> str:
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+    return "".join(repl.get(ch, ch) for ch in s)
+
+
+def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label: str) -> str:
+    """One lower-triangle W/D/L table as a LaTeX ``table`` (significant cells bold)."""
+    learners = list(learners)
+    if len(learners) < 2:
+        return f"% {caption}: fewer than two learners\n"
+    ncol = len(learners) - 1
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        r"\scriptsize",
+        rf"\caption{{{_tex(caption)}}}",
+        rf"\label{{{label}}}",
+        r"\begin{tabular}{l" + "c" * ncol + "}",
+        r"\hline",
+        " & ".join([""] + [_tex(x) for x in learners[:-1]]) + r" \\",
+        r"\hline",
+    ]
+    for row in _grid(tidy, learners, (r"\textbf{", "}")):
+        lines.append(" & ".join([_tex(row[0])] + row[1:]) + r" \\")
+    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def metric_markdown(
+    tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
+    alpha: float = ALPHA,
+) -> str:
+    """All collections of one metric as a Markdown document (like the paper's Table 4)."""
+    title = TABLE_METRICS.get(metric, metric)
+    parts = [
+        f"### Win/draw/loss: {title}\n",
+        f"Row learner vs column learner over data sets (win = row has the lower {title}); "
+        f"**bold** = two-tailed sign test p < {alpha:g}.\n",
+    ]
+    sub = tidy[tidy["metric"] == metric]
+    for coll in dict.fromkeys(sub["collection"]):
+        parts.append(f"#### {collection_title(coll, sizes.get(coll))}\n")
+        parts.append(markdown_table(sub[sub["collection"] == coll], learners))
+    return "\n".join(parts)
+
+
+def metric_latex(
+    tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
+    alpha: float = ALPHA,
+) -> str:
+    """All collections of one metric as LaTeX tables (one ``table`` per collection)."""
+    title = TABLE_METRICS.get(metric, metric)
+    sub = tidy[tidy["metric"] == metric]
+    out = [f"% Win/draw/loss of {title}; bold = two-tailed sign test p < {alpha:g}\n"]
+    for coll in dict.fromkeys(sub["collection"]):
+        caption = f"Win/Draw/Loss of {title} comparison, {collection_title(coll, sizes.get(coll))}"
+        out.append(latex_table(sub[sub["collection"] == coll], learners, caption,
+                               f"tab:wdl-{metric}-{coll}".replace("_", "-")))
+    return "\n".join(out)
+
+
+def tidy_csv_frame(tidy: pd.DataFrame) -> pd.DataFrame:
+    """The columns of the tidy W/D/L CSV (metric, collection, row, col, w, d, l, p, sig)."""
+    return tidy[TIDY_COLUMNS].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------- per data set
+def _fmt(value: float, metric: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if metric.endswith("_seconds"):
+        return f"{value:.3g}"
+    return f"{value:.4f}"
+
+
+def per_dataset_tidy(
+    summary: pd.DataFrame, learners: Sequence[str], groups: Mapping[str, str],
+    metrics: Sequence[str] = tuple(TABLE_METRICS),
+) -> pd.DataFrame:
+    """Tidy per-(data set, learner, metric) means and standard deviations over folds."""
+    rows = []
+    frame = summary.copy()
+    frame["dataset"] = frame["dataset"].astype(str)
+    frame["learner"] = frame["learner"].astype(str)
+    order = {name: i for i, name in enumerate(learners)}
+    frame = frame[frame["learner"].isin(order)]
+    frame = frame.assign(_o=frame["learner"].map(order)).sort_values(
+        ["dataset", "_o"], kind="mergesort")
+    for rec in frame.to_dict("records"):
+        for metric in metrics:
+            if metric not in frame.columns:
+                continue
+            std = rec.get(f"{metric}_std", np.nan)
+            rows.append([
+                rec["dataset"], groups.get(rec["dataset"], ""), rec.get("n_instances"),
+                rec["learner"], metric, rec[metric], std,
+            ])
+    return pd.DataFrame(
+        rows, columns=["dataset", "size_group", "n_instances", "learner", "metric", "mean", "std"]
+    )
+
+
+def per_dataset_markdown(tidy: pd.DataFrame, metric: str, learners: Sequence[str]) -> str:
+    """Data set × learner table of one metric, cells ``mean ± std`` (std over folds)."""
+    sub = tidy[tidy["metric"] == metric]
+    learners = [name for name in learners if name in set(sub["learner"])]
+    title = TABLE_METRICS.get(metric, metric)
+    lines = [
+        f"### {title} per data set (mean ± std over folds)\n",
+        "| data set | group | n | " + " | ".join(learners) + " |",
+        "|---|---|---:|" + "---:|" * len(learners),
+    ]
+    for ds, g in sub.groupby("dataset", sort=True):
+        by = {r.learner: r for r in g.itertuples(index=False)}
+        first = g.iloc[0]
+        n = first["n_instances"]
+        n_text = "" if pd.isna(n) else str(int(n))
+        cells = []
+        for name in learners:
+            r = by.get(name)
+            if r is None:
+                cells.append("")
+                continue
+            m = _fmt(float(r.mean), metric)
+            s = _fmt(float(r.std), metric) if pd.notna(r.std) else ""
+            cells.append(f"{m} ± {s}" if s else m)
+        lines.append(f"| {ds} | {first['size_group']} | {n_text} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
