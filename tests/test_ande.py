@@ -1,0 +1,580 @@
+"""AnDE family (SPEC §2): hand-computed probabilities, an independent brute-force reference,
+identities between variants, the counting layer, and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction as Fr
+
+import numpy as np
+import pytest
+
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import LearnerError, WorkbenchError
+from workbench.learners import counts as counts_mod
+from workbench.learners import registry
+from workbench.learners.ande import AnDE
+from workbench.learners.counts import AnDECounts, BlockStore, colex_combinations
+
+from conftest import needs_shared, shared_file
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+def make(rows, classes=2, cards=None, name="toy"):
+    """Dataset from rows of ints/None (last column = class code, None = missing)."""
+    X = np.array([[np.nan if v is None else v for v in r[:-1]] for r in rows], dtype=float)
+    y = np.array([-1 if r[-1] is None else r[-1] for r in rows], dtype=int)
+    d = X.shape[1]
+    if cards is None:
+        cards = [int(np.nanmax(X[:, i])) + 1 if np.isfinite(X[:, i]).any() else 1
+                 for i in range(d)]
+    atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(cards[i]))) for i in range(d))
+    cls = Attribute("class", tuple(f"c{j}" for j in range(classes)))
+    return Dataset(name, atts, cls, X, y)
+
+
+def test_rows(train, rows):
+    """Test Dataset with train's header (class unknown)."""
+    X = np.array([[np.nan if v is None else v for v in r] for r in rows], dtype=float)
+    return train.replace(X=X, y=np.full(len(rows), -1))
+
+
+test_rows.__test__ = False  # not a test
+
+
+def norm(scores):
+    t = sum(scores)
+    return [float(s / t) for s in scores]
+
+
+def proba(learner, train, rows):
+    return learner.fit(train).predict_proba(test_rows(train, rows))
+
+
+def random_data(n, d, cards, K, seed, missing=0.0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n)
+    X = np.stack([rng.integers(0, c, n) for c in cards], 1).astype(float)
+    X[:, 0] = (y + rng.integers(0, 2, n)) % cards[0]  # class-dependent attribute
+    if d > 2:
+        X[:, 2] = (X[:, 1] + (rng.random(n) < 0.3)) % cards[2]  # attribute dependence
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(c))) for i, c in enumerate(cards))
+    return Dataset(f"r{seed}", atts, Attribute("cls", tuple(f"c{k}" for k in range(K))), X, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# brute-force reference: SPEC §2 transcribed literally, counting by scanning the rows
+# ----------------------------------------------------------------------------------------------
+def reference_proba(train, test, n, m=1.0, F=1, C=None, weighted=False):
+    tr = train.without_missing_class()
+    X, Y = tr.codes(), tr.y
+    cards, K, N = list(tr.cardinalities), tr.n_classes, tr.n_instances
+    d = X.shape[1]
+
+    def cnt(assign, y=None, missing=()):
+        return sum(1 for r in range(N)
+                   if (y is None or Y[r] == y) and all(X[r, a] == v for a, v in assign)
+                   and all(X[r, a] < 0 for a in missing))
+
+    def present(s):
+        return sum(1 for r in range(N) if all(X[r, a] >= 0 for a in s))
+
+    def mi(s):
+        vs, T, tot = math.prod(cards[a] for a in s), present(s), 0.0
+        for xs in itertools.product(*[range(cards[a]) for a in s]):
+            asg = list(zip(s, xs))
+            px = (cnt(asg) + m / vs) / (T + m)
+            for y in range(K):
+                py = (cnt([], y) + m / K) / (N + m)
+                pxy = (cnt(asg, y) + m / (K * vs)) / (T + m)
+                if pxy >= 1e-6 and px * py >= 1e-6:
+                    tot += pxy * math.log2(pxy / (px * py))
+        return tot
+
+    out = []
+    for x in test.codes():
+        A = [a for a in range(d) if x[a] >= 0]
+        if C is not None:
+            gone = set()
+            for i in A:
+                for j in A:
+                    ci, cj, cij = cnt([(i, x[i])]), cnt([(j, x[j])]), cnt([(i, x[i]), (j, x[j])])
+                    if i != j and cj > C and cij == cj and not (ci == cj and i < j):
+                        gone.add(i)
+            A = [a for a in A if a not in gone]
+        res = None
+        for lev in range(n, 0, -1):
+            sets = [s for s in itertools.combinations(A, lev)
+                    if cnt([(a, x[a]) for a in s]) >= F]
+            if not sets:
+                continue
+            ws = [mi(s) if weighted else 1.0 for s in sets]
+            if sum(ws) == 0:
+                ws = [1.0] * len(sets)
+            sc = np.zeros(K)
+            for s, w in zip(sets, ws):
+                asg = [(a, x[a]) for a in s]
+                vs, T = math.prod(cards[a] for a in s), present(s)
+                for y in range(K):
+                    cy = cnt(asg, y)
+                    p = (cy + m / (K * vs)) / (T + m)
+                    for c in A:
+                        if c not in s:
+                            p *= (cnt(asg + [(c, x[c])], y) + m / cards[c]) / (
+                                cy - cnt(asg, y, missing=[c]) + m)
+                    sc[y] += w * p
+            res = sc / sc.sum()
+            break
+        if res is None:
+            sc = np.zeros(K)
+            for y in range(K):
+                p = (cnt([], y) + m / K) / (N + m)
+                for c in A:
+                    den = sum(cnt([(c, v)], y) for v in range(cards[c]))
+                    p *= (cnt([(c, x[c])], y) + m / cards[c]) / (den + m)
+                sc[y] = p
+            res = sc / sc.sum()
+        out.append(res)
+    return np.array(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# hand-computed cases
+# ----------------------------------------------------------------------------------------------
+# Toy data: a ∈ {0,1}, b ∈ {0,1}, c ∈ {0,1,2}, two classes, N = 7, m = 1.
+#   r1 (0,0,0|0) r2 (0,1,1|0) r3 (1,0,2|0) r4 (1,1,1|1) r5 (0,1,0|1) r6 (1,1,1|1) r7 (0,0,2|0)
+# #y0 = 4 (r1 r2 r3 r7), #y1 = 3 (r4 r5 r6). Test instance x = (a0, b1, c1).
+TOY = [(0, 0, 0, 0), (0, 1, 1, 0), (1, 0, 2, 0), (1, 1, 1, 1), (0, 1, 0, 1), (1, 1, 1, 1),
+       (0, 0, 2, 0)]
+X_TOY = [(0, 1, 1)]
+
+
+def toy():
+    return make(TOY, cards=[2, 2, 3])
+
+
+def test_nb_hand():
+    # P(y0) = (4 + 1/2)/(7 + 1), P(y1) = (3 + 1/2)/8
+    # y0: #(a0)=3 #(b1)=1 #(c1)=1 of 4 → (3+1/2)/5, (1+1/2)/5, (1+1/3)/5
+    # y1: #(a0)=1 #(b1)=3 #(c1)=2 of 3 → (1+1/2)/4, (3+1/2)/4, (2+1/3)/4
+    s0 = Fr(9, 2) / 8 * Fr(7, 2) / 5 * Fr(3, 2) / 5 * Fr(4, 3) / 5
+    s1 = Fr(7, 2) / 8 * Fr(3, 2) / 4 * Fr(7, 2) / 4 * Fr(7, 3) / 4
+    p = proba(AnDE(n=0), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([s0, s1]), rtol=1e-12)
+    np.testing.assert_allclose(p, proba(registry.create("NB"), toy(), X_TOY), rtol=0, atol=0)
+
+
+def a1de_toy_terms():
+    """Per-parent terms P(y, x_p) Π P(x_c | y, x_p) for x = (a0, b1, c1); N − miss = 7."""
+    # parent a0 (#=4): #(y,a0) = 3, 1 → P = (3 + 1/4)/8, (1 + 1/4)/8
+    #   b1: #(y,a0,b1) = 1, 1 → (1+1/2)/(3+1), (1+1/2)/(1+1)
+    #   c1: #(y,a0,c1) = 1, 0 → (1+1/3)/(3+1), (0+1/3)/(1+1)
+    ta = (Fr(13, 4) / 8 * Fr(3, 2) / 4 * Fr(4, 3) / 4,
+          Fr(5, 4) / 8 * Fr(3, 2) / 2 * Fr(1, 3) / 2)
+    # parent b1 (#=4): #(y,b1) = 1, 3 → (1 + 1/4)/8, (3 + 1/4)/8
+    #   a0: #(y,b1,a0) = 1, 1 → (1+1/2)/(1+1), (1+1/2)/(3+1)
+    #   c1: #(y,b1,c1) = 1, 2 → (1+1/3)/(1+1), (2+1/3)/(3+1)
+    tb = (Fr(5, 4) / 8 * Fr(3, 2) / 2 * Fr(4, 3) / 2,
+          Fr(13, 4) / 8 * Fr(3, 2) / 4 * Fr(7, 3) / 4)
+    # parent c1 (#=3): #(y,c1) = 1, 2 → (1 + 1/6)/8, (2 + 1/6)/8
+    #   a0: #(y,c1,a0) = 1, 0 → (1+1/2)/(1+1), (0+1/2)/(2+1)
+    #   b1: #(y,c1,b1) = 1, 2 → (1+1/2)/(1+1), (2+1/2)/(2+1)
+    tc = (Fr(7, 6) / 8 * Fr(3, 2) / 2 * Fr(3, 2) / 2,
+          Fr(13, 6) / 8 * Fr(1, 2) / 3 * Fr(5, 2) / 3)
+    return ta, tb, tc
+
+
+def test_a1de_hand():
+    ta, tb, tc = a1de_toy_terms()
+    p = proba(AnDE(n=1), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([ta[0] + tb[0] + tc[0], ta[1] + tb[1] + tc[1]]),
+                               rtol=1e-12)
+
+
+def test_a2de_hand():
+    # parent (a0,b1) (#=2): #(y,a0,b1) = 1, 1 → (1 + 1/8)/8 each
+    #   c1: #(y,a0,b1,c1) = 1, 0 → (1+1/3)/(1+1), (0+1/3)/(1+1)
+    # parent (a0,c1) (#=1): #(y,a0,c1) = 1, 0 → (1 + 1/12)/8, (0 + 1/12)/8
+    #   b1: #(y,a0,c1,b1) = 1, 0 → (1+1/2)/(1+1), (0+1/2)/(0+1)
+    # parent (b1,c1) (#=3): #(y,b1,c1) = 1, 2 → (1 + 1/12)/8, (2 + 1/12)/8
+    #   a0: #(y,b1,c1,a0) = 1, 0 → (1+1/2)/(1+1), (0+1/2)/(2+1)
+    s0 = (Fr(9, 8) / 8 * Fr(4, 3) / 2 + Fr(13, 12) / 8 * Fr(3, 2) / 2
+          + Fr(13, 12) / 8 * Fr(3, 2) / 2)
+    s1 = (Fr(9, 8) / 8 * Fr(1, 3) / 2 + Fr(1, 12) / 8 * Fr(1, 2) / 1
+          + Fr(25, 12) / 8 * Fr(1, 2) / 3)
+    p = proba(AnDE(n=2), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([s0, s1]), rtol=1e-12)
+    # frequency limit 2: (a0,c1) has #=1 < 2 and is left out
+    s0 = Fr(9, 8) / 8 * Fr(4, 3) / 2 + Fr(13, 12) / 8 * Fr(3, 2) / 2
+    s1 = Fr(9, 8) / 8 * Fr(1, 3) / 2 + Fr(25, 12) / 8 * Fr(1, 2) / 3
+    p = proba(AnDE(n=2, frequency_limit=2), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([s0, s1]), rtol=1e-12)
+
+
+def test_a3de_single_parent_triple():
+    # d = 3: the only parent set is (a,b,c), no children: P(y, a0,b1,c1) = (# + 1/(2·12))/8,
+    # #(y0, a0,b1,c1) = 1 (r2), #(y1, …) = 0
+    p = proba(AnDE(n=3), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([Fr(25, 24), Fr(1, 24)]), rtol=1e-12)
+
+
+def test_subsumption_hand():
+    # class-free counts at x = (a0,b1,c1): #(a0)=4 #(b1)=4 #(c1)=3,
+    # #(a0,b1)=2 #(a0,c1)=1 #(b1,c1)=3. #(c1) = #(b1,c1) = 3: b1 generalises c1, so with
+    # C = 2 (3 > 2) b1 is deleted (as parent and child); with C = 3 nothing is deleted.
+    ta, tb, tc = a1de_toy_terms()
+    # A1DE over {a, c}: parent a0 with child c1; parent c1 with child a0
+    sa = (Fr(13, 4) / 8 * Fr(4, 3) / 4, Fr(5, 4) / 8 * Fr(1, 3) / 2)
+    sc = (Fr(7, 6) / 8 * Fr(3, 2) / 2, Fr(13, 6) / 8 * Fr(1, 2) / 3)
+    p = proba(AnDE(n=1, subsumption=2), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([sa[0] + sc[0], sa[1] + sc[1]]), rtol=1e-12)
+    p = proba(AnDE(n=1, subsumption=3), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([ta[0] + tb[0] + tc[0], ta[1] + tb[1] + tc[1]]),
+                               rtol=1e-12)
+    # A2DE-S with C = 2: active {a, c}: single parent pair (a0,c1), no child
+    p = proba(AnDE(n=2, subsumption=2), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm([Fr(13, 12), Fr(1, 12)]), rtol=1e-12)
+    # NB-S with C = 2: NB over {a, c}
+    s0 = Fr(9, 2) / 8 * Fr(7, 2) / 5 * Fr(4, 3) / 5
+    s1 = Fr(7, 2) / 8 * Fr(3, 2) / 4 * Fr(7, 3) / 4
+    np.testing.assert_allclose(proba(AnDE(n=0, subsumption=2), toy(), X_TOY)[0],
+                               norm([s0, s1]), rtol=1e-12)
+
+
+def mi_term(pxy, px, py):
+    return 0.0 if pxy < 1e-6 or px * py < 1e-6 else pxy * math.log2(pxy / (px * py))
+
+
+def toy_mi_weights():
+    # P(y) = (#y + 1/2)/8: 4.5/8, 3.5/8. Attribute a: cells #(a,y): a0 → 3,1; a1 → 1,2;
+    # P(a,y) = (# + 1/4)/8, P(a) = (#a + 1/2)/8 with #a0 = 4, #a1 = 3.
+    py = (4.5 / 8, 3.5 / 8)
+    wa = sum(mi_term((c + 0.25) / 8, (ca + 0.5) / 8, py[y])
+             for ca, cells in ((4, (3, 1)), (3, (1, 2))) for y, c in enumerate(cells))
+    # b: b0 → 3,0 (#3); b1 → 1,3 (#4)
+    wb = sum(mi_term((c + 0.25) / 8, (cb + 0.5) / 8, py[y])
+             for cb, cells in ((3, (3, 0)), (4, (1, 3))) for y, c in enumerate(cells))
+    # c (3 values): c0 → 1,1 (#2); c1 → 1,2 (#3); c2 → 2,0 (#2); P(c,y) = (# + 1/6)/8,
+    # P(c) = (#c + 1/3)/8
+    wc = sum(mi_term((c + 1 / 6) / 8, (cc + 1 / 3) / 8, py[y])
+             for cc, cells in ((2, (1, 1)), (3, (1, 2)), (2, (2, 0))) for y, c in enumerate(cells))
+    return wa, wb, wc
+
+
+def test_weighted_hand():
+    wa, wb, wc = toy_mi_weights()
+    learner = AnDE(n=1, weighting="mi").fit(toy())
+    np.testing.assert_allclose(learner.weights(1), [wa, wb, wc], rtol=1e-12)
+    ta, tb, tc = a1de_toy_terms()
+    s = [wa * float(ta[y]) + wb * float(tb[y]) + wc * float(tc[y]) for y in (0, 1)]
+    p = learner.predict_proba(test_rows(toy(), X_TOY))
+    np.testing.assert_allclose(p[0], norm(s), rtol=1e-12)
+    # -SW with C = 2: b deleted, weights of a and c only
+    sa = (Fr(13, 4) / 8 * Fr(4, 3) / 4, Fr(5, 4) / 8 * Fr(1, 3) / 2)
+    sc = (Fr(7, 6) / 8 * Fr(3, 2) / 2, Fr(13, 6) / 8 * Fr(1, 2) / 3)
+    s = [wa * float(sa[y]) + wc * float(sc[y]) for y in (0, 1)]
+    p = proba(AnDE(n=1, subsumption=2, weighting="mi"), toy(), X_TOY)
+    np.testing.assert_allclose(p[0], norm(s), rtol=1e-12)
+
+
+def test_a2de_weighted_matches_reference():
+    for C in (None, 2):
+        p = proba(AnDE(n=2, weighting="mi", subsumption=C), toy(), X_TOY + [(1, 0, 2)])
+        ref = reference_proba(toy(), test_rows(toy(), X_TOY + [(1, 0, 2)]), 2, C=C, weighted=True)
+        np.testing.assert_allclose(p, ref, rtol=1e-12)
+
+
+# Missing values: a, b binary; r1 (0,0|0) r2 (0,?|0) r3 (1,1|1) r4 (?,1|1) r5 (0,1|1),
+# plus a row with a missing class (ignored). N = 5, #y0 = 2, #y1 = 3.
+MISS = [(0, 0, 0), (0, None, 0), (1, 1, 1), (None, 1, 1), (0, 1, 1), (1, 1, None)]
+
+
+def test_missing_values_hand():
+    train = make(MISS)
+    # NB at x = (0,1): P(y) = 2.5/6, 3.5/6; P(a0|y0) = (2+1/2)/(2+1), P(b1|y0) = (0+1/2)/(1+1)
+    # (one y0 row has b missing); P(a0|y1) = (1+1/2)/(2+1), P(b1|y1) = (3+1/2)/(3+1)
+    s0 = Fr(5, 2) / 6 * Fr(5, 2) / 3 * Fr(1, 2) / 2
+    s1 = Fr(7, 2) / 6 * Fr(3, 2) / 3 * Fr(7, 2) / 4
+    np.testing.assert_allclose(proba(AnDE(n=0), train, [(0, 1)])[0], norm([s0, s1]), rtol=1e-12)
+    # A1DE at x = (0,1): N − miss_a = N − miss_b = 4.
+    # parent a0: #(y,a0) = 2, 1 → (2+1/4)/5, (1+1/4)/5;
+    #   b1: #(y,a0,b1) = 0, 1; #(y,a0,b missing) = 1, 0 → (0+1/2)/(2−1+1), (1+1/2)/(1−0+1)
+    # parent b1: #(y,b1) = 0, 3 → (0+1/4)/5, (3+1/4)/5;
+    #   a0: #(y,b1,a0) = 0, 1; #(y,b1,a missing) = 0, 1 → (0+1/2)/(0+1), (1+1/2)/(3−1+1)
+    s0 = Fr(9, 4) / 5 * Fr(1, 2) / 2 + Fr(1, 4) / 5 * Fr(1, 2) / 1
+    s1 = Fr(5, 4) / 5 * Fr(3, 2) / 2 + Fr(13, 4) / 5 * Fr(3, 2) / 3
+    np.testing.assert_allclose(proba(AnDE(n=1), train, [(0, 1)])[0], norm([s0, s1]), rtol=1e-12)
+    # missing at test time: x = (0,?) → A1DE over {a}: P(y,a0) only
+    np.testing.assert_allclose(proba(AnDE(n=1), train, [(0, None)])[0],
+                               norm([Fr(9, 4), Fr(5, 4)]), rtol=1e-12)
+    # A2DE at x = (0,?): no pair → A1DE over {a}
+    np.testing.assert_allclose(proba(AnDE(n=2), train, [(0, None)])[0],
+                               norm([Fr(9, 4), Fr(5, 4)]), rtol=1e-12)
+    # all values missing → class prior (m-estimate) for every order and variant
+    for n in range(4):
+        for kw in ({}, {"subsumption": 0}, {"weighting": "mi"}):
+            np.testing.assert_allclose(proba(AnDE(n=n, **kw), train, [(None, None)])[0],
+                                       [2.5 / 6, 3.5 / 6], rtol=1e-12)
+
+
+def test_unseen_parent_value_falls_back():
+    # a declares 3 values, a2 never occurs in training.
+    train = make(MISS, cards=[3, 2])
+    # A1DE at x = (2,1): parent a2 has δ = 0 (skipped); parent b1 (#=3) is used with child
+    # a2: P(y,b1) = (#(y,b1) + 1/(2·2))/(4+1), P(a2|y,b1) = (0 + 1/3)/(#(y,b1) − #(y,b1,a?) + 1):
+    #   y0: (0+1/4)/5 · (0+1/3)/(0−0+1);  y1: (3+1/4)/5 · (0+1/3)/(3−1+1)
+    s0 = Fr(1, 4) / 5 * Fr(1, 3) / 1
+    s1 = Fr(13, 4) / 5 * Fr(1, 3) / 3
+    np.testing.assert_allclose(proba(AnDE(n=1), train, [(2, 1)])[0], norm([s0, s1]), rtol=1e-12)
+    # A2DE at x = (2,1): the only pair (a2,b1) is unseen → A1DE (same result)
+    np.testing.assert_allclose(proba(AnDE(n=2), train, [(2, 1)])[0], norm([s0, s1]), rtol=1e-12)
+    # A2DE at x = (1,0): #(a1,b0) = 0 → A1DE; frequency limit 2 → no single parent either → NB
+    t = [(1, 0)]
+    np.testing.assert_allclose(proba(AnDE(n=2), train, t), proba(AnDE(n=1), train, t), rtol=1e-13)
+    np.testing.assert_allclose(proba(AnDE(n=2, frequency_limit=2), train, t),
+                               proba(AnDE(n=0), train, t), rtol=1e-13)
+
+
+def test_subsumption_tie_deletes_higher_index_only():
+    # attribute 2 is a copy of attribute 0 but declares 3 values (so it is distinguishable
+    # through m/|X|). #(x_0) = #(x_2) = #(x_0,x_2) > C: only attribute 2 must be deleted.
+    base = random_data(300, 3, [2, 3, 2], 2, seed=5)
+    X = base.X.copy()
+    X[:, 2] = X[:, 0]
+    atts = base.attributes[:2] + (Attribute("copy", ("v0", "v1", "v2")),)
+    dup = base.replace(attributes=atts, X=X)
+    without = base.replace(attributes=base.attributes[:2], X=X[:, :2])
+    without_low = base.replace(attributes=base.attributes[1:2] + atts[2:], X=X[:, 1:])
+    for n in (1, 2):
+        got = AnDE(n=n, subsumption=10).fit(dup).predict_proba(dup)
+        want = AnDE(n=n).fit(without).predict_proba(without)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        other = AnDE(n=n).fit(without_low).predict_proba(without_low)
+        assert not np.allclose(got, other)  # deleting the lower index would differ
+
+
+# ----------------------------------------------------------------------------------------------
+# reference comparison on random data (missing values, SR, weights, frequency limit)
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1])
+def test_matches_reference_random(seed):
+    train = random_data(40, 5, [2, 3, 1, 4, 2], 3, seed=seed, missing=0.12)
+    y = train.y.copy()
+    y[:2] = -1
+    train = train.replace(y=y)
+    test = random_data(12, 5, [2, 3, 1, 4, 2], 3, seed=seed + 100, missing=0.2)
+    for n in range(4):
+        for C in (None, 2):
+            for w in (None, "mi"):
+                F = 1 + (n + seed) % 2
+                got = AnDE(n=n, subsumption=C, weighting=w, frequency_limit=F).fit(
+                    train).predict_proba(test)
+                want = reference_proba(train, test, n, F=F, C=C, weighted=w == "mi")
+                np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-14,
+                                           err_msg=f"n={n} C={C} w={w}")
+
+
+# ----------------------------------------------------------------------------------------------
+# identities
+# ----------------------------------------------------------------------------------------------
+def test_identities():
+    train = random_data(200, 6, [3, 2, 3, 4, 2, 5], 3, seed=3, missing=0.05)
+    test = random_data(50, 6, [3, 2, 3, 4, 2, 5], 3, seed=4, missing=0.05)
+    for n in (0, 1, 2):
+        plain = AnDE(n=n).fit(train).predict_proba(test)
+        # C ≥ data size: subsumption never fires
+        np.testing.assert_array_equal(AnDE(n=n, subsumption=10**6).fit(train).predict_proba(test),
+                                      plain)
+        # n = 0 ignores weights
+        if n == 0:
+            np.testing.assert_array_equal(AnDE(n=0, weighting="mi").fit(train).predict_proba(test),
+                                          plain)
+    # all-zero MI weights (single-valued attributes) → equal weights → unweighted
+    const = make([(0, 0, y) for y in (0, 1, 1, 0, 1)], cards=[1, 1])
+    t = test_rows(const, [(0, 0), (0, None)])
+    for n in (1, 2):
+        w = AnDE(n=n, weighting="mi").fit(const)
+        assert np.all(w.weights(n) == 0)
+        np.testing.assert_allclose(w.predict_proba(t), AnDE(n=n).fit(const).predict_proba(t),
+                                   rtol=1e-14)
+    # all-equal weights: two identical attributes
+    X = train.X[:, :1].repeat(2, axis=1)
+    two = train.replace(attributes=(train.attributes[0], Attribute("b", train.attributes[0].values)),
+                        X=X)
+    w = AnDE(n=1, weighting="mi").fit(two)
+    assert w.weights(1)[0] == w.weights(1)[1] > 0
+    np.testing.assert_allclose(w.predict_proba(two), AnDE(n=1).fit(two).predict_proba(two),
+                               rtol=1e-12)
+
+
+def test_derive_shares_counts():
+    train = random_data(200, 6, [3, 2, 3, 4, 2, 5], 3, seed=3, missing=0.05)
+    a2 = AnDE(n=2).fit(train)
+    for name in ("A2DE-S", "A2DE-W", "A2DE-SW", "A1DE", "A1DE-SW", "NB"):
+        spec = registry.get(name)
+        derived = a2.derive(**spec.defaults)
+        assert derived.counts_ is a2.counts_
+        fresh = registry.create(name).fit(train)
+        np.testing.assert_allclose(derived.predict_proba(train), fresh.predict_proba(train),
+                                   rtol=1e-13)
+    with pytest.raises(LearnerError):
+        AnDE(n=1).fit(train).derive(n=3)
+
+
+def test_partial_fit_chunks_equal_single_fit():
+    train = random_data(300, 5, [3, 2, 3, 4, 2], 3, seed=8, missing=0.0)
+    X = train.X.copy()
+    X[150:, 1] = np.where(np.arange(150) % 7 == 0, np.nan, X[150:, 1])  # missing only later
+    train = train.replace(X=X)
+    test = random_data(40, 5, [3, 2, 3, 4, 2], 3, seed=9, missing=0.1)
+    whole = AnDE(n=2, weighting="mi", subsumption=5).fit(train)
+    chunked = AnDE(n=2, weighting="mi", subsumption=5)
+    for lo in range(0, 300, 70):
+        chunked.partial_fit(train.take(np.arange(lo, min(lo + 70, 300))))
+    np.testing.assert_array_equal(chunked.predict_proba(test), whole.predict_proba(test))
+    for s in ([0], [1, 3], [0, 2, 4]):
+        np.testing.assert_array_equal(chunked.counts_.joint(s), whole.counts_.joint(s))
+    np.testing.assert_array_equal(chunked.counts_.child_missing([0, 2], 1),
+                                  whole.counts_.child_missing([0, 2], 1))
+
+
+# ----------------------------------------------------------------------------------------------
+# counting layer
+# ----------------------------------------------------------------------------------------------
+def test_counts_match_brute_force_dense_and_sparse(monkeypatch):
+    rng = np.random.default_rng(0)
+    n, cards, K = 200, [2, 3, 1, 4, 60], 3
+    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
+    X[rng.random(X.shape) < 0.1] = -1
+    y = rng.integers(0, K, n)
+    monkeypatch.setattr(counts_mod, "SPARSE_MIN_CELLS", 64)
+    monkeypatch.setattr(counts_mod, "SPARSE_ROW_FACTOR", 0)
+    ct = AnDECounts(cards, K, 3, parent_levels=2)
+    ct.partial_fit(X[:90], y[:90])
+    ct.partial_fit(X[90:], y[90:])
+    assert (ct.store.kind == counts_mod.KIND_SPARSE).any()
+    for l in (1, 2, 3):
+        for s in itertools.combinations(range(5), l):
+            ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+            for r in range(n):
+                if all(X[r, a] >= 0 for a in s):
+                    ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
+            np.testing.assert_array_equal(ct.joint(s), ref)
+    for s in itertools.combinations(range(5), 2):
+        for c in set(range(5)) - set(s):
+            ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+            for r in range(n):
+                if all(X[r, a] >= 0 for a in s) and X[r, c] < 0:
+                    ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
+            np.testing.assert_array_equal(ct.child_missing(s, c), ref)
+    np.testing.assert_array_equal(ct.class_counts, np.bincount(y, minlength=K))
+    np.testing.assert_array_equal(ct.pair_counts(0, 4), ct.joint([0, 4]).sum(-1))
+    np.testing.assert_array_equal(ct.value_counts(4), [np.sum(X[:, 4] == v) for v in range(60)])
+
+
+def test_block_store_generic_and_merge():
+    codes = np.array([[0, 1, -1], [1, 1, 0], [0, 0, 1], [0, 1, 1]])
+    y = np.array([0, 1, 1, 0])
+    a = BlockStore([2, 2, 2], 2, blocks=[(2, 0), (1,)])
+    a.add(codes[:2], y[:2])
+    b = BlockStore([2, 2, 2], 2, blocks=[(2, 0), (1,)])
+    b.add(codes[2:], y[2:])
+    a.merge(b)
+    # block (2,0): rows 2,3,4 → (x2,x0,y) = (0,1,1), (1,0,1), (1,0,0)
+    want = np.zeros((2, 2, 2), dtype=int)
+    want[0, 1, 1] = want[1, 0, 1] = want[1, 0, 0] = 1
+    np.testing.assert_array_equal(a.block(0), want)
+    # block (1,): x1 = 1,1,0,1 with y = 0,1,1,0 → (1,y0) = 2, (1,y1) = 1, (0,y1) = 1
+    np.testing.assert_array_equal(a.block(1), [[0, 1], [2, 1]])
+    np.testing.assert_array_equal(a.block_totals(), [3, 4])
+    assert colex_combinations(4, 2).tolist() == [[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3]]
+
+
+def test_id_attribute_tables_stay_small():
+    # a 3,000-valued ID attribute: dense triples with it would be 60·60/2·3000·25·3 cells
+    n = 600
+    rng = np.random.default_rng(1)
+    cards = [3000] + [5] * 20
+    X = np.column_stack([np.arange(n)] + [rng.integers(0, 5, n) for _ in range(20)])
+    ct = AnDECounts(cards, 3, 3, parent_levels=2, rows_hint=n)
+    ct.partial_fit(X, rng.integers(0, 3, n))
+    assert ct.nbytes < 0.05 * ct.compact_bound_cells() * 4
+
+
+# ----------------------------------------------------------------------------------------------
+# many attributes: no underflow
+# ----------------------------------------------------------------------------------------------
+@needs_shared
+@pytest.mark.parametrize("n", [2, 3])
+def test_sonar_finite_normalised(n):
+    from workbench.data.arff import load_arff
+    from workbench.discretize import fit_discretizer
+
+    data = load_arff(shared_file("sonar"))
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(data.n_instances)
+    tr, te = data.take(perm[:104]), data.take(perm[104:])
+    disc = fit_discretizer("mdl", tr)
+    tr, te = disc.transform(tr), disc.transform(te)
+    for kw in ({}, {"subsumption": 100, "weighting": "mi"}):
+        p = AnDE(n=n, **kw).fit(tr).predict_proba(te)
+        assert p.shape == (te.n_instances, 2)
+        assert np.isfinite(p).all()
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-12)
+        assert (p.argmax(1) == te.y).mean() > 0.6
+
+
+def test_many_attributes_no_underflow():
+    # 150 attributes that each favour class 0 strongly: products reach ~1e-400
+    rng = np.random.default_rng(2)
+    n, d = 80, 150
+    y = rng.integers(0, 2, n)
+    X = np.where(rng.random((n, d)) < 0.97, y[:, None], 1 - y[:, None]).astype(float)
+    atts = tuple(Attribute(f"a{i}", ("u", "v")) for i in range(d))
+    data = Dataset("wide", atts, Attribute("c", ("p", "q")), X, y)
+    for n_ in (0, 1, 2):
+        p = AnDE(n=n_).fit(data).predict_proba(data)
+        assert np.isfinite(p).all()
+        assert (p.argmax(1) == y).all()
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input
+# ----------------------------------------------------------------------------------------------
+def test_bad_input():
+    with pytest.raises(LearnerError, match="unknown learner"):
+        registry.create("A4DE")
+    with pytest.raises(LearnerError, match="unknown parameter 'k'"):
+        registry.create("A1DE", k=3)
+    with pytest.raises(LearnerError, match="'m' must be"):
+        registry.create("A1DE", m="abc")
+    with pytest.raises(LearnerError, match="'weighting'"):
+        registry.create("A2DE", weighting="entropy")
+    with pytest.raises(LearnerError, match="'n' must be"):
+        AnDE(n=4)
+    with pytest.raises(LearnerError, match="'m' must be"):
+        AnDE(m=0)
+    numeric = Dataset("num", (Attribute("x"),), Attribute("c", ("a", "b")),
+                      np.array([[0.5], [1.5]]), np.array([0, 1]))
+    with pytest.raises(LearnerError, match="numeric attribute"):
+        AnDE(n=1).fit(numeric)
+    with pytest.raises(LearnerError, match="before fit"):
+        AnDE(n=1).predict_proba(toy())
+    other = make(TOY, cards=[2, 2, 4])
+    with pytest.raises(LearnerError, match="header differs"):
+        AnDE(n=1).fit(toy()).predict_proba(other)
+    assert issubclass(LearnerError, WorkbenchError)
+
+
+def test_classes_absent_in_training():
+    # K = 3 declared, class 2 never seen: it still gets (m-estimated) probability
+    train = make(TOY, classes=3, cards=[2, 2, 3])
+    for n in range(3):
+        p = proba(AnDE(n=n), train, X_TOY)
+        assert p.shape == (1, 3) and 0 < p[0, 2] < p[0].max()
+        np.testing.assert_allclose(p.sum(), 1.0)
