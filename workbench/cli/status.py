@@ -48,12 +48,31 @@ def run(args: argparse.Namespace) -> int:
     if missing_sets:
         print(f"data sets not found when planned ({len(missing_sets)}): {', '.join(missing_sets)}")
     shown = statuses if args.all else partial + todo
-    if shown:
-        width_d = max([len("dataset")] + [len(s.dataset) for s in shown])
-        width_l = max([len("learner")] + [len(s.learner) for s in shown])
+    rows = _rows(shown, compact=not args.all, n_planned=len(plan.get("learners") or []))
+    if rows:
+        width_d = max([len("dataset")] + [len(r[0]) for r in rows])
+        width_l = max([len("learner")] + [len(r[1]) for r in rows])
         print()
         print(f"{'dataset':<{width_d}}  {'learner':<{width_l}}  state    folds")
-        for s in shown:
-            folds = f"{s.folds_done}/{s.folds_expected}" if s.folds_expected else str(s.folds_done)
-            print(f"{s.dataset:<{width_d}}  {s.learner:<{width_l}}  {s.state:<7}  {folds}")
+        for d, l, state, folds in rows:
+            print(f"{d:<{width_d}}  {l:<{width_l}}  {state:<7}  {folds}")
     return 0
+
+
+def _rows(shown, compact: bool, n_planned: int) -> list[tuple[str, str, str, str]]:
+    """Table rows; with `compact`, a data set with every learner missing is one row."""
+    by_dataset: dict[str, list] = {}
+    for s in shown:
+        by_dataset.setdefault(s.dataset, []).append(s)
+    rows = []
+    for dataset, items in by_dataset.items():
+        n_learners = len({s.learner for s in items})
+        if compact and n_learners > 1 and n_learners == n_planned and all(s.state == "missing" for s in items):
+            exp = items[0].folds_expected
+            total = f"0/{exp * n_learners}" if exp else "0"
+            rows.append((dataset, f"(all {n_learners})", "missing", total))
+            continue
+        for s in items:
+            folds = f"{s.folds_done}/{s.folds_expected}" if s.folds_expected else str(s.folds_done)
+            rows.append((s.dataset, s.learner, s.state, folds))
+    return rows
