@@ -1,0 +1,74 @@
+"""The built-in AnDE / RF10 registrations and parameter validation through the registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.errors import LearnerError, WorkbenchError
+from workbench.learners import registry
+from workbench.learners.ande import AnDE
+from workbench.learners.forest import RandomForest
+
+EXPECTED = {
+    "NB": dict(n=0, subsumption=None, weighting=None),
+    "A1DE": dict(n=1, subsumption=None, weighting=None),
+    "A1DE-S": dict(n=1, subsumption=100, weighting=None),
+    "A1DE-W": dict(n=1, subsumption=None, weighting="mi"),
+    "A1DE-SW": dict(n=1, subsumption=100, weighting="mi"),
+    "A2DE": dict(n=2, subsumption=None, weighting=None),
+    "A2DE-S": dict(n=2, subsumption=100, weighting=None),
+    "A2DE-W": dict(n=2, subsumption=None, weighting="mi"),
+    "A2DE-SW": dict(n=2, subsumption=100, weighting="mi"),
+    "A3DE": dict(n=3, subsumption=None, weighting=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_ande_variants(name):
+    spec = registry.get(name)
+    assert spec.factory is AnDE and spec.source == "builtin"
+    params = spec.parameters()
+    for k, v in EXPECTED[name].items():
+        assert params[k] == v
+    assert params["m"] == 1.0 and params["frequency_limit"] == 1
+    learner = registry.create(name)
+    assert learner.preprocessing == "mdl"
+    for k, v in EXPECTED[name].items():
+        assert getattr(learner, k) == v
+
+
+def test_overrides_and_validation():
+    learner = registry.create("A2DE-SW", m=0.5, frequency_limit=2, preprocessing="ef:5")
+    assert (learner.m, learner.frequency_limit, learner.preprocessing) == (0.5, 2, "ef:5")
+    assert learner.n == 2 and learner.subsumption == 100
+    assert registry.create("A1DE", subsumption=None).subsumption is None
+    assert registry.create("A1DE", m=2).m == 2.0
+    with pytest.raises(LearnerError, match="unknown parameter"):
+        registry.create("NB", depth=3)
+    with pytest.raises(LearnerError, match="'subsumption' must be"):
+        registry.create("A1DE", subsumption="many")
+    with pytest.raises(LearnerError, match="'frequency_limit' must be"):
+        registry.create("A1DE", frequency_limit=1.5)
+    with pytest.raises(LearnerError, match="'n' must be"):
+        registry.create("A1DE", n=True)
+    with pytest.raises(WorkbenchError, match="preprocessing"):
+        registry.create("A1DE", preprocessing="bins")
+    with pytest.raises(LearnerError, match="unknown learner"):
+        registry.get("RF100")
+
+
+def test_rf10():
+    spec = registry.get("RF10")
+    assert spec.factory is RandomForest
+    assert spec.parameters() == {"n_estimators": 10, "max_features": "log2+1", "seed": 1}
+    assert registry.create("RF10", seed=7).seed == 7
+
+
+def test_plugin_can_register_a_variant():
+    registry.register("A1DE-m0.1-test", AnDE, n=1, m=0.1, source="test")
+    try:
+        assert registry.create("A1DE-m0.1-test").m == 0.1
+        with pytest.raises(LearnerError, match="registered twice"):
+            registry.register("A1DE-m0.1-test", AnDE, n=1)
+    finally:
+        registry.unregister("A1DE-m0.1-test")
