@@ -121,7 +121,8 @@ def compare_with_paper(
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
     """One row per (published cell, mapped metric of ours) whose learners were both run."""
-    present = set(summary["learner"].astype(str))
+    present_list = list(dict.fromkeys(summary["learner"].astype(str)))
+    present = set(present_list)
     rows = []
     cache: dict[tuple[str, str], pd.DataFrame] = {}
     for cell in paper.itertuples(index=False):
@@ -139,7 +140,7 @@ def compare_with_paper(
             key = (ours, cell.collection)
             if key not in cache:
                 members = collections.get(cell.collection, [])
-                cache[key] = metric_matrix(summary, ours, None, members)
+                cache[key] = metric_matrix(summary, ours, present_list, members)
             wide = cache[key]
             dec = decimals.get(ours) if isinstance(decimals, Mapping) else decimals
             rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha)

@@ -100,6 +100,11 @@ def learner_colours(learners: Sequence[str]) -> dict[str, tuple]:
     return {name: cmap(i % cmap.N) for i, name in enumerate(learners)}
 
 
+def _plain_number(value: float, _pos: int | None = None) -> str:
+    """Tick label without exponent notation: 0.5, 1, 20, 1000."""
+    return f"{value:g}" if 1e-4 <= abs(value) < 1e6 else f"{value:.0e}"
+
+
 # ------------------------------------------------------------------- normalised bars
 @dataclass
 class Normalised:
@@ -154,13 +159,17 @@ def normalised_bar_figure(
     for ax, metric in zip(axes, metrics):
         label = TABLE_METRICS.get(metric, metric)
         log = metric in LOG_SCALE_METRICS
+        drawn = [1.0]
         for ci, coll in enumerate(colls):
             norm = normalised_ratios(summary, metric, learners, baseline, collections[coll])
             for li, name in enumerate(learners):
                 x = ci + (li - (len(learners) - 1) / 2) * bar_w
                 val = norm.ratio[name]
                 if not math.isnan(val):
-                    ax.bar(x, val, width=bar_w * 0.95, color=colours[name],
+                    drawn.append(val)
+                    # log axes: bars grow up or down from the baseline's 1
+                    ax.bar(x, val - 1.0 if log else val, bottom=1.0 if log else 0.0,
+                           width=bar_w * 0.95, color=colours[name],
                            label=name if ci == 0 else None, edgecolor="black", linewidth=0.3)
                 if norm.skipped[name] and name != baseline:
                     notes.append(f"{label}, {coll}, {name}: {norm.skipped[name]} data set(s) "
@@ -173,6 +182,12 @@ def normalised_bar_figure(
         ax.set_xlim(-0.5, len(colls) - 0.5)
         if log:
             ax.set_yscale("log")
+            lo_v, hi_v = min(drawn) / 1.25, max(drawn) * 1.25
+            ax.set_ylim(lo_v, hi_v)
+            subs = (1.0, 2.0, 5.0) if hi_v / lo_v > 10 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+            ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
+            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_ylabel(f"{label}\nrelative to {baseline} (geo. mean)")
         ax.set_xlabel("collection")
         ax.set_title(f"{label}, normalised to {baseline}")
@@ -191,7 +206,8 @@ def normalised_bar_figure(
         f"that learner's mean."
     )
     if any(m in LOG_SCALE_METRICS for m in metrics):
-        caption += " Times are CPU seconds; the time axes are logarithmic."
+        caption += (" Times are CPU seconds; the time axes are logarithmic and their bars "
+                    f"start at 1 ({baseline}), going up for slower and down for faster.")
     if notes:
         caption += " Left out: " + "; ".join(notes) + "."
     return fig, caption
@@ -230,10 +246,12 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
         ax.plot([xpos(t), xpos(t)], [axis_y, axis_y - 0.07], color="black", linewidth=1)
         ax.text(xpos(t), axis_y - 0.1, str(t), ha="center", va="bottom", fontsize=8)
     # CD bar, above the axis at the left end
-    ax.plot([xpos(lo), xpos(lo + cd)], [cd_y, cd_y], color="black", linewidth=1.5)
-    for x in (xpos(lo), xpos(lo + cd)):
+    cd_end = xpos(min(lo + cd, hi))  # a CD longer than the axis is drawn to its end
+    ax.plot([xpos(lo), cd_end], [cd_y, cd_y], color="black", linewidth=1.5)
+    for x in (xpos(lo), cd_end):
         ax.plot([x, x], [cd_y - 0.05, cd_y + 0.05], color="black", linewidth=1)
-    ax.text(xpos(lo + cd) + 0.01, cd_y, f"CD = {cd:.3f}", ha="left", va="center", fontsize=8)
+    longer = " (longer than the axis)" if lo + cd > hi else ""
+    ax.text(cd_end + 0.01, cd_y, f"CD = {cd:.3f}{longer}", ha="left", va="center", fontsize=8)
     # cliques (groups not significantly different), just below the axis
     for i, group in enumerate(cliques):
         rs = [float(avg_ranks[n]) for n in group]
@@ -289,7 +307,8 @@ def scatter_figure(
             ax.set_xscale("log")
             ax.set_yscale("log")
             for axis in (ax.xaxis, ax.yaxis):
-                axis.set_major_locator(matplotlib.ticker.LogLocator(numticks=4))
+                axis.set_major_locator(matplotlib.ticker.LogLocator(numticks=5))
+                axis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
                 axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         else:
             pad = 0.05 * (hi_v - lo_v if hi_v > lo_v else 1.0)

@@ -348,6 +348,11 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
         rep.add(f"Learners of the paper not in this run (their cells are skipped): "
                 f"{', '.join(missing)}.")
     rep.add(f"**Primary mapping: {agr.headline(primary)}.**")
+    empty = int((primary["our_n_datasets"] == 0).sum())
+    if empty:
+        rep.add(f"{empty} of these cells are in collections with no data set run here "
+                "(our record 0/0/0); they count as not in the same direction unless the "
+                "paper's record is balanced.")
     lines = ["| paper metric | our metric | cells | same direction | paper significant | "
              "both significant, same direction | significant reversals |",
              "|---|---|---:|---:|---:|---:|---:|"]

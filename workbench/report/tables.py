@@ -155,6 +155,9 @@ def metric_markdown(
     sub = tidy[tidy["metric"] == metric]
     for coll in dict.fromkeys(sub["collection"]):
         parts.append(f"#### {collection_title(coll, sizes.get(coll))}\n")
+        if sizes.get(coll, 1) == 0:
+            parts.append("_No data set of this collection was run._\n")
+            continue
         parts.append(markdown_table(sub[sub["collection"] == coll], learners))
     return "\n".join(parts)
 
@@ -168,6 +171,9 @@ def metric_latex(
     sub = tidy[tidy["metric"] == metric]
     out = [f"% Win/draw/loss of {title}; bold = two-tailed sign test p < {alpha:g}\n"]
     for coll in dict.fromkeys(sub["collection"]):
+        if sizes.get(coll, 1) == 0:
+            out.append(f"% {collection_title(coll)}: no data set of this collection was run\n")
+            continue
         caption = f"Win/Draw/Loss of {title} comparison, {collection_title(coll, sizes.get(coll))}"
         out.append(latex_table(sub[sub["collection"] == coll], learners, caption,
                                f"tab:wdl-{metric}-{coll}".replace("_", "-")))
