@@ -393,3 +393,26 @@ def test_store_writes_are_atomic_and_layout_is_stable(tmp_path):
     assert np.array_equal(back["proba"], rec["proba"])
     assert store.stored_folds(tmp_path, "iris", "A2DE-SW m=0.5") == {(1, 0)}
     assert not store.is_complete(tmp_path, "iris", "A2DE-SW m=0.5")
+
+
+def test_real_learners_identical_across_jobs(tmp_path):
+    """The PAKDD learners (MDL-discretised AnDE, raw-data RF10) through the same runner."""
+    from workbench.learners import registry
+
+    if not {"NB", "A2DE-SW", "RF10"} <= set(registry.names()):
+        pytest.skip("PAKDD 2013 learners not registered yet")
+    cfg = tmp_path / "real.yaml"
+    cfg.write_text(textwrap.dedent(
+        """
+        name: real
+        datasets: [labor, contact-lenses]
+        protocol: {rounds: 2, folds: 2, seed: 1}
+        learners: [NB, A2DE-SW, RF10]
+        """
+    ))
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert run_cli(str(cfg), "--output", str(one)) == 0
+    assert run_cli(str(cfg), "--output", str(two), "--jobs", "2") == 0
+    assert_same_results(one, two)
+    df = store.load_summary(one)
+    assert len(df) == 6 and df["zero_one_loss"].between(0, 1).all()

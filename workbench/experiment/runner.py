@@ -369,6 +369,7 @@ def run_experiment(
         "processor": platform.processor(),
         "cpu_count": os.cpu_count(),
         "packages": _package_versions(),
+        "learner_parameters": config.hash_payload()["learners"],
         "plan": {
             "datasets": [r.name for r in found],
             "missing_datasets": missing,
