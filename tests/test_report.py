@@ -263,7 +263,9 @@ def test_metric_map_in_experiment_folder():
 
 def test_report_options_errors(tmp_path: Path):
     with pytest.raises(ConfigError, match="report.baseline"):
-        options_from_config({"report": {"baseline": "ZZ"}}, tmp_path, ["NB"])
+        options_from_config({"report": {"baseline": 3}}, tmp_path, ["NB"])
+    missing = options_from_config({"baseline": "ZZ"}, tmp_path, ["A", "NB"])
+    assert missing.baseline == "A" and "ZZ" in missing.notes[0]
     with pytest.raises(ConfigError, match="report.draw_decimals"):
         options_from_config({"report": {"draw_decimals": -1}}, tmp_path, ["NB"])
     with pytest.raises(ConfigError, match="report.collections.x"):

@@ -42,6 +42,7 @@ class ReportOptions:
     paper_agreement: Path | None | bool = None  # None = automatic, False = off
     scatter: list[tuple[str, str]] = field(default_factory=list)
     name: str = ""
+    notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
     def decimals_for(self, metric: str) -> int | None:
         """Draw-rounding decimals for one metric (None = exact)."""
@@ -123,9 +124,13 @@ def options_from_config(
     opts.learners = ordered
 
     baseline = report.get("baseline", config.get("baseline"))
-    if baseline is not None and str(baseline) not in present:
-        raise ConfigError(f"report.baseline: learner {baseline!r} has no results in this run")
-    if baseline is None:
+    if baseline is not None and not isinstance(baseline, str):
+        raise ConfigError(f"report.baseline: expected a learner name, got {baseline!r}")
+    if baseline is not None and baseline not in present:
+        opts.notes.append(f"The configured baseline {baseline} has no results in this run; "
+                          "the figures are normalised to the first learner with results.")
+        baseline = ordered[0] if ordered else None
+    elif baseline is None:
         baseline = "NB" if "NB" in present else (ordered[0] if ordered else None)
     opts.baseline = None if baseline is None else str(baseline)
 

@@ -244,8 +244,11 @@ def render_report(
                            f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
                            "(report.scatter).", fig_no)
 
-    # ---- paper agreement
-    _agreement_section(rep, data, opts, colls, decimals)
+    # ---- paper agreement (its headline also goes to the top, after the Run section)
+    headline = _agreement_section(rep, data, opts, colls, decimals)
+    if headline:
+        rep.md.insert(4, "**Agreement with the published win/draw/loss cells (primary metric "
+                         f"mapping): {headline}** Details below.\n")
 
     # ---- appendix
     per = tb.per_dataset_tidy(data, learners, groups, metrics)
@@ -287,6 +290,7 @@ def _run_lines(opts: ReportOptions, data: pd.DataFrame, colls: Mapping[str, list
         "> 10,000, medium 1,000 < n ≤ 10,000, small n ≤ 1,000",
         f"- Metrics: {', '.join(metrics)}",
     ]
+    lines += [f"- Note: {note}" for note in opts.notes]
     incomplete = []
     per_learner = data.groupby("learner")["dataset"].nunique()
     n_all = data["dataset"].nunique()
@@ -314,20 +318,22 @@ def _ranks_markdown(cd_info: Mapping[str, Any], learners: list[str]) -> str:
 
 
 def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
-                       colls: Mapping[str, list[str]], decimals: Any) -> None:
-    """Compare with the published cells when configured or when the paper's learners ran."""
+                       colls: Mapping[str, list[str]], decimals: Any) -> str | None:
+    """Compare with the published cells when configured or when the paper's learners ran.
+
+    Returns the headline (None when no comparison was made)."""
     if opts.paper_agreement is False:
-        return
+        return None
     configured = isinstance(opts.paper_agreement, Path)
     path = opts.paper_agreement if configured else DEFAULT_METRIC_MAP
     if not configured and not path.is_file():
-        return
+        return None
     mm = agr.load_metric_map(path)
     paper = agr.load_paper_wdl(mm.paper_wdl)
     present = set(data["learner"])
     theirs = agr.paper_learners(paper, mm)
     if not configured and sum(n in present for n in theirs) < 2:
-        return
+        return None
     full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha)
     primary = agr.primary_rows(full, mm)
     write_csv(rep.out / "paper_agreement.csv", primary)
@@ -384,6 +390,7 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
                 f"{_b(f'{r.our_wins}/{r.our_draws}/{r.our_losses}', r.our_significant)} | "
                 f"{r.our_p_value:.3g} | {'yes' if r.significant_reversal else ''} |")
         rep.add("\n".join(lines))
+    return agr.headline(primary) + "."
 
 
 def _b(text: str, bold: bool) -> str:
