@@ -157,6 +157,7 @@ def test_rendering_twice_gives_byte_identical_tables(rendered: Path, tmp_path: P
 def test_report_md_and_html_identical_apart_from_timestamp(tmp_path: Path):
     run = write_run(tmp_path / "run", synthetic_summary(PAPER_LEARNERS[:3], counts=(1, 2, 3)))
     a = render_report(run, tmp_path / "a", figures=False)
+    assert not (a / "paper_agreement.csv").exists()  # not all of the paper's learners ran
     b = render_report(run, tmp_path / "b", figures=False)
     for name in ("report.md", "report.html"):
         ta, tb = (a / name).read_bytes(), (b / name).read_bytes()
@@ -197,7 +198,8 @@ def test_normalised_ratios_geometric_mean_and_zero_rule():
 def test_cli_report(tmp_path: Path, capsys):
     from workbench.__main__ import main
 
-    run = write_run(tmp_path / "run", synthetic_summary(PAPER_LEARNERS[:3], counts=(1, 2, 3)))
+    run = write_run(tmp_path / "run", synthetic_summary(PAPER_LEARNERS[:3], counts=(1, 2, 3)),
+                    {"paper_agreement": str(DEFAULT_METRIC_MAP.relative_to(REPO))})
     assert main(["report", str(run), "--no-figures"]) == 0
     assert (run / "report" / "report.md").is_file()
     assert (run / "report" / "report.html").is_file()

@@ -9,7 +9,8 @@ What the report takes from the config (everything optional):
 - ``report``: ``collections`` (custom groups, ``{name: [data set, ...]}``),
   ``draw_decimals`` (int, or ``{metric: int}``; default exact comparison), ``alpha``
   (default 0.05), ``paper_agreement`` (path of a metric map YAML, e.g.
-  ``experiments/pakdd13/metric_map.yaml``; ``false`` to switch it off), ``scatter``
+  ``experiments/pakdd13/metric_map.yaml``; ``false`` to switch it off; when absent, the
+  PAKDD 2013 map is used if every learner of that paper was run), ``scatter``
   (list of ``[A, B]`` learner pairs for extra scatter plots).
 
 Relative paths are looked up in the current directory, the run directory, the directory of

@@ -319,7 +319,8 @@ def _ranks_markdown(cd_info: Mapping[str, Any], learners: list[str]) -> str:
 
 def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
                        colls: Mapping[str, list[str]], decimals: Any) -> str | None:
-    """Compare with the published cells when configured or when the paper's learners ran.
+    """Compare with the published cells when configured (``report.paper_agreement``) or,
+    automatically, when every learner of the paper was run.
 
     Returns the headline (None when no comparison was made)."""
     if opts.paper_agreement is False:
@@ -332,8 +333,8 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
     paper = agr.load_paper_wdl(mm.paper_wdl)
     present = set(data["learner"])
     theirs = agr.paper_learners(paper, mm)
-    if not configured and sum(n in present for n in theirs) < 2:
-        return None
+    if not configured and not all(n in present for n in theirs):
+        return None  # automatic only when every learner of the paper was run
     full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha)
     primary = agr.primary_rows(full, mm)
     write_csv(rep.out / "paper_agreement.csv", primary)
