@@ -23,7 +23,7 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence, TextIO
+from typing import Any, Iterator, Sequence, TextIO
 
 import numpy as np
 import yaml
@@ -310,7 +310,7 @@ def run_experiment(
     sel_found = found
     if datasets:
         wanted = canonical_dataset_names(list(datasets))
-        unknown = [w for w, orig in zip(wanted, datasets) if w not in all_names]
+        unknown = [w for w in wanted if w not in all_names]
         if unknown:
             raise ConfigError(
                 f"--datasets: {', '.join(unknown)} not in this config's data sets "

@@ -26,7 +26,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -73,9 +73,7 @@ def _json_default(value: Any) -> Any:
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    return str(value)  # paths, enums, anything else: its text
 
 
 # ----- names and paths ------------------------------------------------------------------------
@@ -292,7 +290,3 @@ def remove_run(run_dir: Path) -> None:
 def looks_like_run_dir(run_dir: Path) -> bool:
     run_dir = Path(run_dir)
     return (run_dir / CONFIG_HASH).is_file() or (run_dir / PREDICTIONS).is_dir()
-
-
-def nonempty(paths: Iterable[Path]) -> bool:
-    return any(True for _ in paths)
