@@ -447,9 +447,15 @@ def run_experiment(
               f"{result.pairs_completed} newly complete pair(s) in {run_dir}; re-run the same "
               "command to resume", file=stream)
         raise
-    except BaseException:
+    except BaseException as exc:
         progress.close()
         _finalize(run_dir, meta, invocation, started, result, "failed")
+        if type(exc).__name__ in ("TerminatedWorkerError", "BrokenProcessPool"):
+            raise RunError(
+                f"a worker process died ({type(exc).__name__}; out of memory?); the "
+                f"{result.folds_run} fold(s) finished in this run are kept in {run_dir}. "
+                "Re-run the same command to resume (perhaps with fewer --jobs)"
+            ) from None
         raise
     progress.close()
     _finalize(run_dir, meta, invocation, started, result,
