@@ -107,8 +107,17 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
             allseen = allseen and seen[idx[t]]
         if allseen:
             b = lbase[lev] + _rank(s, lev, binom)
-            lookup_k(kind, off, vbase, dense, skeys, svals, b, _loc(s, lev, x, cards) * K, K,
-                     cnt)
+            _lk = 0
+            for _tk in range(lev):
+                _ak = s[_tk]
+                _lk = _lk * cards[_ak] + x[_ak]
+            _bk = b
+            if kind[_bk] == 0:
+                _ok = off[_bk] + _lk * K
+                for _yk in range(K):
+                    cnt[_yk] = dense[_ok + _yk]
+            else:
+                lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, cnt)
         else:
             for yy in range(K):
                 cnt[yy] = 0
@@ -151,9 +160,20 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
                 anyused = anyused or ws_used[qq]
             if anyused:
                 if allseen:
-                    lookup_k(kind, off, vbase, dense, skeys, svals,
-                             lbase[L1] + _rank(sc, L1, binom), _loc(sc, L1, x, cards) * K, K,
-                             cc)
+                    _rk = 0
+                    for _tk in range(L1):
+                        _rk += binom[sc[_tk], _tk + 1]
+                    _lk = 0
+                    for _tk in range(L1):
+                        _ak = sc[_tk]
+                        _lk = _lk * cards[_ak] + x[_ak]
+                    _bk = lbase[L1] + _rk
+                    if kind[_bk] == 0:
+                        _ok = off[_bk] + _lk * K
+                        for _yk in range(K):
+                            cc[_yk] = dense[_ok + _yk]
+                    else:
+                        lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, cc)
                 else:
                     for yy in range(K):
                         cc[yy] = 0
@@ -174,9 +194,20 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
                                 s[u - 1] = sc[u]
                                 pseen = pseen and seen[idx[u]]
                         if pseen:
-                            lookup_k(kind, off, vbase, dense, skeys, svals,
-                                     mb + _rank(s, lev, binom), _loc(s, lev, x, cards) * K,
-                                     K, mc)
+                            _rk = 0
+                            for _tk in range(lev):
+                                _rk += binom[s[_tk], _tk + 1]
+                            _lk = 0
+                            for _tk in range(lev):
+                                _ak = s[_tk]
+                                _lk = _lk * cards[_ak] + x[_ak]
+                            _bk = mb + _rk
+                            if kind[_bk] == 0:
+                                _ok = off[_bk] + _lk * K
+                                for _yk in range(K):
+                                    mc[_yk] = dense[_ok + _yk]
+                            else:
+                                lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, mc)
                         else:
                             for yy in range(K):
                                 mc[yy] = 0
@@ -250,12 +281,18 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
     s = np.empty(lev, dtype=np.int64)
     nused = np.zeros(nb, dtype=np.int64)
     wsum = np.zeros(nb)
+    nsets = binom[d, lev]
+    qvs = np.empty(nsets)
     # pass 1: parent sets
     for t in range(lev):
         idx[t] = t
     q = 0
     while True:
         b = lbase[lev] + q
+        vs = 1.0
+        for t in range(lev):
+            vs *= cards[idx[t]]
+        qvs[q] = vs
         for r in range(nb):
             ok = True
             allseen = True
@@ -266,8 +303,17 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                 bw_used[q, r] = False
                 continue
             if allseen:
-                lookup_k(kind, off, vbase, dense, skeys, svals, b,
-                         _loc(idx, lev, xb[r], cards) * K, K, cnt)
+                _lk = 0
+                for _tk in range(lev):
+                    _ak = idx[_tk]
+                    _lk = _lk * cards[_ak] + xb[r][_ak]
+                _bk = b
+                if kind[_bk] == 0:
+                    _ok = off[_bk] + _lk * K
+                    for _yk in range(K):
+                        cnt[_yk] = dense[_ok + _yk]
+                else:
+                    lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, cnt)
             else:
                 for yy in range(K):
                     cnt[yy] = 0
@@ -333,7 +379,13 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                         for yy in range(K):
                             cc[yy] = dense[ob + loc + yy]
                     else:
-                        lookup_k(kind, off, vbase, dense, skeys, svals, b2, loc, K, cc)
+                        _bk = b2
+                        if kind[_bk] == 0:
+                            _ok = off[_bk] + loc
+                            for _yk in range(K):
+                                cc[_yk] = dense[_ok + _yk]
+                        else:
+                            lookup_k(kind, off, vbase, dense, skeys, svals, _bk, loc, K, cc)
                 else:
                     for yy in range(K):
                         cc[yy] = 0
@@ -352,8 +404,17 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                                 s[u - 1] = idx[u]
                                 pseen = pseen and seenb[idx[u], r]
                         if pseen:
-                            lookup_k(kind, off, vbase, dense, skeys, svals, mbt[t] + qq,
-                                     _loc(s, lev, xb[r], cards) * K, K, mc)
+                            _lk = 0
+                            for _tk in range(lev):
+                                _ak = s[_tk]
+                                _lk = _lk * cards[_ak] + xb[r][_ak]
+                            _bk = mbt[t] + qq
+                            if kind[_bk] == 0:
+                                _ok = off[_bk] + _lk * K
+                                for _yk in range(K):
+                                    mc[_yk] = dense[_ok + _yk]
+                            else:
+                                lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, mc)
                         else:
                             for yy in range(K):
                                 mc[yy] = 0
@@ -386,30 +447,22 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
         for yy in range(K):
             mx[yy] = -np.inf
             acc[yy] = 0.0
-        for t in range(lev):
-            idx[t] = t
-        q = 0
-        while True:
+        for q in range(nsets):
             if bw_used[q, r]:
                 b = lbase[lev] + q
                 w = 1.0 if equal else wts[b]
                 if w > 0.0:
-                    vs = 1.0
-                    for t in range(lev):
-                        vs *= cards[idx[t]]
+                    lw = 0.0 if equal else np.log(w)
                     denom = ptot[b] + m
-                    lw = np.log(w)
+                    mk = m / (K * qvs[q])
                     for yy in range(K):
-                        v = (lw + np.log((bw_cnt[q, r, yy] + m / (K * vs)) / denom)
-                             + bw_lacc[q, r, yy] + np.log(bw_prod[q, r, yy]))
+                        v = (lw + bw_lacc[q, r, yy]
+                             + np.log((bw_cnt[q, r, yy] + mk) / denom * bw_prod[q, r, yy]))
                         if v > mx[yy]:
                             acc[yy] = acc[yy] * np.exp(mx[yy] - v) + 1.0
                             mx[yy] = v
                         else:
                             acc[yy] += np.exp(v - mx[yy])
-            q += 1
-            if not _next_combo(idx, lev, d):
-                break
         for yy in range(K):
             lpb[r, yy] = mx[yy] + np.log(acc[yy])
 
@@ -463,8 +516,13 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
             if max_level >= 1:
                 for t in range(na):
                     a = active[t]
-                    lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + a, x[a] * K, K,
-                             cnt)
+                    _bk = lbase[1] + a
+                    if kind[_bk] == 0:
+                        _ok = off[_bk] + x[a] * K
+                        for _yk in range(K):
+                            cnt[_yk] = dense[_ok + _yk]
+                    else:
+                        lookup_k(kind, off, vbase, dense, skeys, svals, _bk, x[a] * K, K, cnt)
                     tot = 0
                     for yy in range(K):
                         tot += cnt[yy]
@@ -487,9 +545,20 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
                         else:
                             pr[0] = j
                             pr[1] = i
-                        lookup_k(kind, off, vbase, dense, skeys, svals,
-                                 lbase[2] + _rank(pr, 2, binom), _loc(pr, 2, x, cards) * K, K,
-                                 cnt)
+                        _rk = 0
+                        for _tk in range(2):
+                            _rk += binom[pr[_tk], _tk + 1]
+                        _lk = 0
+                        for _tk in range(2):
+                            _ak = pr[_tk]
+                            _lk = _lk * cards[_ak] + x[_ak]
+                        _bk = lbase[2] + _rk
+                        if kind[_bk] == 0:
+                            _ok = off[_bk] + _lk * K
+                            for _yk in range(K):
+                                cnt[_yk] = dense[_ok + _yk]
+                        else:
+                            lookup_k(kind, off, vbase, dense, skeys, svals, _bk, _lk * K, K, cnt)
                         tot = 0
                         for yy in range(K):
                             tot += cnt[yy]
@@ -538,8 +607,13 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
                     prod[yy] = 1.0
                 for t in range(na):
                     c = active[t]
-                    lookup_k(kind, off, vbase, dense, skeys, svals, lbase[1] + c, x[c] * K, K,
-                             cnt)
+                    _bk = lbase[1] + c
+                    if kind[_bk] == 0:
+                        _ok = off[_bk] + x[c] * K
+                        for _yk in range(K):
+                            cnt[_yk] = dense[_ok + _yk]
+                    else:
+                        lookup_k(kind, off, vbase, dense, skeys, svals, _bk, x[c] * K, K, cnt)
                     mcard = m / cards[c]
                     for yy in range(K):
                         prod[yy] *= (cnt[yy] + mcard) / (nb_den[c, yy] + m)
@@ -578,7 +652,13 @@ def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, s
         denom = ptot[b] + m
         mi = 0.0
         for v in range(vs):
-            lookup_k(kind, off, vbase, dense, skeys, svals, b, v * K, K, cnt)
+            _bk = b
+            if kind[_bk] == 0:
+                _ok = off[_bk] + v * K
+                for _yk in range(K):
+                    cnt[_yk] = dense[_ok + _yk]
+            else:
+                lookup_k(kind, off, vbase, dense, skeys, svals, _bk, v * K, K, cnt)
             cs = 0
             for yy in range(K):
                 cs += cnt[yy]
