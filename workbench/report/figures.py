@@ -100,6 +100,10 @@ def learner_colours(learners: Sequence[str]) -> dict[str, tuple]:
     return {name: cmap(i % cmap.N) for i, name in enumerate(learners)}
 
 
+def _n_sets(n: int) -> str:
+    return f"{n} data set" if n == 1 else f"{n} data sets"
+
+
 def _plain_number(value: float, _pos: int | None = None) -> str:
     """Tick label without exponent notation: 0.5, 1, 20, 1000."""
     return f"{value:g}" if 1e-4 <= abs(value) < 1e6 else f"{value:.0e}"
@@ -178,7 +182,7 @@ def normalised_bar_figure(
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_xticks(range(len(colls)))
-        ax.set_xticklabels([f"{c}\n({len(collections[c])} data sets)" for c in colls])
+        ax.set_xticklabels([f"{c}\n({_n_sets(len(collections[c]))})" for c in colls])
         ax.set_xlim(-0.5, len(colls) - 0.5)
         if log:
             ax.set_yscale("log")
