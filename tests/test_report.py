@@ -175,7 +175,8 @@ def test_figures_are_byte_reproducible(tmp_path: Path):
                                           colls, "t")
         fg.save_figure(fig, tmp_path / d / "f")
     for ext in ("png", "pdf"):
-        assert (tmp_path / "a" / f"f.{ext}").read_bytes() == (tmp_path / "b" / f"f.{ext}").read_bytes()
+        a, b = (tmp_path / "a" / f"f.{ext}"), (tmp_path / "b" / f"f.{ext}")
+        assert a.read_bytes() == b.read_bytes()
     assert b"CreationDate" not in (tmp_path / "a" / "f.pdf").read_bytes()
 
 
@@ -239,7 +240,8 @@ def test_agreement_flags_on_hand_made_results(tmp_path: Path):
          ["zero_one_loss", "all", "Y", "X", 3, 0, 5],
          ["zero_one_loss", "all", "X", "Z", 3, 0, 5]],
         columns=agr.PAPER_COLUMNS)
-    mm = agr.MetricMap(tmp_path / "m.yaml", tmp_path / "p.csv", {"zero_one_loss": ["zero_one_loss"]})
+    mm = agr.MetricMap(tmp_path / "m.yaml", tmp_path / "p.csv",
+                       {"zero_one_loss": ["zero_one_loss"]})
     out = agr.compare_with_paper(s, paper, mm, collections(s))
     assert len(out) == 3  # Z was not run
     same = out.iloc[0]

@@ -1,8 +1,8 @@
 """A small Markdown → HTML converter for the subset `render` writes.
 
 Handles headings (``#``…``######``), paragraphs, ``- `` bullet lists, pipe tables (with an
-alignment line), images on their own line ``![caption](path)``, ``**bold**``, ``_italic_``, ``[link](url)``,
-`` `code` `` and HTML comments (passed through). Images are embedded as base64 PNG data
+alignment line), images on their own line ``![caption](path)``, ``**bold**``, ``_italic_``,
+``[link](url)``, `` `code` `` and HTML comments (passed through). Images are embedded as base64 PNG data
 URIs (relative to ``base_dir``), so the HTML file is self-contained.
 """
 

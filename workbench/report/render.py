@@ -33,7 +33,12 @@ from workbench.errors import WorkbenchError
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
-from workbench.report.options import DEFAULT_METRIC_MAP, ReportOptions, options_from_config, read_config
+from workbench.report.options import (
+    DEFAULT_METRIC_MAP,
+    ReportOptions,
+    options_from_config,
+    read_config,
+)
 from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
 from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques

@@ -5,7 +5,8 @@ tied values share the average of the ranks they span) and averaged over data set
 data sets on which every learner has a value enter (complete blocks).
 
 Nemenyi: two learners differ significantly when their average ranks differ by at least
-CD = q_α · sqrt(k (k + 1) / (6 N)), with q_α = studentized-range quantile (1 − α; k, ∞) / √2.
+CD = q_α · sqrt(k (k + 1) / (6 N)), with
+q_α = studentized-range quantile (1 − α; k, ∞) / √2.
 For k = 10, N = 71, α = 0.05: q_α = 3.164, CD ≈ 1.608.
 """
 
@@ -60,7 +61,8 @@ def friedman_test(matrix: pd.DataFrame) -> FriedmanResult:
 
     Needs k ≥ 3 learners and N ≥ 2 data sets for a p-value; otherwise statistic and p are
     NaN. Uses ``scipy.stats.friedmanchisquare`` (with its tie correction) and derives Iman
-    and Davenport's F = (N−1)χ² / (N(k−1) − χ²) with (k−1, (k−1)(N−1)) degrees of freedom.
+    and Davenport's F = (N−1)χ² / (N(k−1) − χ²) with (k−1, (k−1)(N−1)) degrees of
+    freedom.
     """
     full = complete_rows(matrix)
     n, k = full.shape
