@@ -281,6 +281,8 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
     s = np.empty(lev, dtype=np.int64)
     nused = np.zeros(nb, dtype=np.int64)
     wsum = np.zeros(nb)
+    resc = np.zeros(nb, dtype=np.bool_)
+    ccf = np.empty(K)
     nsets = binom[d, lev]
     qvs = np.empty(nsets)
     # pass 1: parent sets
@@ -379,16 +381,12 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                         for yy in range(K):
                             cc[yy] = dense[ob + loc + yy]
                     else:
-                        _bk = b2
-                        if kind[_bk] == 0:
-                            _ok = off[_bk] + loc
-                            for _yk in range(K):
-                                cc[_yk] = dense[_ok + _yk]
-                        else:
-                            lookup_k(kind, off, vbase, dense, skeys, svals, _bk, loc, K, cc)
+                        lookup_k(kind, off, vbase, dense, skeys, svals, b2, loc, K, cc)
                 else:
                     for yy in range(K):
                         cc[yy] = 0
+                for yy in range(K):
+                    ccf[yy] = cc[yy]
                 for t in range(L1):
                     qq = qs[t]
                     if not bw_used[qq, r]:
@@ -424,18 +422,27 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                             if pv < _RESCALE:
                                 bw_lacc[qq, r, yy] += np.log(pv)
                                 pv = 1.0
+                                resc[r] = True
                             bw_prod[qq, r, yy] = pv
                     else:
+                        small = False
                         for yy in range(K):
-                            pv = bw_prod[qq, r, yy] * (cc[yy] + mcard) * bw_inv[qq, r, yy]
-                            if pv < _RESCALE:
-                                bw_lacc[qq, r, yy] += np.log(pv)
-                                pv = 1.0
+                            pv = bw_prod[qq, r, yy] * (ccf[yy] + mcard) * bw_inv[qq, r, yy]
                             bw_prod[qq, r, yy] = pv
+                            small |= pv < _RESCALE
+                        if small:
+                            resc[r] = True
+                            for yy in range(K):
+                                pv = bw_prod[qq, r, yy]
+                                if pv < _RESCALE:
+                                    bw_lacc[qq, r, yy] += np.log(pv)
+                                    bw_prod[qq, r, yy] = 1.0
             q2 += 1
             if not _next_combo(idx, L1, d):
                 break
-    # pass 3: log-sum-exp over used parent sets
+    # pass 3: combine the used parent sets per class — in linear space when no product was
+    # rescaled for this instance (every term is then ≥ ~1e-296, a normal double), otherwise
+    # as a log-sum-exp
     mx = np.empty(K)
     acc = np.empty(K)
     for r in range(nb):
@@ -444,6 +451,21 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
             continue
         done[r] = True
         equal = (not weighted) or wsum[r] <= 0.0
+        if not resc[r]:
+            for yy in range(K):
+                acc[yy] = 0.0
+            for q in range(nsets):
+                if bw_used[q, r]:
+                    b = lbase[lev] + q
+                    w = 1.0 if equal else wts[b]
+                    if w > 0.0:
+                        f = w / (ptot[b] + m)
+                        mk = m / (K * qvs[q])
+                        for yy in range(K):
+                            acc[yy] += (bw_cnt[q, r, yy] + mk) * f * bw_prod[q, r, yy]
+            for yy in range(K):
+                lpb[r, yy] = np.log(acc[yy])
+            continue
         for yy in range(K):
             mx[yy] = -np.inf
             acc[yy] = 0.0
