@@ -269,11 +269,12 @@ def _build_table(
 ):
     """Count tables of `child` (+ the per-row arrays of the LOO pass if `loo`).
 
-    With `loo`, also returns ``(cell_ids, cfg_ids, cell_counts, cfg_counts, depth)``:
-    cell_ids / cfg_ids (m+1, n) = each training row's row in the dense count matrices
-    cell_counts (#(π_j, x_i, y), shape (cells, K)) and cfg_counts (#(π_j, y), shape
-    (configs, K)) at every depth j, and depth (n,) = the deepest prefix whose count of the
-    row's child value with those parents (all classes) is ≥ 2 (≥ 1 after removing the row).
+    With `loo`, also returns ``(cell_ids, cell_cfg, cell_counts, cfg_counts, depth)``:
+    cell_ids (m+1, n) = each training row's row in cell_counts (#(π_j, x_i, y), shape
+    (cells of all depths, K)) at every depth j; cell_cfg (cells,) = the row of each cell's
+    parent configuration in cfg_counts (#(π_j, y), shape (configs of all depths, K)); depth
+    (n,) = the deepest prefix whose count of the row's child value with those parents (all
+    classes) is ≥ 2 (≥ 1 after removing the row).
     """
     n = X.shape[0]
     card = int(cards[child])
@@ -284,7 +285,7 @@ def _build_table(
     pair_keys: list[np.ndarray] = []
     offsets = []
     cfg_k, cfg_c, cell_k, cell_c = [], [], [], []
-    cell_ids, cfg_ids, cell_mats, cfg_mats = [], [], [], []
+    cell_ids, cell_cfg, cell_mats, cfg_mats = [], [], [], []
     cell_base = 0
     ok_prev = np.ones(n, dtype=bool)
     depth = np.zeros(n, dtype=np.int64)
@@ -308,7 +309,7 @@ def _build_table(
         cell_c.append(cellcount[nz])
         if loo:
             cell_ids.append(cinv + cell_base)
-            cfg_ids.append(local + offset)
+            cell_cfg.append(ucell // card + offset)
             cell_mats.append(cellcount.reshape(-1, K))
             cfg_mats.append(ccount.reshape(-1, K))
             cell_base += len(ucell)
@@ -332,7 +333,7 @@ def _build_table(
         return (
             table,
             np.stack(cell_ids),
-            np.stack(cfg_ids),
+            np.concatenate(cell_cfg).astype(np.int64),
             np.concatenate(cell_mats).astype(np.float64),
             np.concatenate(cfg_mats).astype(np.float64),
             depth,
@@ -341,11 +342,12 @@ def _build_table(
 
 
 @numba.njit(cache=True, nogil=True)
-def _loo_step(S, y, card, depth, cell_ids, cfg_ids, cell_counts, cfg_counts, zero_one, out):
+def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts, zero_one, out):
     """Extend every candidate k's LOO class distributions by one attribute, add the losses.
 
     S (k_max+1, n, K) holds normalised distributions; for row r and candidate k the factor
-    is P_loo(x_i | π at depth min(k, depth[r]), y) with the row's own counts removed. The
+    is P_loo(x_i | π at depth min(k, depth[r]), y): F[c, y] = (#cell + 1/|X_i|)/(#cfg + 1)
+    for the other classes and, for the row's own class, the same with the row removed. The
     loss of each k (Σ (1 − P(y*|x))² or the number of errors) is written to out[k].
     """
     n_k, n, K = S.shape
@@ -358,20 +360,19 @@ def _loo_step(S, y, card, depth, cell_ids, cfg_ids, cell_counts, cfg_counts, zer
             if k < j:
                 j = k
             c = cell_ids[j, r]
-            g = cfg_ids[j, r]
+            own = (cell_counts[c, ys] - 1.0 + inv_card) / (cfg_counts[cell_cfg[c], ys] - 1.0 + 1.0)
             tot = 0.0
             for cls in range(K):
-                a = cell_counts[c, cls]
-                b = cfg_counts[g, cls]
                 if cls == ys:
-                    a -= 1.0
-                    b -= 1.0
-                v = S[k, r, cls] * ((a + inv_card) / (b + 1.0))
+                    v = S[k, r, cls] * own
+                else:
+                    v = S[k, r, cls] * F[c, cls]
                 S[k, r, cls] = v
                 tot += v
+            inv = 1.0 / tot
             best = 0
             for cls in range(K):
-                S[k, r, cls] /= tot
+                S[k, r, cls] *= inv
                 if S[k, r, cls] > S[k, r, best]:
                     best = cls
             if zero_one:
@@ -610,13 +611,14 @@ class SKDB(_BayesNetBase):
             if n == 0:
                 self.tables_[a] = _build_table(X, y, a, self.parents_[a], self.cards_, K)
                 continue
-            table, cell_ids, cfg_ids, cell_counts, cfg_counts, depth = _build_table(
+            table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = _build_table(
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
+            F = (cell_counts + 1.0 / table.card) / (cfg_counts[cell_cfg] + 1.0)
             _loo_step(
-                S, y, float(table.card), depth, cell_ids, cfg_ids, cell_counts, cfg_counts,
-                zero_one, losses[l],
+                S, y, float(table.card), depth, cell_ids, cell_cfg, F, cell_counts,
+                cfg_counts, zero_one, losses[l],
             )
         self.losses_ = losses
 
