@@ -34,7 +34,9 @@ def make(rows, classes, cards=None, name="toy"):
     X = np.array(arr, dtype=float)
     y = np.array([-1 if r[-1] is None else r[-1] for r in rows], dtype=int)
     d = X.shape[1]
-    cards = cards or [int(np.nanmax(X[:, i])) + 1 if np.isfinite(X[:, i]).any() else 1 for i in range(d)]
+    cards = cards or [
+        int(np.nanmax(X[:, i])) + 1 if np.isfinite(X[:, i]).any() else 1 for i in range(d)
+    ]
     atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(cards[i]))) for i in range(d))
     cls = Attribute("class", tuple(f"c{j}" for j in range(classes)))
     return Dataset(name, atts, cls, X, y)

@@ -520,7 +520,9 @@ class _BayesNetBase(Learner):
 
 def _check_int(learner: str, name: str, value: object, low: int) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-        raise LearnerError(f"{learner}: parameter '{name}' must be an integer ≥ {low}, got {value!r}")
+        raise LearnerError(
+            f"{learner}: parameter '{name}' must be an integer ≥ {low}, got {value!r}"
+        )
     return int(value)
 
 
