@@ -54,7 +54,7 @@ def _loc(attrs, l, x, cards):
     return loc
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _next_combo(idx, l, na):
     """Advance positions idx[0:l] (colex) over range(na); False when exhausted."""
     i = 0
@@ -69,7 +69,7 @@ def _next_combo(idx, l, na):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off, vbase, dense,
                   skeys, svals, lbase, binom, miss_base, ptot, wts, ws_cnt, ws_inv, ws_used,
                   ws_prod, ws_lacc, out):
@@ -262,7 +262,7 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, kind, off, vbase,
                         dense, skeys, svals, lbase, binom, miss_base, ptot, wts, bw_cnt, bw_inv,
                         bw_used, bw_prod, bw_lacc, done, lpb):
@@ -283,6 +283,12 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
     wsum = np.zeros(nb)
     resc = np.zeros(nb, dtype=np.bool_)
     ccf = np.empty(K)
+    # stat[a, r]: 0 = inactive, 1 = active but value unseen in training, 2 = active and seen
+    stat = np.zeros((d, nb), dtype=np.int8)
+    for a in range(d):
+        for r in range(nb):
+            if act[a, r]:
+                stat[a, r] = 2 if seenb[a, r] else 1
     nsets = binom[d, lev]
     qvs = np.empty(nsets)
     # pass 1: parent sets
@@ -359,19 +365,17 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
             kb = kind[b2]
             ob = off[b2]
             for r in range(nb):
-                ok = True
-                allseen = True
+                st = 2
                 for t in range(L1):
-                    ok = ok and act[idx[t], r]
-                    allseen = allseen and seenb[idx[t], r]
-                if not ok:
+                    st = min(st, stat[idx[t], r])
+                if st == 0:
                     continue
                 anyused = False
                 for t in range(L1):
-                    anyused = anyused or bw_used[qs[t], r]
+                    anyused |= bw_used[qs[t], r]
                 if not anyused:
                     continue
-                if allseen:
+                if st == 2:
                     loc = 0
                     for t in range(L1):
                         a = idx[t]
@@ -489,7 +493,7 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
             lpb[r, yy] = mx[yy] + np.log(acc[yy])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit, kind, off,
                     vbase, dense, skeys, svals, lbase, binom, miss_base, ptot, wts,
                     class_counts, N, nb_den, B):
@@ -657,7 +661,7 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, svals, ptot,
                class_counts, N, out):
     """out[b] = MI(X_s; Y) with m-estimates (SPEC §2 "MI weighting") for each block b."""
