@@ -364,6 +364,54 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                 anymiss = anymiss or mbt[t] >= 0
             kb = kind[b2]
             ob = off[b2]
+            if L1 == 2 and kb == 0 and not anymiss:
+                # fast path (A1DE, dense pair table, no missing-valued child): parents are
+                # idx[0] (position qs[1]) with child idx[1], and idx[1] (qs[0]) with idx[0]
+                i0 = idx[0]
+                i1 = idx[1]
+                q0 = qs[1]
+                q1 = qs[0]
+                c1 = cards[i1]
+                m0 = mct[1]
+                m1 = mct[0]
+                for r in range(nb):
+                    s0 = stat[i0, r]
+                    s1 = stat[i1, r]
+                    if s0 == 0 or s1 == 0:
+                        continue
+                    u0 = bw_used[q0, r]
+                    u1 = bw_used[q1, r]
+                    if s0 == 2 and s1 == 2:
+                        o = ob + (xb[r, i0] * c1 + xb[r, i1]) * K
+                        for yy in range(K):
+                            ccf[yy] = dense[o + yy]
+                    else:
+                        for yy in range(K):
+                            ccf[yy] = 0.0
+                    small = False
+                    if u0:
+                        for yy in range(K):
+                            pv = bw_prod[q0, r, yy] * (ccf[yy] + m0) * bw_inv[q0, r, yy]
+                            bw_prod[q0, r, yy] = pv
+                            small |= pv < _RESCALE
+                    if u1:
+                        for yy in range(K):
+                            pv = bw_prod[q1, r, yy] * (ccf[yy] + m1) * bw_inv[q1, r, yy]
+                            bw_prod[q1, r, yy] = pv
+                            small |= pv < _RESCALE
+                    if small:
+                        resc[r] = True
+                        for yy in range(K):
+                            if bw_prod[q0, r, yy] < _RESCALE:
+                                bw_lacc[q0, r, yy] += np.log(bw_prod[q0, r, yy])
+                                bw_prod[q0, r, yy] = 1.0
+                            if bw_prod[q1, r, yy] < _RESCALE:
+                                bw_lacc[q1, r, yy] += np.log(bw_prod[q1, r, yy])
+                                bw_prod[q1, r, yy] = 1.0
+                q2 += 1
+                if not _next_combo(idx, L1, d):
+                    break
+                continue
             for r in range(nb):
                 st = 2
                 for t in range(L1):
