@@ -404,8 +404,8 @@ def test_identities():
                                    rtol=1e-14)
     # all-equal weights: two identical attributes
     X = train.X[:, :1].repeat(2, axis=1)
-    two = train.replace(attributes=(train.attributes[0], Attribute("b", train.attributes[0].values)),
-                        X=X)
+    twin = Attribute("b", train.attributes[0].values)
+    two = train.replace(attributes=(train.attributes[0], twin), X=X)
     w = AnDE(n=1, weighting="mi").fit(two)
     assert w.weights(1)[0] == w.weights(1)[1] > 0
     np.testing.assert_allclose(w.predict_proba(two), AnDE(n=1).fit(two).predict_proba(two),

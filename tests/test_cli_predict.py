@@ -55,7 +55,8 @@ def files(tmp_path):
     nom = tmp_path / "nom.arff"
     nom.write_text(NOMINAL)
     bad = tmp_path / "bad.arff"
-    bad.write_text(NUMERIC.replace("{yes,no,maybe}", "{yes,no}").replace("{rows}", numeric_rows(5, 2)))
+    two_class = NUMERIC.replace("{yes,no,maybe}", "{yes,no}")
+    bad.write_text(two_class.replace("{rows}", numeric_rows(5, 2)))
     return {"train": str(tr), "test": str(te), "nom": str(nom), "bad": str(bad),
             "dir": tmp_path}
 

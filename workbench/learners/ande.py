@@ -768,13 +768,16 @@ class AnDE(Learner):
         if (isinstance(frequency_limit, bool) or not isinstance(frequency_limit, int)
                 or frequency_limit < 0):
             raise LearnerError(
-                f"AnDE: parameter 'frequency_limit' must be an integer ≥ 0, got {frequency_limit!r}")
+                "AnDE: parameter 'frequency_limit' must be an integer ≥ 0, "
+                f"got {frequency_limit!r}")
         if subsumption is not None and (isinstance(subsumption, bool)
                                         or not isinstance(subsumption, int) or subsumption < 0):
             raise LearnerError(
-                f"AnDE: parameter 'subsumption' must be null or an integer ≥ 0, got {subsumption!r}")
+                "AnDE: parameter 'subsumption' must be null or an integer ≥ 0, "
+                f"got {subsumption!r}")
         if weighting not in (None, "mi"):
-            raise LearnerError(f"AnDE: parameter 'weighting' must be null or 'mi', got {weighting!r}")
+            raise LearnerError(
+                f"AnDE: parameter 'weighting' must be null or 'mi', got {weighting!r}")
         self.n = n
         self.m = float(m)
         self.frequency_limit = frequency_limit

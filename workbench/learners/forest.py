@@ -32,9 +32,11 @@ class RandomForest(Learner):
 
     def __init__(self, n_estimators: int = 10, max_features: int | str = "log2+1",
                  seed: int = 1) -> None:
-        if isinstance(n_estimators, bool) or not isinstance(n_estimators, int) or n_estimators < 1:
+        if (isinstance(n_estimators, bool) or not isinstance(n_estimators, int)
+                or n_estimators < 1):
             raise LearnerError(
-                f"RandomForest: parameter 'n_estimators' must be an integer ≥ 1, got {n_estimators!r}")
+                "RandomForest: parameter 'n_estimators' must be an integer ≥ 1, "
+                f"got {n_estimators!r}")
         if not (max_features == "log2+1" or (isinstance(max_features, int)
                                              and not isinstance(max_features, bool)
                                              and max_features >= 1)):
