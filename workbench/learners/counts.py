@@ -47,10 +47,13 @@ _KEYBUF_CELLS = 1 << 23  # max key buffer entries per counting chunk (64 MB of i
 
 
 # ----- numba kernels ---------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                   dense, keybuf, row0, nrows):
-    """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf."""
+    """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf.
+
+    The common dense, unconditioned blocks of 1–3 attributes have loops with the attribute
+    indices and cardinalities in locals (hoisted out of the row loop)."""
     nb = battrs.shape[0]
     for b in range(nb):
         k = kind[b]
@@ -59,6 +62,34 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
         l = blen[b]
         c = bcond[b]
         slot = sslot[b]
+        if k == KIND_DENSE and c < 0 and 1 <= l <= 3:
+            o = off[b]
+            a0 = battrs[b, 0]
+            if l == 1:
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    if v0 >= 0:
+                        dense[o + v0 * K + y[r]] += 1
+            elif l == 2:
+                a1 = battrs[b, 1]
+                c1 = battrs[b, 3]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    if v0 >= 0 and v1 >= 0:
+                        dense[o + (v0 * c1 + v1) * K + y[r]] += 1
+            else:
+                a1 = battrs[b, 1]
+                a2 = battrs[b, 2]
+                c1 = battrs[b, 4]
+                c2 = battrs[b, 5]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    v2 = codes_t[a2, r]
+                    if v0 >= 0 and v1 >= 0 and v2 >= 0:
+                        dense[o + ((v0 * c1 + v1) * c2 + v2) * K + y[r]] += 1
+            continue
         for rr in range(nrows):
             r = row0 + rr
             if k == KIND_SPARSE:
