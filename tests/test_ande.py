@@ -379,6 +379,23 @@ def test_matches_reference_random(seed):
                                            err_msg=f"n={n} C={C} w={w}")
 
 
+def test_matches_reference_complete_training_data():
+    # no missing training values (the fast dense paths); test rows with missing values and
+    # values never seen in training (declared cardinalities larger than the values used)
+    train = random_data(50, 5, [2, 3, 2, 4, 3], 3, seed=11)
+    X = train.X.copy()
+    X[:, 3] = np.minimum(X[:, 3], 2)  # value 3 of attribute 3 never occurs
+    train = train.replace(X=X)
+    test = random_data(20, 5, [2, 3, 2, 4, 3], 3, seed=12, missing=0.15)
+    for n in range(4):
+        for C in (None, 3):
+            for w in (None, "mi"):
+                got = AnDE(n=n, subsumption=C, weighting=w).fit(train).predict_proba(test)
+                want = reference_proba(train, test, n, C=C, weighted=w == "mi")
+                np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-14,
+                                           err_msg=f"n={n} C={C} w={w}")
+
+
 # ----------------------------------------------------------------------------------------------
 # identities
 # ----------------------------------------------------------------------------------------------

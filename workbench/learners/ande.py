@@ -412,6 +412,65 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                 if not _next_combo(idx, L1, d):
                     break
                 continue
+            if L1 == 3 and kb == 0 and not anymiss:
+                # fast path (A2DE, dense triple table, no missing-valued child): parent set
+                # qs[t] = S∖{idx[t]} gets child idx[t]
+                i0 = idx[0]
+                i1 = idx[1]
+                i2 = idx[2]
+                qa = qs[0]
+                qb = qs[1]
+                qc = qs[2]
+                c1 = cards[i1]
+                c2 = cards[i2]
+                ma = mct[0]
+                mb_ = mct[1]
+                mc_ = mct[2]
+                for r in range(nb):
+                    s0 = stat[i0, r]
+                    s1 = stat[i1, r]
+                    s2 = stat[i2, r]
+                    if s0 == 0 or s1 == 0 or s2 == 0:
+                        continue
+                    ua = bw_used[qa, r]
+                    ub = bw_used[qb, r]
+                    uc = bw_used[qc, r]
+                    if not (ua or ub or uc):
+                        continue
+                    if s0 == 2 and s1 == 2 and s2 == 2:
+                        o = ob + ((xb[r, i0] * c1 + xb[r, i1]) * c2 + xb[r, i2]) * K
+                        for yy in range(K):
+                            ccf[yy] = dense[o + yy]
+                    else:
+                        for yy in range(K):
+                            ccf[yy] = 0.0
+                    small = False
+                    if ua:
+                        for yy in range(K):
+                            pv = bw_prod[qa, r, yy] * (ccf[yy] + ma) * bw_inv[qa, r, yy]
+                            bw_prod[qa, r, yy] = pv
+                            small |= pv < _RESCALE
+                    if ub:
+                        for yy in range(K):
+                            pv = bw_prod[qb, r, yy] * (ccf[yy] + mb_) * bw_inv[qb, r, yy]
+                            bw_prod[qb, r, yy] = pv
+                            small |= pv < _RESCALE
+                    if uc:
+                        for yy in range(K):
+                            pv = bw_prod[qc, r, yy] * (ccf[yy] + mc_) * bw_inv[qc, r, yy]
+                            bw_prod[qc, r, yy] = pv
+                            small |= pv < _RESCALE
+                    if small:
+                        resc[r] = True
+                        for yy in range(K):
+                            for qq in (qa, qb, qc):
+                                if bw_prod[qq, r, yy] < _RESCALE:
+                                    bw_lacc[qq, r, yy] += np.log(bw_prod[qq, r, yy])
+                                    bw_prod[qq, r, yy] = 1.0
+                q2 += 1
+                if not _next_combo(idx, L1, d):
+                    break
+                continue
             for r in range(nb):
                 st = 2
                 for t in range(L1):
