@@ -1,7 +1,14 @@
 """workbench — experiment workbench for semi-naive Bayesian classifiers.
 
-Public API for learner authors (stable): `Dataset`, `Attribute`, `Learner`, `register`,
-`create`, `WorkbenchError`. Further names are added by the modules that own them.
+The public API for learner authors (stable; see docs/adding-a-learner.md):
+
+* `Dataset`, `Attribute` — the immutable data type every stage passes on;
+* `Learner` — the base class (`fit`, `predict_proba`, declared `preprocessing`);
+* `register`, `create` — the learner registry (names → parameter sets);
+* `AnDECounts`, `BlockStore` — the shared counting layer of the count-based learners, so a
+  new variant reuses the counts instead of copying them;
+* `load_plugins` — import plugin modules / files that register learners;
+* `WorkbenchError` — the one user-facing error type.
 """
 
 from workbench.data.dataset import Attribute, Dataset
@@ -11,4 +18,29 @@ from workbench.learners.registry import create, register
 
 __version__ = "0.1.0"
 
-__all__ = ["Attribute", "Dataset", "Learner", "WorkbenchError", "create", "register"]
+__all__ = [
+    "AnDECounts",
+    "Attribute",
+    "BlockStore",
+    "Dataset",
+    "Learner",
+    "WorkbenchError",
+    "create",
+    "load_plugins",
+    "register",
+]
+
+_LAZY = {
+    "AnDECounts": "workbench.learners.counts",
+    "BlockStore": "workbench.learners.counts",
+    "load_plugins": "workbench.plugins",
+}
+
+
+def __getattr__(name: str):
+    """Import the heavier parts (numba kernels) only when they are used."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -25,6 +25,9 @@ SUBCOMMANDS: dict[str, str] = {
     "discretize": "fit MDL / equal-frequency discretisation and apply it",
 }
 
+PLUGIN_COMMANDS = ("learners", "predict", "cv")
+"""Subcommands that take ``--plugin`` (run/report get plugins from the config)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -36,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"workbench.cli.{name}")
         p = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(p)
+        if name in PLUGIN_COMMANDS:
+            p.add_argument("--plugin", action="append", default=[], metavar="MODULE|FILE.py",
+                           help="import a plugin that registers learners (repeatable)")
         p.set_defaults(_module=module)
     return parser
 
@@ -47,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if getattr(args, "plugin", None):
+            from workbench.plugins import load_plugins
+
+            load_plugins(args.plugin)
         return int(args._module.run(args) or 0)
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
