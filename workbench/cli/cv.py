@@ -26,6 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions-out", metavar="CSV",
                    help="write round,fold,index,actual,predicted,<one column per class>")
     p.add_argument("--jobs", type=int, default=1, help="parallel folds (joblib; -1 = all cores)")
+    p.add_argument("--discretize-sample", type=int, default=None, metavar="N",
+                   help="fit the discretiser on a random sample of at most N training rows "
+                        "per fold, drawn with the fold's seed (default: all rows)")
 
 
 def parse_value(text: str):
@@ -113,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.params)
     if args.jobs == 0:
         raise WorkbenchError("--jobs: must be a positive number or -1")
+    if args.discretize_sample is not None and args.discretize_sample < 1:
+        raise WorkbenchError(f"--discretize-sample: expected a positive integer, got "
+                             f"{args.discretize_sample}")
     data = load_data(args.data)
     splits = None
     if args.folds_in:
@@ -135,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         stratify=args.stratify,
         splits=splits,
         n_jobs=args.jobs,
+        discretize_sample=args.discretize_sample,
     )
     if args.folds_out:
         save_splits(cv.splits, args.folds_out)
@@ -146,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         "params": params,
         "seed": args.seed,
         "stratify": bool(args.stratify),
+        "discretize_sample": args.discretize_sample,
         **{k: _jsonable(v) for k, v in cv.summary.items()},
     }
     print(json.dumps(out, indent=2))

@@ -16,6 +16,10 @@ Per-(data set, learner) aggregation, `summarize_folds`:
 * ``*_seconds``: totals over all r×k folds (training includes discretisation).
 * ``<metric>_std``: sample standard deviation (ddof=1) over the r×k folds of the per-fold
   value of that metric (0 when only one fold).
+* ``per_fold`` (only with ``summarize_folds(..., per_fold=True)``, as the runner stores it):
+  ``{metric: [value of fold (0, 0), (0, 1), ..., (r-1, k-1)]}`` for each metric of
+  `FOLD_METRICS` — the per-fold losses (each fold's test rows pooled) and the fold's
+  times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from workbench.evaluation.splits import check_splits, fold_indices, make_splits
 PER_FOLD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
 TIME_KEYS = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
              "test_wall_seconds")
+FOLD_METRICS = (*PER_FOLD_METRICS, *TIME_KEYS)
 SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
                 "n_instances", "rounds", "folds")
 
@@ -128,22 +133,25 @@ def summarize_folds(
     n_classes: int,
     rounds: int,
     folds: int,
+    *,
+    per_fold: bool = False,
 ) -> dict[str, Any]:
     """The per-(data set, learner) summary dict from stored fold results (any order).
 
     `y` are the true class codes of the evaluated rows (`evaluation_data(data).y`). Keys:
     `SUMMARY_KEYS` plus ``<m>_std`` for each m in `PER_FOLD_METRICS` (see module docstring
-    for the exact aggregation). Independent of the order of `results`; memory is
-    O(r·n) small integers plus one fold's distributions, never (r, n, K).
+    for the exact aggregation), plus ``per_fold`` (per-fold values of `FOLD_METRICS` in
+    (round, fold) order) when `per_fold` is true. Independent of the order of `results`;
+    memory is O(r·n) small integers plus one fold's distributions, never (r, n, K).
     """
     y = np.asarray(y, dtype=np.int64)
     n = int(y.size)
     ordered, preds, _ = assemble(results, n, n_classes, rounds, folds)
-    return _summary(ordered, preds, y, n_classes, rounds, folds)
+    return _summary(ordered, preds, y, n_classes, rounds, folds, per_fold=per_fold)
 
 
 def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_classes: int,
-             rounds: int, folds: int) -> dict[str, Any]:
+             rounds: int, folds: int, per_fold: bool = False) -> dict[str, Any]:
     sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
     out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
     bv = metrics.bias_variance(preds, y, n_classes, weka_correction=True)
@@ -155,9 +163,13 @@ def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_clas
     out["n_instances"] = int(y.size)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
-    per_fold = [metrics.pooled_metrics([s], n_classes) for s in sums]
+    fold_values = [metrics.pooled_metrics([s], n_classes) for s in sums]
     for m in PER_FOLD_METRICS:
-        out[f"{m}_std"] = _std([pf[m] for pf in per_fold])
+        out[f"{m}_std"] = _std([pf[m] for pf in fold_values])
+    if per_fold:
+        table = {m: [float(pf[m]) for pf in fold_values] for m in PER_FOLD_METRICS}
+        table.update({k: [float(getattr(res, k)) for res in ordered] for k in TIME_KEYS})
+        out["per_fold"] = {m: table[m] for m in FOLD_METRICS}
     return out
 
 
@@ -183,6 +195,7 @@ def cross_validate(
     stratify: bool = False,
     splits: np.ndarray | None = None,
     n_jobs: int = 1,
+    discretize_sample: int | None = None,
 ) -> CVResult:
     """Run `rounds` × `folds` cross-validation of one learner (name or factory) on `data`.
 
@@ -191,6 +204,8 @@ def cross_validate(
     sets `rounds` and `folds`. Fold (r, f) gets learner seed `fold_seed(seed, r, f)` for
     learners with a ``seed``/``random_state`` parameter. Folds run in parallel with
     joblib when ``n_jobs != 1``; results never depend on order or parallelism.
+    `discretize_sample` fits the discretiser of fold (r, f) on at most that many training
+    rows, drawn with the fold's seed (see `run_fold`; None = all rows).
     """
     d = evaluation_data(data)
     n = d.n_instances
@@ -205,7 +220,7 @@ def cross_validate(
     if n_jobs == 1 or len(tasks) == 1:
         results = [
             run_fold(d, learner_name, params, *fold_indices(splits, r, f), round=r, fold=f,
-                     seed=fold_seed(seed, r, f))
+                     seed=fold_seed(seed, r, f), discretize_sample=discretize_sample)
             for r, f in tasks
         ]
     else:
@@ -219,7 +234,8 @@ def cross_validate(
         results = Parallel(n_jobs=n_jobs)(
             delayed(_run_fold_in_worker)(spec, d, learner_name, params,
                                          *fold_indices(splits, r, f), round=r, fold=f,
-                                         seed=fold_seed(seed, r, f))
+                                         seed=fold_seed(seed, r, f),
+                                         discretize_sample=discretize_sample)
             for r, f in tasks
         )
     ordered, preds, _ = assemble(results, n, d.n_classes, rounds, folds)

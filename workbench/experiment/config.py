@@ -9,7 +9,8 @@ Schema::
     name: pakdd13                       # required, used for the default output directory
     datasets: all                       # or a list of slugs / groups (large|medium|small) / paths
     data_dirs: [../data]                # extra search directories, relative to this file
-    protocol: {rounds: 20, folds: 2, seed: 1, stratify: false}
+    protocol: {rounds: 20, folds: 2, seed: 1, stratify: false,
+               discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
     learners:                           # display name -> {learner: REGISTRY_NAME, params...}
       NB: NB                            #   (a bare registry name is shorthand)
       A2DE-SW-m0.5: {learner: A2DE-SW, m: 0.5}
@@ -44,7 +45,8 @@ TOP_LEVEL_KEYS = (
     "report",
     "plugins",
 )
-PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False}
+PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
+                                     "discretize_sample": None}
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Protocol:
     folds: int = 2
     seed: int = 1
     stratify: bool = False
+    discretize_sample: int | None = None  # fit discretisers on <= N training rows; None = all
 
     @property
     def n_folds_total(self) -> int:
@@ -132,12 +135,7 @@ class ExperimentConfig:
             "name": self.name,
             "datasets": list(self.datasets),
             "data_dirs": [str(p) for p in self.data_dirs],
-            "protocol": {
-                "rounds": self.protocol.rounds,
-                "folds": self.protocol.folds,
-                "seed": self.protocol.seed,
-                "stratify": self.protocol.stratify,
-            },
+            "protocol": self._protocol_dict(),
             "learners": {
                 lc.display: {"learner": lc.learner, **dict(lc.params)} for lc in self.learners
             },
@@ -146,6 +144,19 @@ class ExperimentConfig:
             "report": _plain(self.report),
             "plugins": [self._absolute_plugin(p) for p in self.plugins],
         }
+
+    def _protocol_dict(self) -> dict[str, Any]:
+        """The protocol as plain data; ``discretize_sample`` only when set, so configs
+        without it keep their config hash."""
+        out: dict[str, Any] = {
+            "rounds": self.protocol.rounds,
+            "folds": self.protocol.folds,
+            "seed": self.protocol.seed,
+            "stratify": self.protocol.stratify,
+        }
+        if self.protocol.discretize_sample is not None:
+            out["discretize_sample"] = self.protocol.discretize_sample
+        return out
 
     def _absolute_plugin(self, spec: str) -> str:
         """A plugin file path made absolute (so the stored config works from anywhere)."""
@@ -340,7 +351,8 @@ class _Validator:
     def protocol(self, value: Any) -> Protocol:
         if value is None:
             value = {}
-        self.expect(value, dict, ("protocol",), "a mapping with rounds, folds, seed, stratify")
+        self.expect(value, dict, ("protocol",),
+                    "a mapping with rounds, folds, seed, stratify, discretize_sample")
         for key in value:
             if key not in PROTOCOL_DEFAULTS:
                 raise self.error(
@@ -358,7 +370,11 @@ class _Validator:
             raise self.error(
                 ("protocol", "stratify"), f"expected true or false, got {_show(stratify)}"
             )
-        return Protocol(rounds=rounds, folds=folds, seed=seed, stratify=stratify)
+        sample = merged["discretize_sample"]
+        if sample is not None:
+            sample = self.positive_int(sample, ("protocol", "discretize_sample"))
+        return Protocol(rounds=rounds, folds=folds, seed=seed, stratify=stratify,
+                        discretize_sample=sample)
 
     def datasets(self, value: Any, data_dirs: tuple[Path, ...]) -> tuple[str, ...]:
         if isinstance(value, str):

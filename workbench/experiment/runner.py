@@ -63,6 +63,7 @@ class Task:
     plugins: tuple[str, ...] = ()
     plugin_dir: str = ""
     spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
+    discretize_sample: int | None = None  # protocol.discretize_sample
 
 
 @dataclass
@@ -134,6 +135,7 @@ def run_task(task: Task) -> dict[str, Any]:
             round=task.round,
             fold=task.fold,
             seed=fold_seed(task.seed, task.round, task.fold),
+            discretize_sample=task.discretize_sample,
         )
         record = result.to_record()
         record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
@@ -162,7 +164,7 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, rounds: int, folds
         y[r["test_index"]] = r["y"]
     n_classes = int(recs[0]["proba"].shape[1])
     results = [FoldResult.from_record(r) for r in recs]
-    summary = summarize_folds(results, y, n_classes, rounds, folds)
+    summary = summarize_folds(results, y, n_classes, rounds, folds, per_fold=True)
     store.write_summary(run_dir, dataset, learner, summary)
     return summary
 
@@ -393,6 +395,10 @@ def run_experiment(
     for ref in sel_found:
         for name in sel_learners:
             if _complete_for(run_dir, ref.name, name, p):
+                if not _has_per_fold(run_dir, ref.name, name) and len(
+                        store.stored_folds(run_dir, ref.name, name)) >= p.n_folds_total:
+                    to_summarize.append((ref.name, name))  # older summary: add per_fold
+                    continue
                 result.pairs_already_complete += 1
                 continue
             done = store.stored_folds(run_dir, ref.name, name)
@@ -409,7 +415,7 @@ def run_experiment(
                     registry_name=lc.learner, params=tuple(sorted(lc.params.items())),
                     round=r, fold=f, rounds=p.rounds, folds=p.folds, seed=p.seed,
                     stratify=p.stratify, plugins=tuple(config.plugins), plugin_dir=plugin_dir,
-                    spec=specs.get(lc.learner),
+                    spec=specs.get(lc.learner), discretize_sample=p.discretize_sample,
                 ))
 
     print(_plan_line(result, len(tasks), sel_found, sel_learners), file=stream)
@@ -476,6 +482,15 @@ def _complete_for(run_dir: Path, dataset: str, learner: str, p) -> bool:
     return row.get("rounds", p.rounds) == p.rounds and row.get("folds", p.folds) == p.folds
 
 
+def _has_per_fold(run_dir: Path, dataset: str, learner: str) -> bool:
+    """The pair's summary.json holds per-fold values (written since they were added)."""
+    try:
+        with open(store.summary_path(run_dir, dataset, learner), encoding="utf-8") as fh:
+            return isinstance(json.load(fh).get(store.PER_FOLD_KEY), dict)
+    except (OSError, ValueError):
+        return False
+
+
 def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:
     """Specs of learners registered at run time (tests, plugins) to ship to workers."""
     from workbench.learners import registry
@@ -539,6 +554,7 @@ def _finalize(run_dir: Path, meta: dict[str, Any], invocation: dict[str, Any], s
     try:
         meta["times"] = _times_by_learner(run_dir)
         store.write_summary_csv(run_dir)
+        store.write_fold_metrics_csv(run_dir)
     except Exception:  # never mask the original outcome because of bookkeeping
         pass
     _write_metadata(run_dir, meta)

@@ -6,12 +6,16 @@ Layout of a run directory ``RUN_DIR``::
     config_hash        sha256 of the result-determining part of the config (committed)
     metadata.json      versions, machine, times, plan, invocations (committed)
     summary.csv        one row per complete (data set, learner) (committed; regenerated)
+    fold_metrics.csv   per-fold values, long format: dataset, learner, round, fold, metric,
+                       value (committed; regenerated; what the report reads without
+                       predictions/)
     predictions/       per-fold predictions + per-pair summaries (git-ignored, can be large)
       <dataset>/<learner>/
         round-000-fold-0.npz   test_index int64, y int64, proba float64 (n_test, K),
                                round, fold, train/test cpu/wall seconds  (compressed)
         summary.json           written when every fold is stored: the pair is *complete*
-                               iff this file exists
+                               iff this file exists; the summary metrics plus
+                               ``per_fold: {metric: [values in (round, fold) order]}``
 
 Every file is written to a temporary name in the same directory and moved into place with
 `os.replace`, so a crash (even SIGKILL) never leaves a half-written result behind.
@@ -33,6 +37,9 @@ import numpy as np
 PREDICTIONS = "predictions"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
+FOLD_METRICS_CSV = "fold_metrics.csv"
+PER_FOLD_KEY = "per_fold"
+FOLD_METRICS_COLUMNS = ["dataset", "learner", "round", "fold", "metric", "value"]
 CONFIG_YAML = "config.yaml"
 CONFIG_HASH = "config_hash"
 METADATA_JSON = "metadata.json"
@@ -174,13 +181,15 @@ def iter_summaries(run_dir: Path) -> Iterator[dict[str, Any]]:
 def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     """One row per complete (data set, learner): dataset, learner, n_instances + metrics.
 
-    Reads the per-pair summaries under ``predictions/``; a run directory committed without
-    its (git-ignored) predictions falls back to ``summary.csv``.
+    Reads the per-pair summaries under ``predictions/`` (without their ``per_fold`` lists,
+    see `load_fold_metrics`); a run directory committed without its (git-ignored)
+    predictions falls back to ``summary.csv``.
     """
     import pandas as pd
 
     run_dir = Path(run_dir)
-    rows = list(iter_summaries(run_dir))
+    rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
+            for row in iter_summaries(run_dir)]
     if not rows and (run_dir / SUMMARY_CSV).is_file():
         return pd.read_csv(run_dir / SUMMARY_CSV)
     if not rows:
@@ -189,6 +198,12 @@ def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     first = ["dataset", "learner", "n_instances"]
     cols = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
     df = df[cols]
+    return _in_plan_order(run_dir, df, ["dataset", "learner"])
+
+
+def _in_plan_order(run_dir: Path, df: "pandas.DataFrame", keys: list[str]  # noqa: F821
+                   ) -> "pandas.DataFrame":  # noqa: F821
+    """`df` sorted by data set and learner in plan order (metadata.json), then `keys`."""
     order = _plan_order(run_dir)
     if order is not None:
         ds_rank = {d: i for i, d in enumerate(order[0])}
@@ -196,10 +211,66 @@ def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
         df = df.assign(
             _d=df["dataset"].map(lambda d: ds_rank.get(d, len(ds_rank))),
             _l=df["learner"].map(lambda l: ln_rank.get(l, len(ln_rank))),
-        ).sort_values(["_d", "dataset", "_l", "learner"]).drop(columns=["_d", "_l"])
+        ).sort_values(["_d", "dataset", "_l", "learner", *keys[2:]], kind="mergesort")
+        df = df.drop(columns=["_d", "_l"])
     else:
-        df = df.sort_values(["dataset", "learner"])
+        df = df.sort_values(keys, kind="mergesort")
     return df.reset_index(drop=True)
+
+
+def fold_metrics_rows(row: dict[str, Any]) -> list[tuple[str, str, int, int, str, float]]:
+    """The long-format per-fold rows of one pair summary (none if it has no ``per_fold``).
+
+    Values are in (round, fold) order; fold i is (i // folds, i % folds).
+    """
+    per_fold = row.get(PER_FOLD_KEY)
+    if not isinstance(per_fold, dict):
+        return []
+    folds = int(row.get("folds") or 0)
+    out = []
+    for metric, values in per_fold.items():
+        k = folds if folds > 0 else len(values)
+        for i, value in enumerate(values):
+            out.append((str(row["dataset"]), str(row["learner"]), i // k, i % k, str(metric),
+                        float("nan") if value is None else float(value)))
+    return out
+
+
+def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
+    """Per-fold metric values, long format: dataset, learner, round, fold, metric, value.
+
+    Read from the ``per_fold`` lists of the pair summaries under ``predictions/``; a run
+    directory committed without its predictions falls back to ``fold_metrics.csv`` (as
+    `load_summary` falls back to ``summary.csv``). Pairs summarised before per-fold values
+    were stored contribute no rows; the frame is empty when no pair has them.
+    """
+    import pandas as pd
+
+    run_dir = Path(run_dir)
+    summaries = list(iter_summaries(run_dir))
+    if not summaries and (run_dir / FOLD_METRICS_CSV).is_file():
+        df = pd.read_csv(run_dir / FOLD_METRICS_CSV)
+        missing = [c for c in FOLD_METRICS_COLUMNS if c not in df.columns]
+        if missing:
+            from workbench.errors import WorkbenchError
+
+            raise WorkbenchError(f"{run_dir / FOLD_METRICS_CSV}: missing column(s) "
+                                 f"{', '.join(missing)}")
+        df = df[FOLD_METRICS_COLUMNS]
+    else:
+        rows = [r for row in summaries for r in fold_metrics_rows(row)]
+        df = pd.DataFrame(rows, columns=FOLD_METRICS_COLUMNS)
+    df = df.astype({"dataset": str, "learner": str, "round": np.int64, "fold": np.int64,
+                    "metric": str, "value": np.float64})
+    return _in_plan_order(run_dir, df, ["dataset", "learner", "metric", "round", "fold"])
+
+
+def write_fold_metrics_csv(run_dir: Path) -> Path:
+    """Regenerate ``fold_metrics.csv`` (the committed copy of `load_fold_metrics`)."""
+    df = load_fold_metrics(run_dir)
+    path = Path(run_dir) / FOLD_METRICS_CSV
+    atomic_write_text(path, df.to_csv(index=False))
+    return path
 
 
 def write_summary_csv(run_dir: Path) -> Path:
@@ -281,7 +352,7 @@ def remove_run(run_dir: Path) -> None:
         p = run_dir / name
         if p.exists():
             shutil.rmtree(p)
-    for name in (CONFIG_YAML, CONFIG_HASH, METADATA_JSON, SUMMARY_CSV):
+    for name in (CONFIG_YAML, CONFIG_HASH, METADATA_JSON, SUMMARY_CSV, FOLD_METRICS_CSV):
         p = run_dir / name
         if p.exists():
             p.unlink()
