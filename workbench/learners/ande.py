@@ -632,6 +632,23 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
     act = np.zeros((d, B), dtype=np.bool_)
     seenb = np.zeros((d, B), dtype=np.bool_)
     done = np.zeros(B, dtype=np.bool_)
+    # can the A1DE instance-major fast path be used?
+    simple1 = top == 1 and d >= 2
+    if simple1:
+        maxcard = 1
+        for a in range(d):
+            maxcard = max(maxcard, cards[a])
+            simple1 = simple1 and miss_base[1, a] < 0
+        for b in range(lbase[2], lbase[2] + binom[d, 2]):
+            simple1 = simple1 and kind[b] == 0
+        # every factor (#+m/|X_c|)/(#+m) ≥ (m/maxcard)/(N+m); d−1 of them times P(y,x_p)
+        fmin = (m / maxcard) / (N + m)
+        simple1 = simple1 and d * np.log(fmin) > np.log(1e-280)
+    s_cnt = np.empty((d, K), dtype=np.int64)
+    s_inv = np.empty((d, K))
+    s_prod = np.empty((d, K))
+    s_used = np.empty(d, dtype=np.bool_)
+    s_mc = np.empty(d)
     lpb = np.empty((B, K))
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
@@ -710,7 +727,68 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
                 seenl[rr, t] = vc[t] > 0
                 act[active[t], rr] = True
                 seenb[active[t], rr] = vc[t] > 0
-        if top >= 1:
+        if simple1:
+            # A1DE, every pair table dense, no attribute with missing training values and
+            # products that cannot underflow: instance-major loop without any checks
+            # (an unseen value simply reads zero counts from the dense tables)
+            for rr in range(nb):
+                x = codes[r0 + rr]
+                active = actl[rr]
+                na = nact[rr]
+                nused = 0
+                wsum = 0.0
+                for t in range(na):
+                    a = active[t]
+                    o = off[lbase[1] + a] + x[a] * K
+                    tot = 0
+                    for yy in range(K):
+                        cv = dense[o + yy]
+                        tot += cv
+                        s_cnt[t, yy] = cv
+                        s_inv[t, yy] = 1.0 / (cv + m)
+                        s_prod[t, yy] = 1.0
+                    s_used[t] = tot >= F
+                    s_mc[t] = m / cards[a]
+                    if tot >= F:
+                        nused += 1
+                        if weighted:
+                            wsum += wts[lbase[1] + a]
+                if nused == 0:
+                    done[rr] = False
+                    continue
+                for u in range(1, na):
+                    j = active[u]
+                    xj = x[j]
+                    cj = cards[j]
+                    mcj = s_mc[u]
+                    base_j = lbase[2] + j * (j - 1) // 2
+                    uu = s_used[u]
+                    for t in range(u):
+                        i = active[t]
+                        o = off[base_j + i] + (x[i] * cj + xj) * K
+                        if s_used[t]:
+                            for yy in range(K):
+                                s_prod[t, yy] *= (dense[o + yy] + mcj) * s_inv[t, yy]
+                        if uu:
+                            mci = s_mc[t]
+                            for yy in range(K):
+                                s_prod[u, yy] *= (dense[o + yy] + mci) * s_inv[u, yy]
+                equal = (not weighted) or wsum <= 0.0
+                for yy in range(K):
+                    lp[yy] = 0.0
+                for t in range(na):
+                    if s_used[t]:
+                        b = lbase[1] + active[t]
+                        w = 1.0 if equal else wts[b]
+                        if w > 0.0:
+                            f = w / (ptot[b] + m)
+                            mk = m / (K * cards[active[t]])
+                            for yy in range(K):
+                                lp[yy] += (s_cnt[t, yy] + mk) * f * s_prod[t, yy]
+                for yy in range(K):
+                    lpb[rr, yy] = np.log(lp[yy])
+                done[rr] = True
+        elif top >= 1:
             _batch_level_scores(codes[r0:r0 + nb], act, seenb, nb, top, d, cards, K, m, F,
                                 weighted, kind, off, vbase, dense, skeys, svals, lbase, binom,
                                 miss_base, ptot, wts, bw_cnt, bw_inv, bw_used, bw_prod, bw_lacc,
