@@ -7,6 +7,12 @@ which A's value is higher. Data sets where either value is missing (NaN) are lef
 The sign test ignores draws: p = 2 · P(X ≥ max(w, l) | X ~ Bin(w + l, ½)), capped at 1
 (p = 1 when w + l = 0); a record is significant when p < alpha (default 0.05).
 
+Per-fold mode (the JMLR 2016 protocol, `fold_wdl_table`): each data set's outcome is
+decided by a two-sided Wilcoxon signed-rank test over the paired per-fold values of the two
+learners (paired by (round, fold)): a win for A if p < alpha and A's values are lower (the
+rank sum of the folds where A is lower exceeds the other), a loss if p < alpha and A's are
+higher, otherwise a draw. The sign test is then applied to those wins and losses as above.
+
 The table functions take the tidy per-(data set, learner) summary (columns ``dataset``,
 ``learner`` and the metric columns) and return tidy tables with one row per learner pair,
 in the given learner order, lower triangle: row learner ``learners[i]`` against column
@@ -237,3 +243,115 @@ def wilcoxon_from_matrix(
         {"row": object, "col": object, "n": np.int64, "statistic": np.float64,
          "p_value": np.float64, "significant": bool, "median_diff": np.float64}
     )
+
+
+# ----- W/D/L decided per data set by a Wilcoxon test over folds (JMLR 2016) ---------------
+FOLD_KEYS = ("round", "fold")
+
+
+def wilcoxon_fold_outcome(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, alpha: float = ALPHA
+) -> int | None:
+    """One data set's outcome for A against B from paired per-fold values (lower is better).
+
+    ``+1`` = win (Wilcoxon signed-rank p < alpha and A lower), ``-1`` = loss (p < alpha and
+    A higher), ``0`` = draw (not significant); None when no fold has both values. Uses
+    `wilcoxon_test` (exact or normal approximation, never random), so it is deterministic.
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    _, p, n = wilcoxon_test(x, y)
+    if n == 0:
+        return None
+    if not p < alpha:
+        return 0
+    keep = ~(np.isnan(x) | np.isnan(y))
+    d = x[keep] - y[keep]
+    d = d[d != 0]
+    ranks = stats.rankdata(np.abs(d))
+    lower, higher = float(ranks[d < 0].sum()), float(ranks[d > 0].sum())
+    if lower == higher:  # cannot be significant; kept for safety
+        return 0
+    return 1 if lower > higher else -1
+
+
+def fold_outcomes(
+    fold_metrics: pd.DataFrame,
+    metric: str,
+    learners: Sequence[str],
+    alpha: float = ALPHA,
+    pairs: str = "lower",
+) -> dict[tuple[str, str], pd.Series]:
+    """Per-data-set Wilcoxon outcomes (+1/0/-1, see `wilcoxon_fold_outcome`) per pair.
+
+    ``fold_metrics`` is long format (``dataset, learner, round, fold, metric, value``, as
+    `store.load_fold_metrics` gives). Returns ``{(row, col): Series indexed by data set}``;
+    data sets where the two learners share no fold value are absent from that Series.
+    """
+    learners = list(learners)
+    pair_list = _pair_list(learners, pairs)
+    sub = fold_metrics[fold_metrics["metric"] == metric]
+    wide = (sub.astype({"dataset": str, "learner": str})
+            .groupby(["dataset", *FOLD_KEYS, "learner"], sort=True)["value"].first()
+            .astype(np.float64).unstack("learner"))
+    out: dict[tuple[str, str], dict[str, int]] = {pair: {} for pair in pair_list}
+    for ds, block in wide.groupby(level="dataset", sort=True):
+        for r, c in pair_list:
+            if r not in block.columns or c not in block.columns:
+                continue
+            res = wilcoxon_fold_outcome(block[r].to_numpy(), block[c].to_numpy(), alpha)
+            if res is not None:
+                out[(r, c)][str(ds)] = res
+    return {pair: pd.Series(v, dtype=np.int64) for pair, v in out.items()}
+
+
+def wdl_from_outcomes(
+    outcomes: dict[tuple[str, str], pd.Series],
+    learners: Sequence[str],
+    datasets: Iterable[str] | None = None,
+    alpha: float = ALPHA,
+    pairs: str = "lower",
+) -> pd.DataFrame:
+    """W/D/L table (``WDL_COLUMNS``) counting per-data-set outcomes over ``datasets``."""
+    wanted = None if datasets is None else {str(d) for d in datasets}
+    rows = []
+    for r, c in _pair_list(list(learners), pairs):
+        s = outcomes.get((r, c))
+        if s is None:
+            mirrored = outcomes.get((c, r))
+            s = -mirrored if mirrored is not None else pd.Series([], dtype=np.int64)
+        if wanted is not None:
+            s = s[s.index.isin(wanted)]
+        w, l = int((s > 0).sum()), int((s < 0).sum())
+        d = int(s.size) - w - l
+        p = sign_test(w, l)
+        rows.append([r, c, w, d, l, w + d + l, p, bool(p < alpha)])
+    return pd.DataFrame(rows, columns=WDL_COLUMNS).astype(
+        {"row": object, "col": object, "wins": np.int64, "draws": np.int64,
+         "losses": np.int64, "n": np.int64, "p_value": np.float64, "significant": bool}
+    )
+
+
+def fold_wdl_table(
+    fold_metrics: pd.DataFrame,
+    metric: str,
+    learners: Sequence[str],
+    datasets: Iterable[str] | None = None,
+    alpha: float = ALPHA,
+    pairs: str = "lower",
+) -> pd.DataFrame:
+    """Tidy W/D/L table where each data set is decided by a Wilcoxon test over its folds.
+
+    Same columns as `wdl_table`; ``alpha`` is used both for the per-data-set Wilcoxon
+    tests and for the sign test over the resulting wins and losses.
+    """
+    outcomes = fold_outcomes(fold_metrics, metric, learners, alpha, pairs)
+    return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs)
+
+
+def _pair_list(learners: list[str], pairs: str) -> list[tuple[str, str]]:
+    if pairs == "lower":
+        return lower_triangle(learners)
+    if pairs == "all":
+        return [(r, c) for r in learners for c in learners if r != c]
+    raise ValueError(f"pairs must be 'lower' or 'all', got {pairs!r}")
