@@ -11,7 +11,12 @@ What the report takes from the config (everything optional):
   (default 0.05), ``paper_agreement`` (path of a metric map YAML, e.g.
   ``experiments/pakdd13/metric_map.yaml``; ``false`` to switch it off; when absent, the
   PAKDD 2013 map is used if every learner of that paper was run), ``scatter``
-  (list of ``[A, B]`` learner pairs for extra scatter plots).
+  (extra scatter plots: a list of ``[A, B]`` learner pairs, drawn for 0-1 loss and Weka
+  RMSE, or a mapping ``{pairs: [[A, B], ...], metrics: [rmse_true_class, ...], log:
+  false}``; A is on the y axis), ``wdl`` (how a data set counts in the W/D/L tables:
+  ``sign`` (default, PAKDD 2013: the lower value wins) or ``wilcoxon-folds`` (JMLR 2016:
+  a win/loss only when a Wilcoxon signed-rank test over the per-fold values is
+  significant at ``alpha``, else a draw)).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -29,6 +34,8 @@ from workbench.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_METRIC_MAP = PROJECT_ROOT / "experiments" / "pakdd13" / "metric_map.yaml"
+DEFAULT_SCATTER_METRICS = ("zero_one_loss", "rmse")
+WDL_METHODS = ("sign", "wilcoxon-folds")
 
 
 @dataclass
@@ -42,6 +49,9 @@ class ReportOptions:
     alpha: float = 0.05
     paper_agreement: Path | None | bool = None  # None = automatic, False = off
     scatter: list[tuple[str, str]] = field(default_factory=list)
+    scatter_metrics: list[str] = field(default_factory=lambda: list(DEFAULT_SCATTER_METRICS))
+    scatter_log: bool = False
+    wdl: str = "sign"
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -162,12 +172,49 @@ def options_from_config(
     elif pa not in (None, True):
         opts.paper_agreement = resolve_path(str(pa), run_dir, config)
 
-    for i, pair in enumerate(report.get("scatter") or []):
+    _scatter_options(opts, report.get("scatter"), present)
+
+    wdl = report.get("wdl", "sign")
+    if wdl not in WDL_METHODS:
+        raise ConfigError(f"report.wdl: expected one of {', '.join(WDL_METHODS)}, got {wdl!r}")
+    opts.wdl = str(wdl)
+    return opts
+
+
+def _scatter_options(opts: ReportOptions, value: Any, present: set[str]) -> None:
+    """Fill ``opts.scatter*`` from ``report.scatter`` (list of pairs, or a mapping)."""
+    from workbench.report.tables import TABLE_METRICS
+
+    where = "report.scatter"
+    pairs = value
+    if isinstance(value, Mapping):
+        unknown = [str(k) for k in value if k not in ("pairs", "metrics", "log")]
+        if unknown:
+            raise ConfigError(f"{where}.{unknown[0]}: unknown key (allowed: pairs, metrics, "
+                              "log)")
+        pairs = value.get("pairs")
+        where = "report.scatter.pairs"
+        metrics = value.get("metrics", list(DEFAULT_SCATTER_METRICS))
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        if not isinstance(metrics, (list, tuple)) or not metrics:
+            raise ConfigError("report.scatter.metrics: expected a non-empty list of metrics")
+        for m in metrics:
+            if m not in TABLE_METRICS:
+                raise ConfigError(f"report.scatter.metrics: unknown metric {m!r} (choose "
+                                  f"from {', '.join(TABLE_METRICS)})")
+        opts.scatter_metrics = [str(m) for m in dict.fromkeys(metrics)]
+        log = value.get("log", False)
+        if not isinstance(log, bool):
+            raise ConfigError(f"report.scatter.log: expected true or false, got {log!r}")
+        opts.scatter_log = log
+    if pairs is not None and not isinstance(pairs, (list, tuple)):
+        raise ConfigError(f"{where}: expected a list of [learner A, learner B] pairs")
+    for i, pair in enumerate(pairs or []):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ConfigError(f"report.scatter[{i}]: expected a pair [learner A, learner B]")
+            raise ConfigError(f"{where}[{i}]: expected a pair [learner A, learner B]")
         a, b = str(pair[0]), str(pair[1])
         for who in (a, b):
             if who not in present:
-                raise ConfigError(f"report.scatter[{i}]: learner {who!r} has no results")
+                raise ConfigError(f"{where}[{i}]: learner {who!r} has no results")
         opts.scatter.append((a, b))
-    return opts

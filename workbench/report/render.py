@@ -46,7 +46,7 @@ from workbench.stats.wdl import metric_matrix, wilcoxon_from_matrix
 
 REPORT_DIR = "report"
 CD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "bias", "variance")
-SCATTER_METRICS = (("zero_one_loss", False), ("rmse", False))
+SCATTER_METRICS = (("zero_one_loss", False), ("rmse", False))  # learners vs the baseline
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
 
 
@@ -97,6 +97,12 @@ class _Report:
                  f"({Path(rel).with_suffix('.pdf').as_posix()}))")
 
 
+def _load_fold_metrics(run_dir: Path) -> pd.DataFrame:
+    from workbench.experiment.store import load_fold_metrics
+
+    return load_fold_metrics(run_dir)
+
+
 def render_report(
     run_dir: str | Path,
     out_dir: str | Path | None = None,
@@ -104,12 +110,15 @@ def render_report(
     summary: pd.DataFrame | None = None,
     config: Mapping[str, Any] | None = None,
     figures: bool = True,
+    fold_metrics: pd.DataFrame | None = None,
 ) -> Path:
     """Write the report of ``run_dir`` into ``out_dir`` (default ``RUN_DIR/report``).
 
-    Reads only ``store.load_summary(run_dir)`` and ``RUN_DIR/config.yaml`` (``summary`` /
-    ``config`` may be passed instead, e.g. by the runner or tests). ``figures=False``
-    skips the (slow) figures: tables, CSVs and report.md/.html only. Returns the folder.
+    Reads only ``store.load_summary(run_dir)``, ``RUN_DIR/config.yaml`` and, for
+    ``report.wdl: wilcoxon-folds``, ``store.load_fold_metrics(run_dir)`` (``summary`` /
+    ``config`` / ``fold_metrics`` may be passed instead, e.g. by the runner or tests).
+    ``figures=False`` skips the (slow) figures: tables, CSVs and report.md/.html only.
+    Returns the folder.
     """
     if figures:
         from workbench.report import figures as fg  # matplotlib only when drawing
@@ -130,25 +139,28 @@ def render_report(
     decimals = (opts.draw_decimals if isinstance(opts.draw_decimals, dict)
                 else {m: opts.draw_decimals for m in metrics})
 
+    folds_used, wdl_note = None, None
+    if opts.wdl == tb.WDL_WILCOXON_FOLDS:
+        fm = _load_fold_metrics(run_dir) if fold_metrics is None else fold_metrics
+        folds_used, wdl_note = _fold_metrics_for_wdl(fm, data, learners)
+        opts.notes.append(wdl_note)
+
     rep = _Report(out)
     rep.add(f"# Report: {opts.name}", f"_Generated: {_timestamp()}_ {TIMESTAMP_MARK}")
     rep.add("## Run", *[_run_lines(opts, data, colls, metrics)])
 
     # ---- W/D/L tables
-    tidy = tb.wdl_tidy(data, learners, colls, metrics, decimals, opts.alpha)
+    fold_names = set() if folds_used is None else set(folds_used["metric"])
+    tidy = tb.wdl_tidy(data, learners, colls, metrics, decimals, opts.alpha,
+                       fold_metrics=folds_used)
     write_csv(out / "tables" / "wdl.csv", tb.tidy_csv_frame(tidy))
-    rep.add("## Win/draw/loss tables",
-            "Laid out like the paper's Tables 2-5: the cell in row A, column B is A's "
-            "wins/draws/losses against B over the data sets of the collection (a win = A has "
-            "the lower value; lower is better for every metric). "
-            f"**Bold** = two-tailed binomial sign test on wins vs losses (draws excluded) "
-            f"p < {opts.alpha:g}. {_draw_rule(opts)} Times are CPU seconds. "
-            "Files: `tables/wdl_<metric>.md`, `.tex` and the tidy `tables/wdl.csv`.")
+    rep.add("## Win/draw/loss tables", _wdl_intro(opts, metrics, fold_names))
     for m in metrics:
-        md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha)
+        method = tb.WDL_WILCOXON_FOLDS if m in fold_names else tb.WDL_SIGN
+        md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha, method)
         write_text(out / "tables" / f"wdl_{m}.md", md)
         write_text(out / "tables" / f"wdl_{m}.tex",
-                   tb.metric_latex(tidy, m, learners, sizes, opts.alpha))
+                   tb.metric_latex(tidy, m, learners, sizes, opts.alpha, method))
         rep.add(md)
 
     # ---- Wilcoxon, Friedman, ranks
@@ -238,16 +250,23 @@ def render_report(
                        "set" + (" (log axes; zero values not shown)" if log else "") + ".",
                        fig_no)
         if opts.scatter:
-            for m in ("zero_one_loss", "rmse"):
+            log = opts.scatter_log
+            for m in opts.scatter_metrics:
                 if m not in metrics:
+                    rep.add(f"_No {tb.TABLE_METRICS.get(m, m)} values in this run: the "
+                            "configured scatter plot of that metric is not drawn._")
                     continue
-                fig = fg.scatter_figure(data, m, opts.scatter, groups,
-                                        title=f"{tb.TABLE_METRICS[m]}: configured pairs")
+                names = ", ".join(f"{a} vs {b}" for a, b in opts.scatter)
+                fig = fg.scatter_figure(data, m, opts.scatter, groups, log=log,
+                                        title=f"{tb.TABLE_METRICS[m]}: {names}"
+                                              + (" (log axes)" if log else ""))
                 fg.save_figure(fig, out / "figures" / f"scatter_pairs_{m}")
                 fig_no += 1
                 rep.figure(f"figures/scatter_pairs_{m}.png",
                            f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
-                           "(report.scatter).", fig_no)
+                           f"(report.scatter; first learner of a pair on the y axis)"
+                           + ("; log axes, zero values not shown" if log else "") + ".",
+                           fig_no)
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
     headline = _agreement_section(rep, data, opts, colls, decimals)
@@ -272,6 +291,59 @@ def render_report(
 
     write_text(out / "report.html", markdown_to_html(text, f"Report: {opts.name}", out))
     return out
+
+
+def _fold_metrics_for_wdl(fm: pd.DataFrame, data: pd.DataFrame, learners: list[str]
+                          ) -> tuple[pd.DataFrame | None, str]:
+    """The per-fold values for ``wdl: wilcoxon-folds`` (None = none stored) and the note
+    for the report's Run section saying what was used."""
+    pairs = set(zip(data["dataset"].astype(str), data["learner"].astype(str)))
+    if fm is None or fm.empty:
+        return None, ("report.wdl = wilcoxon-folds was asked for, but this run directory has "
+                      "no per-fold values (no per_fold in predictions/*/*/summary.json, no "
+                      "fold_metrics.csv: results stored before they were recorded). The "
+                      "W/D/L tables fall back to the sign-test W/D/L (lower value wins); "
+                      "re-running the config recomputes the per-fold values from the stored "
+                      "folds.")
+    fm = fm[[(d, l) in pairs for d, l in zip(fm["dataset"].astype(str),
+                                             fm["learner"].astype(str))]]
+    have = set(zip(fm["dataset"].astype(str), fm["learner"].astype(str)))
+    lacking = sorted(pairs - have)
+    note = ("W/D/L: each data set is decided by a two-sided Wilcoxon signed-rank test over "
+            "the paired per-fold values (report.wdl = wilcoxon-folds, the JMLR 2016 "
+            "protocol) for the metrics with per-fold values; the others use the sign-test "
+            "W/D/L.")
+    if lacking:
+        shown = ", ".join(f"{d}/{l}" for d, l in lacking[:5])
+        note += (f" {len(lacking)} of {len(pairs)} (data set, learner) pairs have no "
+                 f"per-fold values ({shown}{', ...' if len(lacking) > 5 else ''}); the "
+                 "W/D/L cells involving them leave those data sets out.")
+    return fm, note
+
+
+def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) -> str:
+    """The paragraph above the W/D/L tables: how a data set is decided, per metric."""
+    intro = ("Laid out like the paper's Tables 2-5: the cell in row A, column B is A's "
+             "wins/draws/losses against B over the data sets of the collection (lower is "
+             "better for every metric). ")
+    by_folds = [m for m in metrics if m in fold_names]
+    plain = [m for m in metrics if m not in fold_names]
+    if by_folds:
+        intro += (f"**W/D/L decided per data set by a Wilcoxon signed-rank test over folds** "
+                  f"(report.wdl = wilcoxon-folds) for {', '.join(by_folds)}: a data set is a "
+                  f"win for A when the two-sided Wilcoxon signed-rank test over the paired "
+                  f"per-fold values gives p < {opts.alpha:g} and A's values are lower, a loss "
+                  f"when p < {opts.alpha:g} and they are higher, otherwise a draw (exact null "
+                  "distribution, or the normal approximation with ties). ")
+        if plain:
+            intro += (f"No per-fold values for {', '.join(plain)}: a win = A has the lower "
+                      f"value. {_draw_rule(opts)} ")
+    else:
+        intro += f"A win = A has the lower value. {_draw_rule(opts)} "
+    intro += (f"**Bold** = two-tailed binomial sign test on wins vs losses (draws excluded) "
+              f"p < {opts.alpha:g}. Times are CPU seconds. Files: `tables/wdl_<metric>.md`, "
+              "`.tex` and the tidy `tables/wdl.csv`.")
+    return intro
 
 
 def _draw_rule(opts: ReportOptions) -> str:

@@ -6,6 +6,12 @@ learner except the last, both in config order; the cell in row A, column B is A'
 sign test, p < alpha) are bold: ``**w/d/l**`` in Markdown, ``\\textbf{w/d/l}`` in LaTeX.
 The tidy CSV has one line per cell: metric, collection, row, col, wins, draws, losses,
 p_value, significant.
+
+Two ways of deciding each data set (``report.wdl``): ``sign`` (default, the PAKDD 2013
+tables) compares the two values per data set; ``wilcoxon-folds`` (the JMLR 2016 tables)
+counts a data set as a win only if a Wilcoxon signed-rank test over the paired per-fold
+values is significant (`workbench.stats.wdl.fold_wdl_table`), otherwise a draw. Metrics
+without per-fold values (bias, variance) always use ``sign``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,17 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.stats.wdl import ALPHA, metric_matrix, wdl_from_matrix
+from workbench.stats.wdl import (
+    ALPHA,
+    fold_outcomes,
+    metric_matrix,
+    wdl_from_matrix,
+    wdl_from_outcomes,
+)
+
+WDL_SIGN = "sign"
+WDL_WILCOXON_FOLDS = "wilcoxon-folds"
+WDL_METHODS = (WDL_SIGN, WDL_WILCOXON_FOLDS)
 
 # metric column -> (title used in tables/figures, "lower is better" always holds)
 TABLE_METRICS: dict[str, str] = {
@@ -55,17 +71,30 @@ def wdl_tidy(
     metrics: Sequence[str] = tuple(TABLE_METRICS),
     decimals: Mapping[str, int | None] | int | None = None,
     alpha: float = ALPHA,
+    fold_metrics: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Tidy W/D/L records for every metric × collection × lower-triangle learner pair."""
+    """Tidy W/D/L records for every metric × collection × lower-triangle learner pair.
+
+    With ``fold_metrics`` (long format, `store.load_fold_metrics`), each metric that has
+    per-fold values is decided per data set by a Wilcoxon test over folds at ``alpha``
+    (``wilcoxon-folds``); the others compare the summary values (``sign``).
+    """
     parts = []
+    fold_names = (set() if fold_metrics is None or fold_metrics.empty
+                  else set(fold_metrics["metric"]))
     for metric in metrics:
         if metric not in summary.columns:
             continue
         dec = decimals.get(metric) if isinstance(decimals, Mapping) else decimals
-        wide_all = metric_matrix(summary, metric, list(learners))
+        outcomes = (fold_outcomes(fold_metrics, metric, list(learners), alpha)
+                    if metric in fold_names else None)
+        wide_all = metric_matrix(summary, metric, list(learners)) if outcomes is None else None
         for coll, members in collections.items():
-            wide = subset_rows(wide_all, members)
-            t = wdl_from_matrix(wide, learners, decimals=dec, alpha=alpha)
+            if outcomes is not None:
+                t = wdl_from_outcomes(outcomes, learners, members, alpha)
+            else:
+                t = wdl_from_matrix(subset_rows(wide_all, members), learners, decimals=dec,
+                                    alpha=alpha)
             t.insert(0, "collection", coll)
             t.insert(0, "metric", metric)
             parts.append(t)
@@ -141,16 +170,29 @@ def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label
     return "\n".join(lines) + "\n"
 
 
+def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN) -> str:
+    """One sentence: what a win is for this metric under ``method``."""
+    title = TABLE_METRICS.get(metric, metric)
+    if method == WDL_WILCOXON_FOLDS:
+        return (f"Row learner vs column learner over data sets: a data set is a win when a "
+                f"two-sided Wilcoxon signed-rank test over the paired per-fold {title} "
+                f"values gives p < {alpha:g} and the row learner is lower, a loss when p < "
+                f"{alpha:g} and it is higher, otherwise a draw; **bold** = two-tailed sign "
+                f"test on those wins vs losses p < {alpha:g}.")
+    return (f"Row learner vs column learner over data sets (win = row has the lower "
+            f"{title}); **bold** = two-tailed sign test p < {alpha:g}.")
+
+
 def metric_markdown(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA,
+    alpha: float = ALPHA, method: str = WDL_SIGN,
 ) -> str:
     """All collections of one metric as a Markdown document (like the paper's Table 4)."""
     title = TABLE_METRICS.get(metric, metric)
     parts = [
-        f"### Win/draw/loss: {title}\n",
-        f"Row learner vs column learner over data sets (win = row has the lower {title}); "
-        f"**bold** = two-tailed sign test p < {alpha:g}.\n",
+        f"### Win/draw/loss: {title}"
+        + (" (Wilcoxon over folds)" if method == WDL_WILCOXON_FOLDS else "") + "\n",
+        wdl_rule(metric, alpha, method) + "\n",
     ]
     sub = tidy[tidy["metric"] == metric]
     for coll in dict.fromkeys(sub["collection"]):
@@ -164,12 +206,12 @@ def metric_markdown(
 
 def metric_latex(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA,
+    alpha: float = ALPHA, method: str = WDL_SIGN,
 ) -> str:
     """All collections of one metric as LaTeX tables (one ``table`` per collection)."""
     title = TABLE_METRICS.get(metric, metric)
     sub = tidy[tidy["metric"] == metric]
-    out = [f"% Win/draw/loss of {title}; bold = two-tailed sign test p < {alpha:g}\n"]
+    out = [f"% {wdl_rule(metric, alpha, method).replace('**', '')}\n"]
     for coll in dict.fromkeys(sub["collection"]):
         if sizes.get(coll, 1) == 0:
             out.append(f"% {collection_title(coll)}: no data set of this collection was run\n")
