@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -287,12 +288,17 @@ def scatter_figure(
     n = max(1, len(pairs))
     ncols = min(3, n)
     nrows = math.ceil(n / ncols)
-    width, height = 3.4 * ncols + 0.3, 3.5 * nrows + 1.4
+    width = 3.4 * ncols + 0.3
+    label = TABLE_METRICS.get(metric, metric)
+    heading = _wrap_title([title or f"{label} per data set",
+                           "points below the diagonal: the learner on the y axis is lower"],
+                          width, SUPTITLE_POINTS)
+    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.7
+    height = 3.5 * nrows - 0.6 + head + 1.0
     fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - 1.0 / height,
+    fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - head / height,
                         bottom=1.0 / height, wspace=0.45, hspace=0.5)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    label = TABLE_METRICS.get(metric, metric)
     colour = [GROUP_COLOURS.get(groups.get(str(d), ""), "#7f7f7f") for d in wide.index]
     for ax, (a, b) in zip(axes, pairs):
         x, y = wide[b].to_numpy(), wide[a].to_numpy()
@@ -310,8 +316,11 @@ def scatter_figure(
             lo_v, hi_v = lo_v / 1.3, hi_v * 1.3
             ax.set_xscale("log")
             ax.set_yscale("log")
-            for axis in (ax.xaxis, ax.yaxis):
-                axis.set_major_locator(matplotlib.ticker.LogLocator(numticks=5))
+            decades = math.log10(hi_v / lo_v)
+            subs = (1.0, 2.0, 3.0, 5.0) if decades <= 1.5 else (
+                (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,))
+            for axis in (ax.xaxis, ax.yaxis):  # labelled ticks even within one decade
+                axis.set_major_locator(matplotlib.ticker.LogLocator(subs=subs, numticks=12))
                 axis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
                 axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         else:
@@ -335,7 +344,16 @@ def scatter_figure(
                for g, c in GROUP_COLOURS.items()]
     fig.legend(handles=handles, loc="lower center", ncols=3, title="size group",
                frameon=False, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle((title or f"{label} per data set")
-                 + "\npoints below the diagonal: the learner on the y axis is lower",
-                 y=1 - 0.15 / height, va="top")
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
     return fig
+
+
+SUPTITLE_POINTS = 10.0
+
+
+def _wrap_title(parts: Sequence[str], width_in: float, points: float) -> str:
+    """Lines of a figure title wrapped to fit ``width_in`` inches at ``points`` size
+    (about 0.55 em per character), so a narrow figure never cuts its title off."""
+    chars = max(16, int((width_in - 0.2) * 72 / (0.55 * points)))
+    lines = [line for part in parts for line in textwrap.wrap(part, chars) or [""]]
+    return "\n".join(lines)
