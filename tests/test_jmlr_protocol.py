@@ -307,3 +307,17 @@ def test_report_options_for_wdl_and_scatter(tmp_path: Path):
                        ({"scatter": {"pair": [["A", "B"]]}}, "unknown key")):
         with pytest.raises(ConfigError, match=match):
             options_from_config({"report": bad}, tmp_path, present)
+
+
+def test_cv_cli_discretize_sample(capsys):
+    from workbench.__main__ import main
+
+    args = ["cv", "--learner", "KDB1", "--data", "iris", "--rounds", "1", "--folds", "3"]
+    assert main(args + ["--discretize-sample", "40"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["discretize_sample"] == 40
+    assert main(args + ["--discretize-sample", "40"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["rmse"] == first["rmse"]  # the sample is drawn with the fold's seed
+    assert main(args + ["--discretize-sample", "0"]) == 2
+    assert "--discretize-sample" in capsys.readouterr().err
