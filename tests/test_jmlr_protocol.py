@@ -141,7 +141,10 @@ def test_per_fold_values_are_stored_and_read_back(tiny_run: Path):
     assert len(fm) == 2 * 2 * 6 * len(FOLD_METRICS)
     one = fm[(fm.dataset == "iris") & (fm.learner == "NB") & (fm.metric == "zero_one_loss")]
     assert list(zip(one["round"], one["fold"])) == [(r, f) for r in range(2) for f in range(3)]
-    assert one["value"].tolist() == per["zero_one_loss"]
+    assert one["value"].tolist() == pytest.approx(per["zero_one_loss"], rel=1e-9)
+    wide = pd.read_csv(tiny_run / "fold_metrics.csv")  # committed form: one column per metric
+    assert list(wide.columns) == ["dataset", "learner", "round", "fold", *FOLD_METRICS]
+    assert len(wide) == 2 * 2 * 6
     # the summary frame stays flat
     assert "per_fold" not in store.load_summary(tiny_run).columns
     assert "per_fold" not in (tiny_run / "summary.csv").read_text()
@@ -247,8 +250,9 @@ def _write_report_run(run_dir: Path, report: dict, with_folds: bool) -> Path:
     run_dir.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(run_dir / "summary.csv", index=False)
     if with_folds:
-        pd.DataFrame(folds, columns=store.FOLD_METRICS_COLUMNS).to_csv(
-            run_dir / "fold_metrics.csv", index=False)
+        long = pd.DataFrame(folds, columns=store.FOLD_METRICS_COLUMNS)
+        wide = long.set_index(["dataset", "learner", "round", "fold", "metric"])["value"]
+        wide.unstack("metric").reset_index().to_csv(run_dir / "fold_metrics.csv", index=False)
     cfg = {"name": "jm", "learners": {n: {"learner": n} for n in ("B", "A", "C")},
            "baseline": "B", "report": report}
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -19,7 +19,7 @@ Per-(data set, learner) aggregation, `summarize_folds`:
 * ``per_fold`` (only with ``summarize_folds(..., per_fold=True)``, as the runner stores it):
   ``{metric: [value of fold (0, 0), (0, 1), ..., (r-1, k-1)]}`` for each metric of
   `FOLD_METRICS` — the per-fold losses (each fold's test rows pooled) and the fold's
-  times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
+  CPU times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from workbench.evaluation.splits import check_splits, fold_indices, make_splits
 PER_FOLD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
 TIME_KEYS = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
              "test_wall_seconds")
-FOLD_METRICS = (*PER_FOLD_METRICS, *TIME_KEYS)
+FOLD_METRICS = (*PER_FOLD_METRICS, "train_cpu_seconds", "test_cpu_seconds")
 SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
                 "n_instances", "rounds", "folds")
 
@@ -168,7 +168,8 @@ def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_clas
         out[f"{m}_std"] = _std([pf[m] for pf in fold_values])
     if per_fold:
         table = {m: [float(pf[m]) for pf in fold_values] for m in PER_FOLD_METRICS}
-        table.update({k: [float(getattr(res, k)) for res in ordered] for k in TIME_KEYS})
+        table.update({k: [float(getattr(res, k)) for res in ordered] for k in FOLD_METRICS
+                      if k in TIME_KEYS})
         out["per_fold"] = {m: table[m] for m in FOLD_METRICS}
     return out
 

@@ -6,8 +6,8 @@ Layout of a run directory ``RUN_DIR``::
     config_hash        sha256 of the result-determining part of the config (committed)
     metadata.json      versions, machine, times, plan, invocations (committed)
     summary.csv        one row per complete (data set, learner) (committed; regenerated)
-    fold_metrics.csv   per-fold values, long format: dataset, learner, round, fold, metric,
-                       value (committed; regenerated; what the report reads without
+    fold_metrics.csv   per-fold values: dataset, learner, round, fold, one column per
+                       metric (committed; regenerated; what the report reads without
                        predictions/)
     predictions/       per-fold predictions + per-pair summaries (git-ignored, can be large)
       <dataset>/<learner>/
@@ -218,10 +218,23 @@ def _in_plan_order(run_dir: Path, df: "pandas.DataFrame", keys: list[str]  # noq
     return df.reset_index(drop=True)
 
 
+FOLD_VALUE_DIGITS = 10  # significant digits kept per fold value (losses)
+FOLD_TIME_DIGITS = 6  # ... per fold time (CPU seconds are not reproducible beyond this)
+
+
+def _fold_value(metric: str, value: Any) -> float:
+    """A per-fold value rounded as `load_fold_metrics` and ``fold_metrics.csv`` keep it."""
+    if value is None:
+        return float("nan")
+    digits = FOLD_TIME_DIGITS if metric.endswith("_seconds") else FOLD_VALUE_DIGITS
+    return float(f"{float(value):.{digits}g}")
+
+
 def fold_metrics_rows(row: dict[str, Any]) -> list[tuple[str, str, int, int, str, float]]:
     """The long-format per-fold rows of one pair summary (none if it has no ``per_fold``).
 
-    Values are in (round, fold) order; fold i is (i // folds, i % folds).
+    Values are in (round, fold) order; fold i is (i // folds, i % folds); each is rounded
+    to `FOLD_VALUE_DIGITS` (times: `FOLD_TIME_DIGITS`) significant digits.
     """
     per_fold = row.get(PER_FOLD_KEY)
     if not isinstance(per_fold, dict):
@@ -232,8 +245,11 @@ def fold_metrics_rows(row: dict[str, Any]) -> list[tuple[str, str, int, int, str
         k = folds if folds > 0 else len(values)
         for i, value in enumerate(values):
             out.append((str(row["dataset"]), str(row["learner"]), i // k, i % k, str(metric),
-                        float("nan") if value is None else float(value)))
+                        _fold_value(str(metric), value)))
     return out
+
+
+_FOLD_KEYS = ["dataset", "learner", "round", "fold"]
 
 
 def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
@@ -241,21 +257,23 @@ def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
 
     Read from the ``per_fold`` lists of the pair summaries under ``predictions/``; a run
     directory committed without its predictions falls back to ``fold_metrics.csv`` (as
-    `load_summary` falls back to ``summary.csv``). Pairs summarised before per-fold values
-    were stored contribute no rows; the frame is empty when no pair has them.
+    `load_summary` falls back to ``summary.csv``); both give the same frame (values rounded
+    to 10 significant digits, CPU times to 6). Pairs summarised before per-fold values were
+    stored contribute no rows; the frame is empty when no pair has them.
     """
     import pandas as pd
 
     run_dir = Path(run_dir)
     summaries = list(iter_summaries(run_dir))
     if not summaries and (run_dir / FOLD_METRICS_CSV).is_file():
-        df = pd.read_csv(run_dir / FOLD_METRICS_CSV)
-        missing = [c for c in FOLD_METRICS_COLUMNS if c not in df.columns]
+        wide = pd.read_csv(run_dir / FOLD_METRICS_CSV)
+        missing = [c for c in _FOLD_KEYS if c not in wide.columns]
         if missing:
             from workbench.errors import WorkbenchError
 
             raise WorkbenchError(f"{run_dir / FOLD_METRICS_CSV}: missing column(s) "
                                  f"{', '.join(missing)}")
+        df = wide.melt(id_vars=_FOLD_KEYS, var_name="metric", value_name="value")
         df = df[FOLD_METRICS_COLUMNS]
     else:
         rows = [r for row in summaries for r in fold_metrics_rows(row)]
@@ -266,10 +284,20 @@ def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
 
 
 def write_fold_metrics_csv(run_dir: Path) -> Path:
-    """Regenerate ``fold_metrics.csv`` (the committed copy of `load_fold_metrics`)."""
-    df = load_fold_metrics(run_dir)
+    """Regenerate ``fold_metrics.csv``: `load_fold_metrics` in wide form (one line per
+    (data set, learner, round, fold), one column per metric; a third of the long form)."""
+    long = load_fold_metrics(run_dir)
+    metrics = list(dict.fromkeys(long["metric"]))
+    from workbench.evaluation.cv import FOLD_METRICS
+
+    metrics = [m for m in FOLD_METRICS if m in metrics] + sorted(
+        m for m in metrics if m not in FOLD_METRICS)
+    wide = long.set_index([*_FOLD_KEYS, "metric"])["value"].unstack("metric")
+    wide = wide.reindex(columns=metrics).reset_index()
+    wide.columns.name = None
+    wide = _in_plan_order(run_dir, wide, _FOLD_KEYS)
     path = Path(run_dir) / FOLD_METRICS_CSV
-    atomic_write_text(path, df.to_csv(index=False))
+    atomic_write_text(path, wide.to_csv(index=False, float_format=f"%.{FOLD_VALUE_DIGITS}g"))
     return path
 
 
