@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from workbench.fileio import atomic_write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,26 +34,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cuts-json", metavar="CUTS.json", help="write the cut points as JSON")
     p.add_argument("--out-train", metavar="F.arff", help="write the discretised training data")
     p.add_argument("--out-test", metavar="F.arff", help="write the discretised test data")
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    from workbench.errors import WorkbenchError
-
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(cuts_text)
         return 0
     if args.cuts_json:
-        _write_text_atomic(Path(args.cuts_json), cuts_text)
+        atomic_write_text(Path(args.cuts_json), cuts_text)
     if train_out is not None:
         save_arff(train_out, args.out_train)
     if args.out_test and test_out is not None:

@@ -16,14 +16,14 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import arff as _liac
 import numpy as np
 
 from workbench.data.dataset import Attribute, Dataset
-from workbench.errors import ArffError
+from workbench.errors import ArffError, WorkbenchError
+from workbench.fileio import atomic_write_bytes
 
 __all__ = ["load_arff", "save_arff", "dataset_stem"]
 
@@ -381,24 +381,8 @@ def save_arff(dataset: Dataset, path: str | os.PathLike) -> None:
     data = ("\n".join(out) + "\n").encode("utf-8")
     if path.name.lower().endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    _atomic_write_bytes(path, data)
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise ArffError(f"{path}: cannot write: {exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ArffError(f"{path}: cannot write: {exc}") from None
-        raise
+        atomic_write_bytes(path, data)
+    except WorkbenchError as exc:
+        raise ArffError(str(exc)) from None
+

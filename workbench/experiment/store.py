@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
+
+from workbench.fileio import atomic_write_bytes, atomic_write_text
 
 PREDICTIONS = "predictions"
 SUMMARY_JSON = "summary.json"
@@ -48,29 +48,6 @@ _FOLD_RE = re.compile(r"^round-(\d+)-fold-(\d+)\.npz$")
 
 
 # ----- atomic writes --------------------------------------------------------------------------
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same directory + os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
 def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
 

@@ -1,0 +1,54 @@
+"""Atomic file writes: readers see the old file or the new one, never half of one.
+
+Every stage that writes (ARFF output, the run store, the report) goes through here, so an
+interrupted or failing write never leaves a truncated file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write `data` to `path` via a temporary file in the same folder + `os.replace`.
+
+    Parent folders are created. The file gets the usual permissions (umask), not
+    mkstemp's 0600. An OS error becomes one `WorkbenchError` naming the path.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 text atomically (see `atomic_write_bytes`)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
