@@ -140,7 +140,7 @@ def test_folds_in_reproduces_results(stub, capsys, tmp_path):
     "extra,pattern",
     [
         (["--learner", "NoSuchLearner"], "unknown learner 'NoSuchLearner'"),
-        (["--set", "alpha"], "--set: expected KEY=VALUE"),
+        (["--set", "alpha"], "expected KEY=VALUE"),
         (["--set", "nope=1"], "unknown parameter 'nope'"),
         (["--set", "alpha=fast"], "parameter 'alpha' must be float"),
         (["--folds", "1"], "folds must be >= 2"),
@@ -169,7 +169,10 @@ def test_bad_folds_in_file(stub, capsys, tmp_path):
 
 
 def test_parse_value():
-    from workbench.cli.cv import parse_value
+    from workbench.cli import parse_overrides
+
+    def parse_value(text):
+        return parse_overrides([f"k={text}"])["k"]
 
     assert parse_value("5") == 5 and parse_value("0.5") == 0.5
     assert parse_value("true") is True and parse_value("False") is False

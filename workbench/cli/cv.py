@@ -31,37 +31,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "per fold, drawn with the fold's seed (default: all rows)")
 
 
-def parse_value(text: str):
-    """JSON scalar if it parses (5, 0.5, true, null, "x"), Python spellings of bools/None,
-    otherwise the string itself."""
-    import json
-
-    lowered = text.strip()
-    if lowered in ("True", "False"):
-        return lowered == "True"
-    if lowered in ("None", "none", "~"):
-        return None
-    try:
-        value = json.loads(lowered)
-    except ValueError:
-        return text
-    return value if isinstance(value, (int, float, bool, str, type(None))) else text
-
-
-def parse_params(items: list[str]) -> dict:
-    """``["k=v", ...]`` → {k: parsed v}; malformed items raise a WorkbenchError."""
-    from workbench.errors import WorkbenchError
-
-    out: dict = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise WorkbenchError(f"--set: expected KEY=VALUE, got '{item}'")
-        out[key] = parse_value(value)
-    return out
-
-
 def load_data(spec: str):
     """A Dataset from a file path or a catalog slug."""
     import importlib
@@ -113,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     from workbench.evaluation.cv import cross_validate, evaluation_data
     from workbench.evaluation.splits import load_splits, save_splits
 
-    params = parse_params(args.params)
+    from workbench.cli import parse_overrides
+
+    params = parse_overrides(args.params)
     if args.jobs == 0:
         raise WorkbenchError("--jobs: must be a positive number or -1")
     if args.discretize_sample is not None and args.discretize_sample < 1:

@@ -29,26 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="FILE", help="write the CSV here instead of stdout")
 
 
-def parse_overrides(items: list[str]) -> dict:
-    """``["m=0.5", "weighting=null"]`` → ``{"m": 0.5, "weighting": None}`` (YAML values)."""
-    import yaml
-
-    from workbench.errors import WorkbenchError
-
-    out: dict = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise WorkbenchError(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            out[key] = yaml.safe_load(value) if value.strip() else None
-        except yaml.YAMLError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-            raise WorkbenchError(f"--set {item!r}: cannot parse value: {first}") from None
-    return out
-
-
 def predict_rows(learner_name: str, train, test, discretize: str | None = None,
                  params: dict | None = None):
     """Fit `learner_name` on `train` (after its preprocessing) and return (learner, test
@@ -95,6 +75,8 @@ def format_csv(test, proba) -> str:
 def run(args: argparse.Namespace) -> int:
     from workbench.data.arff import load_arff
     from workbench.errors import WorkbenchError
+
+    from workbench.cli import parse_overrides
 
     params = parse_overrides(args.params)
     if "preprocessing" in params:
