@@ -237,18 +237,22 @@ def render_report(
                 "set, coloured by size group; points below the dashed diagonal are data sets "
                 "where the learner's value is lower.")
         pairs = [(name, baseline) for name in learners if name != baseline]
+
+        def scatter(m: str, pairs_: list, log: bool, title: str, stem: str, caption: str) -> None:
+            nonlocal fig_no
+            fig = fg.scatter_figure(data, m, pairs_, groups, log=log,
+                                    title=title + (" (log axes)" if log else ""))
+            fg.save_figure(fig, out / "figures" / stem)
+            fig_no += 1
+            rep.figure(f"figures/{stem}.png", caption, fig_no)
+
         for m, log in SCATTER_METRICS:
             if m not in metrics:
                 continue
-            fig = fg.scatter_figure(data, m, pairs, groups, log=log,
-                                    title=f"{tb.TABLE_METRICS[m]} per data set vs {baseline}"
-                                          + (" (log axes)" if log else ""))
-            fg.save_figure(fig, out / "figures" / f"scatter_{m}")
-            fig_no += 1
-            rep.figure(f"figures/scatter_{m}.png",
-                       f"{tb.TABLE_METRICS[m]} of each learner against {baseline}, per data "
-                       "set" + (" (log axes; zero values not shown)" if log else "") + ".",
-                       fig_no)
+            scatter(m, pairs, log, f"{tb.TABLE_METRICS[m]} per data set vs {baseline}",
+                    f"scatter_{m}",
+                    f"{tb.TABLE_METRICS[m]} of each learner against {baseline}, per data "
+                    "set" + (" (log axes; zero values not shown)" if log else "") + ".")
         if opts.scatter:
             log = opts.scatter_log
             for m in opts.scatter_metrics:
@@ -257,16 +261,11 @@ def render_report(
                             "configured scatter plot of that metric is not drawn._")
                     continue
                 names = ", ".join(f"{a} vs {b}" for a, b in opts.scatter)
-                fig = fg.scatter_figure(data, m, opts.scatter, groups, log=log,
-                                        title=f"{tb.TABLE_METRICS[m]}: {names}"
-                                              + (" (log axes)" if log else ""))
-                fg.save_figure(fig, out / "figures" / f"scatter_pairs_{m}")
-                fig_no += 1
-                rep.figure(f"figures/scatter_pairs_{m}.png",
-                           f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
-                           f"(report.scatter; first learner of a pair on the y axis)"
-                           + ("; log axes, zero values not shown" if log else "") + ".",
-                           fig_no)
+                scatter(m, opts.scatter, log, f"{tb.TABLE_METRICS[m]}: {names}",
+                        f"scatter_pairs_{m}",
+                        f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
+                        f"(report.scatter; first learner of a pair on the y axis)"
+                        + ("; log axes, zero values not shown" if log else "") + ".")
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
     headline = _agreement_section(rep, data, opts, colls, decimals)
