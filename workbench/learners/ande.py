@@ -262,6 +262,28 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
     return True
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _times_child(bw_prod, bw_inv, q, r, ccf, madd, K):
+    """Multiply parent set q's running products for instance r by one child factor
+    (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) + m); True if any product fell below _RESCALE."""
+    small = False
+    for yy in range(K):
+        pv = bw_prod[q, r, yy] * (ccf[yy] + madd) * bw_inv[q, r, yy]
+        bw_prod[q, r, yy] = pv
+        small |= pv < _RESCALE
+    return small
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rescale(bw_prod, bw_lacc, q, r, K):
+    """Move parent set q's tiny products for instance r into the log accumulator."""
+    for yy in range(K):
+        pv = bw_prod[q, r, yy]
+        if pv < _RESCALE:
+            bw_lacc[q, r, yy] += np.log(pv)
+            bw_prod[q, r, yy] = 1.0
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, kind, off, vbase,
                         dense, skeys, svals, lbase, binom, miss_base, ptot, wts, bw_cnt, bw_inv,
@@ -390,24 +412,13 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                             ccf[yy] = 0.0
                     small = False
                     if u0:
-                        for yy in range(K):
-                            pv = bw_prod[q0, r, yy] * (ccf[yy] + m0) * bw_inv[q0, r, yy]
-                            bw_prod[q0, r, yy] = pv
-                            small |= pv < _RESCALE
+                        small |= _times_child(bw_prod, bw_inv, q0, r, ccf, m0, K)
                     if u1:
-                        for yy in range(K):
-                            pv = bw_prod[q1, r, yy] * (ccf[yy] + m1) * bw_inv[q1, r, yy]
-                            bw_prod[q1, r, yy] = pv
-                            small |= pv < _RESCALE
+                        small |= _times_child(bw_prod, bw_inv, q1, r, ccf, m1, K)
                     if small:
                         resc[r] = True
-                        for yy in range(K):
-                            if bw_prod[q0, r, yy] < _RESCALE:
-                                bw_lacc[q0, r, yy] += np.log(bw_prod[q0, r, yy])
-                                bw_prod[q0, r, yy] = 1.0
-                            if bw_prod[q1, r, yy] < _RESCALE:
-                                bw_lacc[q1, r, yy] += np.log(bw_prod[q1, r, yy])
-                                bw_prod[q1, r, yy] = 1.0
+                        _rescale(bw_prod, bw_lacc, q0, r, K)
+                        _rescale(bw_prod, bw_lacc, q1, r, K)
                 q2 += 1
                 if not _next_combo(idx, L1, d):
                     break
@@ -446,27 +457,16 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                             ccf[yy] = 0.0
                     small = False
                     if ua:
-                        for yy in range(K):
-                            pv = bw_prod[qa, r, yy] * (ccf[yy] + ma) * bw_inv[qa, r, yy]
-                            bw_prod[qa, r, yy] = pv
-                            small |= pv < _RESCALE
+                        small |= _times_child(bw_prod, bw_inv, qa, r, ccf, ma, K)
                     if ub:
-                        for yy in range(K):
-                            pv = bw_prod[qb, r, yy] * (ccf[yy] + mb_) * bw_inv[qb, r, yy]
-                            bw_prod[qb, r, yy] = pv
-                            small |= pv < _RESCALE
+                        small |= _times_child(bw_prod, bw_inv, qb, r, ccf, mb_, K)
                     if uc:
-                        for yy in range(K):
-                            pv = bw_prod[qc, r, yy] * (ccf[yy] + mc_) * bw_inv[qc, r, yy]
-                            bw_prod[qc, r, yy] = pv
-                            small |= pv < _RESCALE
+                        small |= _times_child(bw_prod, bw_inv, qc, r, ccf, mc_, K)
                     if small:
                         resc[r] = True
-                        for yy in range(K):
-                            for qq in (qa, qb, qc):
-                                if bw_prod[qq, r, yy] < _RESCALE:
-                                    bw_lacc[qq, r, yy] += np.log(bw_prod[qq, r, yy])
-                                    bw_prod[qq, r, yy] = 1.0
+                        _rescale(bw_prod, bw_lacc, qa, r, K)
+                        _rescale(bw_prod, bw_lacc, qb, r, K)
+                        _rescale(bw_prod, bw_lacc, qc, r, K)
                 q2 += 1
                 if not _next_combo(idx, L1, d):
                     break
@@ -535,19 +535,9 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                                 pv = 1.0
                                 resc[r] = True
                             bw_prod[qq, r, yy] = pv
-                    else:
-                        small = False
-                        for yy in range(K):
-                            pv = bw_prod[qq, r, yy] * (ccf[yy] + mcard) * bw_inv[qq, r, yy]
-                            bw_prod[qq, r, yy] = pv
-                            small |= pv < _RESCALE
-                        if small:
-                            resc[r] = True
-                            for yy in range(K):
-                                pv = bw_prod[qq, r, yy]
-                                if pv < _RESCALE:
-                                    bw_lacc[qq, r, yy] += np.log(pv)
-                                    bw_prod[qq, r, yy] = 1.0
+                    elif _times_child(bw_prod, bw_inv, qq, r, ccf, mcard, K):
+                        resc[r] = True
+                        _rescale(bw_prod, bw_lacc, qq, r, K)
             q2 += 1
             if not _next_combo(idx, L1, d):
                 break
