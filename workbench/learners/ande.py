@@ -27,7 +27,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.base import Learner
-from workbench.learners.counts import AnDECounts, lookup_k
+from workbench.learners.counts import AnDECounts, lookup_k, next_colex
 from workbench.learners.registry import register
 
 MAX_ORDER = 3
@@ -55,21 +55,6 @@ def _loc(attrs, l, x, cards):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _next_combo(idx, l, na):
-    """Advance positions idx[0:l] (colex) over range(na); False when exhausted."""
-    i = 0
-    while i < l:
-        lim = idx[i + 1] if i + 1 < l else na
-        if idx[i] + 1 < lim:
-            idx[i] += 1
-            for t in range(i):
-                idx[t] = t
-            return True
-        i += 1
-    return False
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off, vbase, dense,
                   skeys, svals, lbase, binom, miss_base, ptot, wts, ws_cnt, ws_inv, ws_used,
                   ws_prod, ws_lacc, out):
@@ -86,7 +71,6 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
     """
     if na < lev:
         return False
-    nsets = binom[na, lev]
     idx = np.empty(lev + 1, dtype=np.int64)
     s = np.empty(lev, dtype=np.int64)
     sc = np.empty(lev + 1, dtype=np.int64)
@@ -134,7 +118,7 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
             if weighted:
                 wsum += wts[lbase[lev] + _rank(s, lev, binom)]
         q += 1
-        if not _next_combo(idx, lev, na):
+        if not next_colex(idx, lev, na):
             break
     if nused == 0:
         return False
@@ -225,7 +209,7 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
                                 ws_lacc[qq, yy] += np.log(pv)
                                 pv = 1.0
                             ws_prod[qq, yy] = pv
-            if not _next_combo(idx, L1, na):
+            if not next_colex(idx, L1, na):
                 break
     # pass 3: log-sum-exp over the used parent sets, per class
     equal = (not weighted) or wsum <= 0.0
@@ -255,7 +239,7 @@ def _level_scores(x, active, na, seen, lev, cards, K, m, F, weighted, kind, off,
                     else:
                         acc[yy] += np.exp(v - mx[yy])
         q += 1
-        if not _next_combo(idx, lev, na):
+        if not next_colex(idx, lev, na):
             break
     for yy in range(K):
         out[yy] = mx[yy] + np.log(acc[yy])
@@ -361,7 +345,7 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                 if weighted:
                     wsum[r] += wts[b]
         q += 1
-        if not _next_combo(idx, lev, d):
+        if not next_colex(idx, lev, d):
             break
     # pass 2: child combinations S (size lev+1), each block read once per batch
     L1 = lev + 1
@@ -420,7 +404,7 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                         _rescale(bw_prod, bw_lacc, q0, r, K)
                         _rescale(bw_prod, bw_lacc, q1, r, K)
                 q2 += 1
-                if not _next_combo(idx, L1, d):
+                if not next_colex(idx, L1, d):
                     break
                 continue
             if L1 == 3 and kb == 0 and not anymiss:
@@ -468,7 +452,7 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                         _rescale(bw_prod, bw_lacc, qb, r, K)
                         _rescale(bw_prod, bw_lacc, qc, r, K)
                 q2 += 1
-                if not _next_combo(idx, L1, d):
+                if not next_colex(idx, L1, d):
                     break
                 continue
             for r in range(nb):
@@ -539,7 +523,7 @@ def _batch_level_scores(xb, act, seenb, nb, lev, d, cards, K, m, F, weighted, ki
                         resc[r] = True
                         _rescale(bw_prod, bw_lacc, qq, r, K)
             q2 += 1
-            if not _next_combo(idx, L1, d):
+            if not next_colex(idx, L1, d):
                 break
     # pass 3: combine the used parent sets per class — in linear space when no product was
     # rescaled for this instance (every term is then ≥ ~1e-296, a normal double), otherwise

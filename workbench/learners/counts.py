@@ -154,6 +154,22 @@ def lookup_k(kind, off, vbase, dense, skeys, svals, b, loc0, K, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def next_colex(idx, l, na):
+    """Advance idx[0:l] to the next l-subset of range(na) in colex order; False when
+    exhausted. Colex order is the block order of every count table (see `AnDECounts`)."""
+    i = 0
+    while i < l:
+        lim = idx[i + 1] if i + 1 < l else na
+        if idx[i] + 1 < lim:
+            idx[i] += 1
+            for t in range(i):
+                idx[t] = t
+            return True
+        i += 1
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
 def _colex_combinations(d, l):
     """All l-subsets of range(d) as rows of an (C(d,l), l) array, in colex order."""
     n = 1
@@ -166,16 +182,7 @@ def _colex_combinations(d, l):
     for r in range(n):
         for t in range(l):
             out[r, t] = c[t]
-        # next combination in colex order
-        i = 0
-        while i < l:
-            lim = c[i + 1] if i + 1 < l else d
-            if c[i] + 1 < lim:
-                c[i] += 1
-                for t in range(i):
-                    c[t] = t
-                break
-            i += 1
+        next_colex(c, l, d)
     return out
 
 
