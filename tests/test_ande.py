@@ -70,7 +70,7 @@ def random_data(n, d, cards, K, seed, missing=0.0):
 # ----------------------------------------------------------------------------------------------
 # brute-force reference: SPEC §2 transcribed literally, counting by scanning the rows
 # ----------------------------------------------------------------------------------------------
-def reference_proba(train, test, n, m=1.0, F=1, C=None, weighted=False):
+def reference_proba(train, test, n, m=1.0, F=1, C=None, weighted=False, mi_estimate="reference"):
     tr = train.without_missing_class()
     X, Y = tr.codes(), tr.y
     cards, K, N = list(tr.cardinalities), tr.n_classes, tr.n_instances
@@ -86,9 +86,11 @@ def reference_proba(train, test, n, m=1.0, F=1, C=None, weighted=False):
 
     def mi(s):
         vs, T, tot = math.prod(cards[a] for a in s), present(s), 0.0
+        # SPEC §2: D_s = N for A1DE's single parents under the paper's code ("reference")
+        D = N if (mi_estimate == "reference" and n == 1) else T
         for xs in itertools.product(*[range(cards[a]) for a in s]):
             asg = list(zip(s, xs))
-            px = (cnt(asg) + m / vs) / (T + m)
+            px = (cnt(asg) + m / vs) / (D + m)
             for y in range(K):
                 py = (cnt([], y) + m / K) / (N + m)
                 pxy = (cnt(asg, y) + m / (K * vs)) / (T + m)
@@ -322,6 +324,47 @@ def test_missing_values_hand():
                                        [2.5 / 6, 3.5 / 6], rtol=1e-12)
 
 
+def test_mi_weights_with_missing_values_hand():
+    # MISS: N = 5, #y = 2, 3 → P(y) = 2.5/6, 3.5/6. Attribute a (binary) is missing in one
+    # row (N − miss_a = 4): #(a0,y) = 2, 1; #(a1,y) = 0, 1. P(a,y) = (# + 1/4)/(4 + 1).
+    # P(a) = (#a + 1/2)/(D + 1): D = N = 5 ("reference", the paper's A1DE code) or
+    # D = N − miss_a = 4 ("consistent"). Attribute b likewise: #(b0,y) = 1, 0; #(b1,y) = 0, 3.
+    train = make(MISS)
+    py = (2.5 / 6, 3.5 / 6)
+
+    def w(cells, D):
+        tot = 0.0
+        for row in cells:
+            px = (sum(row) + 0.5) / (D + 1)
+            tot += sum(mi_term((c + 0.25) / 5, px, py[y]) for y, c in enumerate(row))
+        return tot
+
+    a_cells, b_cells = ((2, 1), (0, 1)), ((1, 0), (0, 3))
+    ref = AnDE(n=1, weighting="mi").fit(train)
+    assert ref.mi_estimate == "reference"
+    np.testing.assert_allclose(ref.weights(1), [w(a_cells, 5), w(b_cells, 5)], rtol=1e-12)
+    con = AnDE(n=1, weighting="mi", mi_estimate="consistent").fit(train)
+    np.testing.assert_allclose(con.weights(1), [w(a_cells, 4), w(b_cells, 4)], rtol=1e-12)
+    assert abs(ref.weights(1)[0] - con.weights(1)[0]) > 1e-3
+    # A2DE: D_s = N − miss(s) in both modes (the pair (a, b) is present in 3 rows)
+    for est in ("reference", "consistent"):
+        a2 = AnDE(n=2, weighting="mi", mi_estimate=est).fit(train)
+        np.testing.assert_array_equal(
+            a2.weights(2), AnDE(n=2, weighting="mi").fit(train).weights(2))
+    with pytest.raises(LearnerError, match="mi_estimate"):
+        AnDE(n=1, mi_estimate="paper")
+
+
+def test_mi_estimates_agree_without_missing_values():
+    train = random_data(60, 5, [2, 3, 2, 4, 3], 3, seed=5)
+    test = random_data(20, 5, [2, 3, 2, 4, 3], 3, seed=6, missing=0.1)
+    for sr in (None, 100):
+        ref = AnDE(n=1, weighting="mi", subsumption=sr).fit(train)
+        con = AnDE(n=1, weighting="mi", subsumption=sr, mi_estimate="consistent").fit(train)
+        np.testing.assert_array_equal(ref.weights(1), con.weights(1))
+        np.testing.assert_array_equal(ref.predict_proba(test), con.predict_proba(test))
+
+
 def test_unseen_parent_value_falls_back():
     # a declares 3 values, a2 never occurs in training.
     train = make(MISS, cards=[3, 2])
@@ -370,13 +413,14 @@ def test_matches_reference_random(seed):
     test = random_data(12, 5, [2, 3, 1, 4, 2], 3, seed=seed + 100, missing=0.2)
     for n in range(4):
         for C in (None, 2):
-            for w in (None, "mi"):
+            for w, est in ((None, "reference"), ("mi", "reference"), ("mi", "consistent")):
                 F = 1 + (n + seed) % 2
-                got = AnDE(n=n, subsumption=C, weighting=w, frequency_limit=F).fit(
-                    train).predict_proba(test)
-                want = reference_proba(train, test, n, F=F, C=C, weighted=w == "mi")
+                got = AnDE(n=n, subsumption=C, weighting=w, frequency_limit=F,
+                           mi_estimate=est).fit(train).predict_proba(test)
+                want = reference_proba(train, test, n, F=F, C=C, weighted=w == "mi",
+                                       mi_estimate=est)
                 np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-14,
-                                           err_msg=f"n={n} C={C} w={w}")
+                                           err_msg=f"n={n} C={C} w={w} {est}")
 
 
 def test_matches_reference_complete_training_data():

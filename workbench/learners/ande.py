@@ -822,8 +822,11 @@ def _predict_kernel(codes, order, max_level, cards, K, m, F, weighted, sr, crit,
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, svals, ptot,
-               class_counts, N, out):
-    """out[b] = MI(X_s; Y) with m-estimates (SPEC §2 "MI weighting") for each block b."""
+               class_counts, N, single_px_n, out):
+    """out[b] = MI(X_s; Y) with m-estimates (SPEC §2 "MI weighting") for each block b.
+
+    P(x_s) is estimated over D_s = N − miss(s) rows, or over all N rows for a single-attribute
+    s when ``single_px_n`` (the paper's A1DE code, ``mi_estimate='reference'``)."""
     py = np.empty(K)
     for yy in range(K):
         py[yy] = (class_counts[yy] + m / K) / (N + m)
@@ -835,6 +838,7 @@ def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, s
         for t in range(l):
             vs *= cards[battrs[b, t]]
         denom = ptot[b] + m
+        px_den = (N + m) if (single_px_n and l == 1) else denom
         mi = 0.0
         for v in range(vs):
             _bk = b
@@ -847,7 +851,7 @@ def _mi_kernel(ids, blen, battrs, cards, K, m, kind, off, vbase, dense, skeys, s
             cs = 0
             for yy in range(K):
                 cs += cnt[yy]
-            px = (cs + m / vs) / denom
+            px = (cs + m / vs) / px_den
             for yy in range(K):
                 pxy = (cnt[yy] + m / (K * vs)) / denom
                 pp = px * py[yy]
@@ -871,6 +875,7 @@ class AnDE(Learner):
         frequency_limit: int = 1,
         subsumption: int | None = None,
         weighting: Literal["mi"] | None = None,
+        mi_estimate: Literal["reference", "consistent"] = "reference",
     ) -> None:
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_ORDER:
             raise LearnerError(f"AnDE: parameter 'n' must be an integer 0..{MAX_ORDER}, got {n!r}")
@@ -889,8 +894,13 @@ class AnDE(Learner):
         if weighting not in (None, "mi"):
             raise LearnerError(
                 f"AnDE: parameter 'weighting' must be null or 'mi', got {weighting!r}")
+        if mi_estimate not in ("reference", "consistent"):
+            raise LearnerError(
+                "AnDE: parameter 'mi_estimate' must be 'reference' or 'consistent', "
+                f"got {mi_estimate!r}")
         self.n = n
         self.m = float(m)
+        self.mi_estimate = mi_estimate
         self.frequency_limit = frequency_limit
         self.subsumption = subsumption
         self.weighting = weighting
@@ -955,7 +965,8 @@ class AnDE(Learner):
 
     def get_params(self) -> dict:
         return {"n": self.n, "m": self.m, "frequency_limit": self.frequency_limit,
-                "subsumption": self.subsumption, "weighting": self.weighting}
+                "subsumption": self.subsumption, "weighting": self.weighting,
+                "mi_estimate": self.mi_estimate}
 
     # ----- derived tables --------------------------------------------------------------
     def _prepare(self) -> dict:
@@ -978,7 +989,8 @@ class AnDE(Learner):
                             int(ct.levels.base[top + 1]) if top >= 1 else 0, dtype=np.int64)
             if ids.size:
                 _mi_kernel(ids, st.blen, st.battrs, ct.cards, K, self.m, *st.arrays(), ptot,
-                           ct.class_counts, float(ct.n), wts)
+                           ct.class_counts, float(ct.n),
+                           self.mi_estimate == "reference" and self.n == 1, wts)
         self._prepared = {"ptot": ptot, "nb_den": nb_den, "wts": wts}
         return self._prepared
 
