@@ -11,13 +11,14 @@ import yaml
 
 from workbench.errors import ConfigError
 from workbench.report import agreement as agr
-from workbench.report.options import DEFAULT_METRIC_MAP, options_from_config
+from workbench.report.options import options_from_config
 from workbench.report.render import TIMESTAMP_MARK, render_report
 from workbench.report.tables import latex_table, markdown_table, wdl_tidy
 from workbench.stats.groups import collections
 from workbench.stats.wdl import sign_test
 
 REPO = Path(__file__).resolve().parents[1]
+DEFAULT_METRIC_MAP = REPO / "experiments" / "pakdd13" / "metric_map.yaml"
 PAPER_LEARNERS = ["NB", "A1DE", "A1DE-S", "A1DE-W", "A1DE-SW",
                   "A2DE", "A2DE-S", "A2DE-W", "A2DE-SW", "RF10"]
 METRICS = ["zero_one_loss", "rmse", "rmse_true_class", "log_loss", "bias", "variance",
@@ -71,11 +72,26 @@ def _without_timestamp(data: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Path:
     run = write_run(tmp_path_factory.mktemp("run"), synthetic_summary(),
-                    {"collections": {"mine": ["syn00", "syn50"]}})
+                    {"collections": {"mine": ["syn00", "syn50"]},
+                     "paper_agreement": str(DEFAULT_METRIC_MAP)})
     out = render_report(run)
     assert out == run / "report"
     return out
 
+
+def test_no_paper_agreement_unless_configured(tmp_path):
+    # every paper learner ran, but the config names no paper map: no comparison, no headline
+    run = write_run(tmp_path / "run", synthetic_summary(counts=(0, 2, 3)))
+    out = render_report(run, figures=False)
+    assert not (out / "paper_agreement.csv").exists()
+    md = (out / "report.md").read_text()
+    assert "Agreement with the published" not in md and "significant cells" not in md
+    # empty size collection (no large data set): left out, said once
+    tidy = pd.read_csv(out / "tables" / "wdl.csv")
+    assert "large" not in set(tidy["collection"])
+    assert md.count("large") == 2  # the size-group rule and the one note
+    assert "left out of the tables" in md
+    assert "total CPU seconds over all folds" in md
 
 # ------------------------------------------------------------------ the rendered report
 def test_report_has_every_table(rendered: Path):

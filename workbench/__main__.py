@@ -2,17 +2,24 @@
 
 Each subcommand lives in `workbench/cli/<name>.py` with `add_arguments(parser)` and
 `run(args) -> int`; heavy imports happen inside `run`, so `--help` stays fast. A
-`WorkbenchError` (bad file, config field, learner, parameter) is printed as one line and the
-process exits 2, without a traceback; Ctrl-C exits 130.
+`WorkbenchError` (bad file, config field, learner, parameter) is printed as one line, without
+a traceback. Exit status: 0 done; 1 some pairs of a run failed (the others' results are
+kept); 2 usage, config or data error (nothing computed); 130 Ctrl-C; 143 SIGTERM (handled
+like Ctrl-C: what is finished is kept).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
-from workbench.errors import WorkbenchError
+from workbench.errors import Terminated, WorkbenchError
+
+EPILOG = ("exit status: 0 done, 1 some (data set, learner) pairs failed (the rest kept), "
+          "2 usage/config/data error before computing, 130 interrupted (Ctrl-C), "
+          "143 terminated (SIGTERM)")
 
 SUBCOMMANDS: dict[str, str] = {
     "run": "run an experiment config (resumable, parallel)",
@@ -33,11 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m workbench",
         description="Experiment workbench for semi-naive Bayesian classifiers.",
+        epilog=EPILOG,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module = importlib.import_module(f"workbench.cli.{name}")
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG)
         module.add_arguments(p)
         if name in PLUGIN_COMMANDS:
             p.add_argument("--plugin", action="append", default=[], metavar="MODULE|FILE.py",
@@ -46,12 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 0
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if getattr(args, "plugin", None):
             from workbench.plugins import load_plugins
@@ -60,12 +73,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._module.run(args) or 0)
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", 2)
+    except KeyboardInterrupt as exc:
+        code = getattr(exc, "exit_code", 130)
+        print("terminated" if code == 143 else "interrupted", file=sys.stderr)
+        return code
     except BrokenPipeError:
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

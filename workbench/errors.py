@@ -19,3 +19,21 @@ class ConfigError(WorkbenchError):
 
 class LearnerError(WorkbenchError):
     """Unknown learner, bad learner parameter, or data a learner cannot take."""
+
+
+class PartialFailure(WorkbenchError):
+    """Some tasks failed and the others' results are kept: exit status 1, not 2."""
+
+    exit_code = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """Stopped by the user (Ctrl-C, SIGINT): exit status 130."""
+
+    exit_code = 130
+
+
+class Terminated(Interrupted):
+    """Stopped by SIGTERM (handled like Ctrl-C): exit status 143."""
+
+    exit_code = 143

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 
 def parse_overrides(items: list[str]) -> dict:
-    """``["m=0.5", "weighting=null"]`` → ``{"m": 0.5, "weighting": None}`` (YAML values)."""
+    """``["m=0.5", "weighting=null"]`` → ``{"m": 0.5, "weighting": None}`` (YAML values read
+    by `workbench.yamlnum`, as configs are: ``1e-3`` is a number)."""
     import yaml
 
+    from workbench import yamlnum
     from workbench.errors import WorkbenchError
 
     out: dict = {}
@@ -16,7 +18,7 @@ def parse_overrides(items: list[str]) -> dict:
         if not sep or not key:
             raise WorkbenchError(f"--set {item!r}: expected KEY=VALUE")
         try:
-            out[key] = yaml.safe_load(value) if value.strip() else None
+            out[key] = yamlnum.load(value) if value.strip() else None
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
             raise WorkbenchError(f"--set {item!r}: cannot parse value: {first}") from None

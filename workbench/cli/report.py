@@ -1,7 +1,9 @@
 """`python -m workbench report RUN_DIR`: tables, figures and paper agreement of a run.
 
 Reads only the stored results (`store.load_summary`) and the run's resolved config.yaml;
-never re-trains. Writes RUN_DIR/report/ (or --out).
+never re-trains. Writes RUN_DIR/report/ (or --out); published results (a ``PUBLISHED``
+file, e.g. ``experiments/pakdd13/reproduction``) are never overwritten: their report is
+re-rendered into --out.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from workbench.errors import WorkbenchError
+    from workbench.experiment.rundir import PUBLISHED, is_published
     from workbench.report.render import render_report
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise WorkbenchError(f"RUN_DIR: {run_dir} is not a directory")
+    target = Path(args.out) if args.out else run_dir / "report"
+    if is_published(target):
+        raise WorkbenchError(
+            f"{target} is inside published results (a {PUBLISHED} file), which are never "
+            "overwritten; re-render them elsewhere with --out DIR")
     out = render_report(run_dir, args.out, figures=not args.no_figures)
     print(f"report written to {out / 'report.md'} and {out / 'report.html'}")
     return 0

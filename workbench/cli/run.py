@@ -21,9 +21,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="override protocol.rounds (changes the config hash)")
     p.add_argument("--output", metavar="DIR", help="run directory (default: the config's output)")
     p.add_argument("--fresh", action="store_true",
-                   help="wipe the run directory's stored results and start again")
+                   help="wipe the run directory's stored results and start again (never "
+                        "a directory that is not a run directory, nor published results)")
     p.add_argument("--force", action="store_true",
-                   help="reuse results stored under a different config hash (use with care)")
+                   help="reuse results stored under a different config hash, or write into "
+                        "a non-empty directory that is not a run directory (use with care)")
     p.add_argument("--backend", choices=("loky", "dask"), default="loky",
                    help="loky (local processes, default) or dask (LocalCluster or --scheduler)")
     p.add_argument("--scheduler", metavar="ADDR",
@@ -31,32 +33,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="do not render the report")
 
 
-def _render_report(run_dir, stream) -> bool:
-    """Call `workbench.report.render.render_report(run_dir)` if the report stage exists."""
-    import importlib
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("workbench.report.render")
-    except ImportError:
-        spec = None
-    if spec is None:
-        return False
-    module = importlib.import_module("workbench.report.render")
-    fn = getattr(module, "render_report", None)
-    if fn is None:
-        return False
-    fn(run_dir)
-    print(f"report: rendered in {run_dir}", file=stream)
-    return True
-
-
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from workbench.errors import ConfigError
+    from workbench.errors import ConfigError, PartialFailure
     from workbench.experiment.config import load_config
-    from workbench.experiment.runner import RunError, run_experiment
+    from workbench.experiment.runner import run_experiment
+    from workbench.report.render import render_report
 
     config = load_config(args.config)
     if args.rounds is not None:
@@ -76,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         stream=sys.stderr,
     )
-    if not args.no_report:
-        _render_report(result.run_dir, sys.stderr)
+    if not args.no_report and (result.pairs_completed or result.pairs_already_complete):
+        render_report(result.run_dir)
+        print(f"report: rendered in {result.run_dir}", file=sys.stderr)
     if result.failures:
-        raise RunError(
+        raise PartialFailure(
             f"{len(result.failures)} (data set, learner) pair(s) failed; the rest are stored "
             f"in {result.run_dir} (first: {result.failures[0]})"
         )

@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from workbench.errors import WorkbenchError
-    from workbench.experiment import store
+    from workbench.experiment import rundir, store
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     plan = meta.get("plan") or {}
     expected = plan.get("folds_per_pair")
     done = [s for s in statuses if s.complete]
-    partial = [s for s in statuses if not s.complete and s.folds_done]
-    todo = [s for s in statuses if not s.complete and not s.folds_done]
+    partial = [s for s in statuses if not s.complete and not s.corrupt and s.folds_done]
+    todo = [s for s in statuses if not s.complete and not s.corrupt and not s.folds_done]
     folds_done = sum(s.folds_done for s in statuses)
     folds_total = expected * sum(1 for s in statuses if s.planned) if expected else None
 
@@ -38,16 +38,24 @@ def run(args: argparse.Namespace) -> int:
               f", {plan.get('rounds', '?')} rounds × {plan.get('folds', '?')} folds")
         last = (meta.get("invocations") or [{}])[-1]
         if last:
-            print(f"last invocation: {last.get('status', '?')}, started {last.get('started')}"
+            state = last.get("status", "?")
+            holder = rundir.lock_holder(run_dir)
+            if state == "running" and holder is None:
+                state = "interrupted (its process is gone)"
+            elif holder is not None:
+                state = f"running (process {holder})" if holder > 0 else "running"
+            print(f"last invocation: {state}, started {last.get('started')}"
                   f", finished {last.get('finished', '-')}")
+    corrupt = [s for s in statuses if s.corrupt]
     print(f"pairs: {len(done)} done, {len(partial)} partial, {len(todo)} missing "
-          f"of {len(statuses)}")
+          + (f", {len(corrupt)} corrupt (recomputed by the next run) " if corrupt else "")
+          + f"of {len(statuses)}")
     if folds_total:
         print(f"folds stored: {folds_done} of {folds_total}")
     missing_sets = plan.get("missing_datasets") or []
     if missing_sets:
         print(f"data sets not found when planned ({len(missing_sets)}): {', '.join(missing_sets)}")
-    shown = statuses if args.all else partial + todo
+    shown = statuses if args.all else corrupt + partial + todo
     rows = _rows(shown, compact=not args.all, n_planned=len(plan.get("learners") or []))
     if rows:
         width_d = max([len("dataset")] + [len(r[0]) for r in rows])

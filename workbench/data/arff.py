@@ -264,6 +264,7 @@ def load_arff(
             matrix = np.array(rows, dtype=np.float64)  # None → NaN
         except (TypeError, ValueError) as exc:
             raise ArffError(f"{path}: data values are not all numbers/codes ({exc})") from None
+        _check_finite(path, lines, header.data_line, rows, matrix, attrs)
     else:
         matrix = np.empty((0, d), dtype=np.float64)
     keep = [j for j in range(d) if j != ci]
@@ -284,6 +285,34 @@ def load_arff(
         source=str(path),
         meta={"relation": obj.get("relation", ""), "class_index": ci},
     )
+
+
+def _check_finite(path: Path, lines: list[str], data_line: int | None, rows: list,
+                  matrix: np.ndarray, attrs: list) -> None:
+    """Refuse ``inf``/``nan`` written as numeric values (ARFF's missing value is ``?``)."""
+    bad = np.isinf(matrix)
+    nan_cells = np.argwhere(np.isnan(matrix))
+    literal_nan = [(i, j) for i, j in nan_cells if rows[i][j] is not None]
+    cells = [tuple(c) for c in np.argwhere(bad)] + literal_nan
+    if not cells:
+        return
+    i, j = min(cells)
+    line_no = _data_line_number(lines, data_line, int(i))
+    raise ArffError(
+        f"{path}, line {line_no}: value '{_clip(str(rows[i][j]), 20)}' of numeric attribute "
+        f"'{attrs[j][0]}' is not finite (write a missing value as '?')")
+
+
+def _data_line_number(lines: list[str], data_line: int | None, row: int) -> int:
+    """1-based file line of data row `row` (blank and comment lines skipped)."""
+    seen = -1
+    for number in range((data_line or 0) + 1, len(lines) + 1):
+        text = lines[number - 1].strip()
+        if text and not text.startswith("%"):
+            seen += 1
+            if seen == row:
+                return number
+    return data_line or 0
 
 
 def _liac_reason(exc: Exception) -> str:

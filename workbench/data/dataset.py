@@ -140,6 +140,16 @@ class Dataset:
         mask = self.has_class()
         return self if bool(mask.all()) else self.take(mask)
 
+    def training_rows(self) -> "Dataset":
+        """The rows a learner is trained on (known class); none at all is an error, since a
+        model of no data would only output its smoothing prior."""
+        rows = self.without_missing_class()
+        if rows.n_instances == 0:
+            raise WorkbenchError(
+                f"{self.source or self.name}: no training rows with a known class "
+                f"({self.n_instances} row(s), every class value missing)")
+        return rows
+
     def replace(self, **changes) -> "Dataset":
         """A copy with some fields replaced (e.g. attributes + X after discretisation)."""
         return _dc_replace(self, **changes)

@@ -261,8 +261,7 @@ def run_fold(
     if (data.y[test_idx] < 0).any():
         raise ValueError("run_fold: the test fold contains rows with a missing class; "
                          "evaluate data.without_missing_class()")
-    train = data.take(train_idx)
-    train = train.without_missing_class()
+    train = data.take(train_idx).training_rows()
     test = data.take(test_idx)
     model = make_learner(learner, params, seed)
     method = str(getattr(model, "preprocessing", "none") or "none")

@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from workbench import yamlnum
 from workbench.errors import ConfigError, WorkbenchError
 
 GROUPS = ("large", "medium", "small")
@@ -125,6 +126,11 @@ class ExperimentConfig:
             raise ConfigError(f"--rounds: expected a positive integer, got {rounds!r}")
         return replace(self, protocol=replace(self.protocol, rounds=rounds))
 
+    def learner_parameters(self, display: str) -> dict[str, Any]:
+        """The effective constructor parameters of one learner column (registry defaults
+        + overrides)."""
+        return dict(_effective_params(self.learner(display))["params"])
+
     def with_output(self, output: Path | str) -> "ExperimentConfig":
         return replace(self, output=Path(output))
 
@@ -202,8 +208,8 @@ def parse_config(text: str, source: Path | None = None) -> ExperimentConfig:
     """Validate config `text` (YAML); `source` names the file and anchors relative paths."""
     where = str(source) if source is not None else "<config>"
     try:
-        data = yaml.safe_load(text)
-        lines = _line_map(yaml.compose(text))
+        data = yamlnum.load(text)
+        lines = _line_map(yamlnum.compose(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -408,7 +414,7 @@ class _Validator:
         return tuple(out)
 
     def learners(self, value: Any) -> tuple[LearnerConfig, ...]:
-        if isinstance(value, list):  # [NB, A1DE] shorthand
+        if isinstance(value, list) and value:  # [NB, A1DE] shorthand
             items: list[tuple[Any, Any]] = []
             for i, item in enumerate(value):
                 self.nonempty_str(item, ("learners", str(i)))
@@ -587,6 +593,15 @@ def resolve_datasets(
         return (-float(n), ref.name)
 
     found.sort(key=size_key)
+    by_name: dict[str, DatasetRef] = {}
+    for ref in found:
+        other = by_name.setdefault(ref.name, ref)
+        if other is not ref and Path(other.path).resolve() != Path(ref.path).resolve():
+            raise ConfigError(
+                f"{config.source or '<config>'}: datasets: two data sets are named "
+                f"'{ref.name}': {other.path} and {ref.path}; their results would be stored "
+                "as one (rename a file, or list only one)")
+    found = [r for r in found if by_name[r.name] is r]
     return found, missing
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 
 def _fmt_seconds(s: float) -> str:
@@ -29,12 +29,14 @@ class Progress:
         label: str = "tasks",
         tty: bool | None = None,
         clock=time.monotonic,
+        eta: Callable[[float], float | None] | None = None,
     ) -> None:
         self.total = int(total)
         self.stream = stream if stream is not None else sys.stderr
         self.interval = float(interval)
         self.label = label
         self.clock = clock
+        self._eta = eta  # seconds left from the elapsed time (default: by task count)
         if tty is None:
             isatty = getattr(self.stream, "isatty", None)
             tty = bool(isatty and isatty())
@@ -47,10 +49,13 @@ class Progress:
         self.note = ""
 
     def eta(self) -> float | None:
-        """Seconds left, extrapolated from the rate so far (None before the first task)."""
+        """Seconds left (None before the first task): from the `eta` callable given, else
+        extrapolated from the number of tasks done so far."""
         if self.done == 0:
             return None
         elapsed = self.clock() - self.start
+        if self._eta is not None:
+            return self._eta(elapsed)
         return elapsed / self.done * (self.total - self.done)
 
     def line(self) -> str:

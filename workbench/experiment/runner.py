@@ -6,13 +6,17 @@ aggregates a pair, `store` keeps everything atomically. Each task is a pure func
 (data file, learner definition, protocol, round, fold), so results do not depend on the
 number of jobs, the backend or the order in which tasks finish.
 
-Flow: validate → prepare the run directory (hash check / ``--fresh``) → skip what is
-stored → run the missing folds largest data sets first, storing each fold as it arrives
-→ summarise a pair as soon as its last fold is stored → metadata + ``summary.csv``.
+Flow: pre-flight (output directory, report options, every data file parsed and hashed —
+nothing is computed before all of it passes) → lock the run directory (`rundir`) → drop
+stored results that are corrupt or were computed from another version of a data file →
+estimate and order the missing folds (`cost`) → run them (`workers`), storing each fold
+as it arrives → summarise a pair as soon as its last fold is stored → metadata +
+``summary.csv``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -23,26 +27,26 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 import numpy as np
 import yaml
 
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.experiment import store
+from workbench.experiment import rundir, store, workers
 from workbench.experiment.config import (
     DatasetRef,
     ExperimentConfig,
     canonical_dataset_names,
     resolve_datasets,
 )
+from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
-
-BACKENDS = ("loky", "dask")
+from workbench.experiment.workers import BACKENDS
 
 
 class RunError(WorkbenchError):
-    """A run could not start or finished with failed tasks (message says which)."""
+    """A run could not start (message says why)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Task:
     plugin_dir: str = ""
     spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
     discretize_sample: int | None = None  # protocol.discretize_sample
+    data_sha256: str = ""  # content hash of the data file, recorded with the fold
 
 
 @dataclass
@@ -139,6 +144,7 @@ def run_task(task: Task) -> dict[str, Any]:
         )
         record = result.to_record()
         record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
+        record[store.DATA_HASH_KEY] = task.data_sha256
         return record
     except KeyboardInterrupt:
         raise
@@ -165,35 +171,14 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, rounds: int, folds
     n_classes = int(recs[0]["proba"].shape[1])
     results = [FoldResult.from_record(r) for r in recs]
     summary = summarize_folds(results, y, n_classes, rounds, folds, per_fold=True)
+    hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
+    if len(hashes) == 1 and "" not in hashes:
+        summary[store.DATA_HASH_KEY] = hashes.pop()
     store.write_summary(run_dir, dataset, learner, summary)
     return summary
 
 
-# ----- run directory --------------------------------------------------------------------------
-def _prepare_run_dir(run_dir: Path, config_hash: str, fresh: bool, force: bool) -> str | None:
-    """Check the directory may take this config's results; wipe it for ``fresh``.
-
-    Returns the hash previously stored there (None for a new directory).
-    """
-    hash_file = run_dir / store.CONFIG_HASH
-    old = hash_file.read_text().strip() if hash_file.is_file() else None
-    if fresh and run_dir.exists():
-        if not store.looks_like_run_dir(run_dir) and any(run_dir.iterdir()):
-            raise RunError(
-                f"--fresh: {run_dir} is not empty and does not look like a run directory "
-                f"(no {store.CONFIG_HASH}); refusing to wipe it"
-            )
-        store.remove_run(run_dir)
-        return None
-    if old is not None and old != config_hash and not force:
-        raise RunError(
-            f"{run_dir} holds results of a different config (stored hash {old[:12]}, this "
-            f"config {config_hash[:12]}); use --fresh to wipe and restart, --force to keep "
-            "and reuse them anyway, or --output for another directory"
-        )
-    return old
-
-
+# ----- metadata -------------------------------------------------------------------------------
 def _package_versions() -> dict[str, str]:
     from importlib import metadata
 
@@ -231,50 +216,13 @@ def _write_metadata(run_dir: Path, meta: dict[str, Any]) -> None:
 
 
 # ----- execution ------------------------------------------------------------------------------
-def _iterate(tasks: Sequence[Task], jobs: int, backend: str, scheduler: str | None
-             ) -> Iterator[tuple[Task, dict[str, Any]]]:
-    """Yield (task, record) as tasks finish, in any order."""
-    if not tasks:
-        return
-    from joblib import Parallel, delayed
+@dataclass(frozen=True)
+class _DataInfo:
+    """What the pre-flight learned of one data file."""
 
-    if backend == "loky":
-        if jobs == 1:
-            for t in tasks:
-                yield t, run_task(t)
-            return
-        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-        yield from par(delayed(_run_with_task)(t) for t in tasks)
-        return
-    if backend != "dask":
-        raise RunError(f"--backend: unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
-    try:
-        from dask.distributed import Client, LocalCluster
-        from joblib import parallel_config
-    except ImportError as exc:  # pragma: no cover - dask is an optional dependency
-        raise RunError(f"--backend dask needs dask[distributed]: {exc}") from None
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler)
-        except Exception as exc:
-            raise RunError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
-    else:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    try:
-        with parallel_config(backend="dask"):
-            par = Parallel(n_jobs=-1, return_as="generator_unordered")
-            yield from par(delayed(_run_with_task)(t) for t in tasks)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def _run_with_task(task: Task) -> tuple[Task, dict[str, Any]]:
-    return task, run_task(task)
+    sha256: str
+    dims: Dims
+    warnings: tuple[str, ...]
 
 
 def run_experiment(
@@ -293,9 +241,11 @@ def run_experiment(
     """Run (or resume) `config` into ``config.output``; returns what this invocation did.
 
     `datasets` / `learners` restrict the work to a subset of the config's (data set names
-    or aliases / learner display names); they do not change the config hash. Raises
-    `RunError` / `ConfigError` before writing anything if the request is invalid.
-    KeyboardInterrupt propagates after the finished folds are kept and reported.
+    or aliases / learner display names); they do not change the config hash. Everything
+    that can be checked is checked before anything is written or computed (the output
+    directory, the report options, every data file of the plan), raising one
+    `WorkbenchError`. KeyboardInterrupt (Ctrl-C, SIGTERM) propagates after the finished
+    folds are kept and reported.
     """
     stream = stream if stream is not None else sys.stderr
     if backend not in BACKENDS:
@@ -305,63 +255,153 @@ def run_experiment(
     if scheduler and backend != "dask":
         raise RunError("--scheduler needs --backend dask")
 
-    # ----- plan (nothing written yet) -----
+    # ----- pre-flight (nothing written yet) -----
     found, missing = resolve_datasets(config)
+    sel_found, sel_missing, sel_learners = _select(config, found, missing, datasets, learners)
+    config_hash = config.config_hash()
+    run_dir = Path(config.output)
+    rundir.check_output(run_dir)
+    rundir.check_ownership(run_dir, config_hash, fresh=fresh, force=force)
+    _check_report_options(config)
+    infos = _inspect_datasets(sel_found)
+    warnings = [w for ref in sel_found for w in infos[ref.name].warnings]
+    warnings += _learner_warnings(config, sel_learners, sel_found, infos)
+    for w in warnings:
+        print(f"warning: {w}", file=stream)
+
+    result = RunResult(run_dir=run_dir, config_hash=config_hash,
+                       datasets=[r.name for r in sel_found], missing_datasets=sel_missing,
+                       learners=list(sel_learners))
+    with rundir.RunLock(run_dir):
+        if fresh:
+            store.remove_run(run_dir)
+        leftovers = rundir.remove_stale_tmp(run_dir)
+        if leftovers:
+            print(f"removed {len(leftovers)} temporary file(s) left by an interrupted run",
+                  file=stream)
+        started = time.monotonic()
+        meta, invocation = _start_metadata(run_dir, config, config_hash, found, missing,
+                                           infos, warnings, jobs, backend, scheduler,
+                                           datasets, learners)
+        tasks, remaining, to_summarize = _plan_tasks(run_dir, config, sel_found, sel_learners,
+                                                     infos, result, stream)
+        model = CostModel()
+        tasks = _schedule(tasks, config, infos, model)
+        print(_plan_line(result, len(tasks), sel_found, sel_learners), file=stream)
+        if sel_missing:
+            print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
+                  f"{', '.join(sel_missing)}", file=stream)
+        _execute(run_dir, config, tasks, remaining, to_summarize, model, result, meta,
+                 invocation, started, jobs, backend, scheduler, stream, progress_interval)
+    _print_summary(result, stream)
+    return result
+
+
+def _select(config: ExperimentConfig, found: list[DatasetRef], missing: list[str],
+            datasets: Sequence[str] | None, learners: Sequence[str] | None
+            ) -> tuple[list[DatasetRef], list[str], list[str]]:
+    """The data sets (found, missing) and learners this invocation works on."""
     all_names = [r.name for r in found] + missing
     learner_names = config.learner_names
-    sel_found = found
+    sel_found, sel_missing = found, missing
     if datasets:
         wanted = canonical_dataset_names(list(datasets))
         unknown = [w for w in wanted if w not in all_names]
         if unknown:
-            raise ConfigError(
-                f"--datasets: {', '.join(unknown)} not in this config's data sets "
-                f"({', '.join(all_names) if len(all_names) <= 20 else str(len(all_names)) + ' sets'})"
-            )
+            shown = ", ".join(all_names) if len(all_names) <= 20 else f"{len(all_names)} sets"
+            raise ConfigError(f"--datasets: {', '.join(unknown)} not in this config's data "
+                              f"sets ({shown})")
         sel_found = [r for r in found if r.name in wanted]
         sel_missing = [m for m in missing if m in wanted]
-    else:
-        sel_missing = missing
     sel_learners = learner_names
     if learners:
-        unknown = [l for l in learners if l not in learner_names]
+        unknown = [name for name in learners if name not in learner_names]
         if unknown:
-            raise ConfigError(
-                f"--learners: {', '.join(unknown)} not among the config's learners "
-                f"({', '.join(learner_names)})"
-            )
-        sel_learners = [l for l in learner_names if l in set(learners)]
+            raise ConfigError(f"--learners: {', '.join(unknown)} not among the config's "
+                              f"learners ({', '.join(learner_names)})")
+        sel_learners = [name for name in learner_names if name in set(learners)]
+    return sel_found, sel_missing, sel_learners
 
-    config_hash = config.config_hash()
-    run_dir = Path(config.output)
-    result = RunResult(run_dir=run_dir, config_hash=config_hash,
-                       datasets=[r.name for r in sel_found], missing_datasets=sel_missing,
-                       learners=list(sel_learners))
-    _prepare_run_dir(run_dir, config_hash, fresh, force)
 
-    # ----- the run directory -----
-    started = time.monotonic()
+def _check_report_options(config: ExperimentConfig) -> None:
+    """Validate ``report:`` now, not after the run (scatter pairs must name learners)."""
+    from workbench.report.options import options_from_config
+
+    plain = config.to_dict()
+    plain["source"] = str(config.source) if config.source is not None else None
+    try:
+        options_from_config(plain, Path(config.output), config.learner_names)
+    except ConfigError as exc:
+        where = f"{config.source}: " if config.source is not None else ""
+        raise ConfigError(f"{where}{exc}") from None
+
+
+def _inspect_datasets(refs: Sequence[DatasetRef]) -> dict[str, _DataInfo]:
+    """Parse every data file of the plan (a malformed one fails now, once), hash it and
+    note degenerate data."""
+    from workbench.data.catalog import load_dataset
+    from workbench.data.checks import data_warnings, file_sha256
+    from workbench.evaluation.cv import evaluation_data
+
+    out = {}
+    for ref in refs:
+        data = load_dataset(ref.path)
+        ev = evaluation_data(data)
+        if ev.n_instances == 0:
+            raise ConfigError(f"{ref.path}: no rows with a known class; nothing to evaluate")
+        out[ref.name] = _DataInfo(
+            sha256=file_sha256(ref.path),
+            dims=Dims(ev.n_instances, len(ev.attributes), ev.n_classes),
+            warnings=tuple(data_warnings(data.replace(name=ref.name))),
+        )
+    return out
+
+
+def _learner_warnings(config: ExperimentConfig, learners: Sequence[str],
+                      refs: Sequence[DatasetRef], infos: dict[str, _DataInfo]) -> list[str]:
+    """A learner parameter ``k`` larger than a data set's number of attributes."""
+    out = []
+    for name in learners:
+        k = config.learner_parameters(name).get("k")
+        if not isinstance(k, int) or isinstance(k, bool):
+            continue
+        small = [r.name for r in refs if k > infos[r.name].dims.d]
+        if small:
+            out.append(f"{name}: k = {k} is larger than the number of attributes of "
+                       f"{', '.join(small[:5])}{', …' if len(small) > 5 else ''} (each "
+                       "attribute gets every earlier one as parent)")
+    return out
+
+
+def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
+                    found: list[DatasetRef], missing: list[str],
+                    infos: dict[str, _DataInfo], warnings: list[str], jobs: int,
+                    backend: str, scheduler: str | None, datasets: Sequence[str] | None,
+                    learners: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Write config.yaml, config_hash and metadata.json with this invocation as running."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    resolved = config.to_dict()
     store.atomic_write_text(
         run_dir / store.CONFIG_YAML,
         "# resolved config written by `python -m workbench run`\n"
-        + yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True),
+        + yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True),
     )
     store.atomic_write_text(run_dir / store.CONFIG_HASH, config_hash + "\n")
-    meta = store.read_metadata(run_dir)
+    try:
+        meta = store.read_metadata(run_dir)
+    except store.StoreCorrupt:
+        meta = {}
     if meta.get("config_hash") not in (None, config_hash):
         meta = {"previous_config_hash": meta.get("config_hash")}
     p = config.protocol
     invocation: dict[str, Any] = {
-        "started": _now(),
-        "jobs": jobs,
-        "backend": backend,
+        "started": _now(), "pid": os.getpid(), "jobs": jobs, "backend": backend,
         "scheduler": scheduler,
         "restrict_datasets": list(datasets) if datasets else None,
         "restrict_learners": list(learners) if learners else None,
         "status": "running",
     }
+    hashes = dict((meta.get("plan") or {}).get("dataset_sha256") or {})
+    hashes.update({name: info.sha256 for name, info in infos.items()})
     meta.update({
         "name": config.name,
         "config_hash": config_hash,
@@ -375,77 +415,161 @@ def run_experiment(
         "plan": {
             "datasets": [r.name for r in found],
             "missing_datasets": missing,
-            "learners": learner_names,
+            "learners": config.learner_names,
             "rounds": p.rounds,
             "folds": p.folds,
             "folds_per_pair": p.n_folds_total,
             "dataset_files": {r.name: str(r.path) for r in found},
+            "dataset_sha256": hashes,
         },
+        "warnings": list(dict.fromkeys([*(meta.get("warnings") or []), *warnings])),
     })
     meta.setdefault("started", invocation["started"])
     meta.setdefault("invocations", []).append(invocation)
     _write_metadata(run_dir, meta)
+    return meta, invocation
 
-    # ----- what is left to do -----
+
+def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetRef],
+                learners: Sequence[str], infos: dict[str, _DataInfo], result: RunResult,
+                stream: TextIO) -> tuple[list[Task], dict[tuple[str, str], int],
+                                         list[tuple[str, str]]]:
+    """The folds still to run; stored results that are corrupt or were computed from
+    another version of the data file are removed first (with a line saying so)."""
+    p = config.protocol
     tasks: list[Task] = []
     remaining: dict[tuple[str, str], int] = {}
     to_summarize: list[tuple[str, str]] = []
-    plugin_dir = str(config.base_dir)
-    specs = _runtime_specs(config, sel_learners)
-    for ref in sel_found:
-        for name in sel_learners:
-            if _complete_for(run_dir, ref.name, name, p):
-                if not _has_per_fold(run_dir, ref.name, name) and len(
-                        store.stored_folds(run_dir, ref.name, name)) >= p.n_folds_total:
-                    to_summarize.append((ref.name, name))  # older summary: add per_fold
-                    continue
+    specs = _runtime_specs(config, learners)
+    for ref in refs:
+        sha = infos[ref.name].sha256
+        for name in learners:
+            state = _pair_state(run_dir, ref.name, name, p, sha, stream)
+            if state == "complete":
                 result.pairs_already_complete += 1
                 continue
             done = store.stored_folds(run_dir, ref.name, name)
-            lc = config.learner(name)
-            todo = [(r, f) for r in range(p.rounds) for f in range(p.folds) if (r, f) not in done]
-            result.folds_reused += p.n_folds_total - len(todo)
-            if not todo:
+            if state == "summarize" or not (todo := [
+                    (r, f) for r in range(p.rounds) for f in range(p.folds)
+                    if (r, f) not in done]):
+                result.folds_reused += p.n_folds_total
                 to_summarize.append((ref.name, name))
                 continue
+            result.folds_reused += p.n_folds_total - len(todo)
             remaining[(ref.name, name)] = len(todo)
+            lc = config.learner(name)
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(ref.path), learner=name,
                     registry_name=lc.learner, params=tuple(sorted(lc.params.items())),
                     round=r, fold=f, rounds=p.rounds, folds=p.folds, seed=p.seed,
-                    stratify=p.stratify, plugins=tuple(config.plugins), plugin_dir=plugin_dir,
-                    spec=specs.get(lc.learner), discretize_sample=p.discretize_sample,
+                    stratify=p.stratify, plugins=tuple(config.plugins),
+                    plugin_dir=str(config.base_dir), spec=specs.get(lc.learner),
+                    discretize_sample=p.discretize_sample, data_sha256=sha,
                 ))
+    return tasks, remaining, to_summarize
 
-    print(_plan_line(result, len(tasks), sel_found, sel_learners), file=stream)
-    if sel_missing:
-        print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
-              f"{', '.join(sel_missing)}", file=stream)
 
+def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
+                stream: TextIO) -> str:
+    """``complete`` (nothing to do), ``summarize`` (every fold stored, summary missing or
+    without per-fold values) or ``run`` (folds missing). Removes what cannot be used."""
+    try:
+        row = store.read_summary(run_dir, dataset, learner)
+    except store.StoreCorrupt as exc:
+        print(f"corrupt: {exc}; recomputing it", file=stream)
+        store.summary_path(run_dir, dataset, learner).unlink(missing_ok=True)
+        row = None
+    if row is not None:
+        stored_sha = row.get(store.DATA_HASH_KEY)
+        if stored_sha and stored_sha != sha:
+            print(f"stale: {dataset} / {learner} was computed from another version of the "
+                  "data file; recomputing it", file=stream)
+            store.remove_pair(run_dir, dataset, learner)
+            return "run"
+        if row.get("rounds", p.rounds) == p.rounds and row.get("folds", p.folds) == p.folds:
+            folds = store.stored_folds(run_dir, dataset, learner)
+            if isinstance(row.get(store.PER_FOLD_KEY), dict) or len(folds) < p.n_folds_total:
+                return "complete"  # (summary-only pairs have no fold files)
+            return "summarize"  # an older summary: add its per-fold values
+    for r, f in sorted(store.stored_folds(run_dir, dataset, learner)):
+        path = store.fold_path(run_dir, dataset, learner, r, f)
+        try:
+            rec = store.read_fold(path)
+        except store.StoreCorrupt as exc:
+            print(f"corrupt: {exc}; recomputing that fold", file=stream)
+            path.unlink(missing_ok=True)
+            continue
+        fold_sha = rec.get(store.DATA_HASH_KEY)
+        if fold_sha and fold_sha != sha:
+            print(f"stale: {dataset} / {learner}: stored folds were computed from another "
+                  "version of the data file; recomputing them", file=stream)
+            store.remove_pair(run_dir, dataset, learner)
+            break
+    return "run"
+
+
+def _schedule(tasks: list[Task], config: ExperimentConfig, infos: dict[str, _DataInfo],
+              model: CostModel) -> list[Task]:
+    """Estimate each task (`cost.fold_cost`) and order them: data sets by their total
+    estimated cost, costliest first; within one, learners by cost, then round and fold
+    (keeps each worker's data cache warm and starts the longest work first)."""
+    by_ds: dict[str, float] = {}
+    by_pair: dict[tuple[str, str], float] = {}
+    params = {name: config.learner_parameters(name) for name in config.learner_names}
+    for t in tasks:
+        dims = infos[t.dataset].dims
+        n_test = max(dims.n // t.folds, 1)
+        est = fold_cost(params[t.learner], dims, dims.n - n_test, n_test)
+        model.add(t, t.learner, est)
+        by_ds[t.dataset] = by_ds.get(t.dataset, 0.0) + est
+        by_pair[(t.dataset, t.learner)] = by_pair.get((t.dataset, t.learner), 0.0) + est
+    return sorted(tasks, key=lambda t: (-by_ds[t.dataset], t.dataset,
+                                        -by_pair[(t.dataset, t.learner)], t.learner,
+                                        t.round, t.fold))
+
+
+def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
+             remaining: dict[tuple[str, str], int], to_summarize: list[tuple[str, str]],
+             model: CostModel, result: RunResult, meta: dict[str, Any],
+             invocation: dict[str, Any], started: float, jobs: int, backend: str,
+             scheduler: str | None, stream: TextIO, progress_interval: float) -> None:
+    """Run the tasks, storing each fold as it arrives and summarising finished pairs."""
+    p = config.protocol
     failed_pairs: set[tuple[str, str]] = set()
-    progress = Progress(len(tasks), stream=stream, interval=progress_interval, label="folds")
+    progress = Progress(len(tasks), stream=stream, interval=progress_interval, label="folds",
+                        eta=model.eta)
+
+    def take(task: Task, rec: dict[str, Any]) -> None:
+        key = (task.dataset, task.learner)
+        if "error" in rec:
+            model.observe(task, None)
+            if key not in failed_pairs:
+                failed_pairs.add(key)
+                msg = f"{task.dataset} / {task.learner} (round {task.round}, fold " \
+                      f"{task.fold}): {rec['error']}"
+                result.failures.append(msg)
+                _print_above(progress, stream, f"failed: {msg}")
+            progress.update(note=f"{task.dataset}/{task.learner}")
+            return
+        store.write_fold(run_dir, task.dataset, task.learner, rec)
+        model.observe(task, float(rec["train_wall_seconds"]) + float(rec["test_wall_seconds"]))
+        result.folds_run += 1
+        remaining[key] -= 1
+        if remaining[key] == 0 and key not in failed_pairs:
+            _finish_pair(run_dir, task.dataset, task.learner, p, result, stream)
+        progress.update(note=f"{task.dataset}/{task.learner}")
+
     try:
         for ds, name in to_summarize:
             _finish_pair(run_dir, ds, name, p, result, stream)
-        for task, rec in _iterate(tasks, jobs, backend, scheduler):
-            key = (task.dataset, task.learner)
-            if "error" in rec:
-                if key not in failed_pairs:
-                    failed_pairs.add(key)
-                    msg = f"{task.dataset} / {task.learner} (round {task.round}, fold " \
-                          f"{task.fold}): {rec['error']}"
-                    result.failures.append(msg)
-                    _print_above(progress, stream, f"failed: {msg}")
-                progress.update(note=f"{task.dataset}/{task.learner}")
-                continue
-            store.write_fold(run_dir, task.dataset, task.learner, rec)
-            result.folds_run += 1
-            remaining[key] -= 1
-            if remaining[key] == 0 and key not in failed_pairs:
-                _finish_pair(run_dir, task.dataset, task.learner, p, result, stream)
-            progress.update(note=f"{task.dataset}/{task.learner}")
-    except KeyboardInterrupt:
+        with contextlib.closing(workers.iterate(tasks, run_task, jobs, backend,
+                                                scheduler)) as finished:
+            for task, rec in finished:
+                take(task, rec)
+    except KeyboardInterrupt as exc:
+        for task, rec in getattr(exc, "finished", ()):
+            take(task, rec)  # finished in a worker, not yet collected: keep them too
         result.interrupted = True
         progress.close()
         _finalize(run_dir, meta, invocation, started, result, "interrupted")
@@ -466,29 +590,6 @@ def run_experiment(
     progress.close()
     _finalize(run_dir, meta, invocation, started, result,
               "failed" if result.failures else "complete")
-    _print_summary(result, stream)
-    return result
-
-
-def _complete_for(run_dir: Path, dataset: str, learner: str, p) -> bool:
-    """The pair has a summary for exactly this protocol's rounds × folds."""
-    if not store.is_complete(run_dir, dataset, learner):
-        return False
-    try:
-        with open(store.summary_path(run_dir, dataset, learner), encoding="utf-8") as fh:
-            row = json.load(fh)
-    except (OSError, ValueError):
-        return False
-    return row.get("rounds", p.rounds) == p.rounds and row.get("folds", p.folds) == p.folds
-
-
-def _has_per_fold(run_dir: Path, dataset: str, learner: str) -> bool:
-    """The pair's summary.json holds per-fold values (written since they were added)."""
-    try:
-        with open(store.summary_path(run_dir, dataset, learner), encoding="utf-8") as fh:
-            return isinstance(json.load(fh).get(store.PER_FOLD_KEY), dict)
-    except (OSError, ValueError):
-        return False
 
 
 def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:

@@ -18,7 +18,14 @@ Layout of a run directory ``RUN_DIR``::
                                ``per_fold: {metric: [values in (round, fold) order]}``
 
 Every file is written to a temporary name in the same directory and moved into place with
-`os.replace`, so a crash (even SIGKILL) never leaves a half-written result behind.
+`os.replace`, so a crash (even SIGKILL) never leaves a half-written result behind (only a
+stale ``.*.tmp`` file, which the next run removes).
+
+*Summary-only* directories (a published reproduction: ``summary.csv`` and
+``fold_metrics.csv`` without ``predictions/``) are understood: a pair with a row in
+``summary.csv`` and no ``summary.json`` is complete, and its per-fold values come from
+``fold_metrics.csv``. A file that cannot be read (zero bytes, truncated) raises
+`StoreCorrupt` naming its path.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from workbench.errors import WorkbenchError
 from workbench.fileio import atomic_write_bytes, atomic_write_text
 
 PREDICTIONS = "predictions"
@@ -45,6 +53,15 @@ CONFIG_HASH = "config_hash"
 METADATA_JSON = "metadata.json"
 
 _FOLD_RE = re.compile(r"^round-(\d+)-fold-(\d+)\.npz$")
+DATA_HASH_KEY = "data_sha256"
+
+
+class StoreCorrupt(WorkbenchError):
+    """A stored result file that cannot be read; `path` names it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: corrupt stored result ({reason})")
+        self.path = Path(path)
 
 
 # ----- atomic writes --------------------------------------------------------------------------
@@ -114,12 +131,21 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
 
 
 def read_fold(path: Path) -> dict[str, Any]:
-    """One stored fold as a dict: arrays stay arrays, 0-d entries become Python scalars."""
+    """One stored fold as a dict: arrays stay arrays, 0-d entries become Python scalars.
+    An unreadable file raises `StoreCorrupt`."""
     out: dict[str, Any] = {}
-    with np.load(path, allow_pickle=False) as z:
-        for key in z.files:
-            value = z[key]
-            out[key] = value.item() if value.ndim == 0 else value
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            for key in z.files:
+                value = z[key]
+                out[key] = value.item() if value.ndim == 0 else value
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # zero bytes, truncated zip, bad member: all the same to us
+        raise StoreCorrupt(path, f"{type(exc).__name__}: {exc}") from None
+    for key in ("test_index", "proba", "y", "round", "fold"):
+        if key not in out:
+            raise StoreCorrupt(path, f"no '{key}'")
     return out
 
 
@@ -141,18 +167,136 @@ def write_summary(run_dir: Path, dataset: str, learner: str, summary: dict[str, 
     atomic_write_json(summary_path(run_dir, dataset, learner), row)
 
 
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            row = json.load(fh)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreCorrupt(path, f"invalid JSON: {exc}") from None
+    if not isinstance(row, dict) or "dataset" not in row or "learner" not in row:
+        raise StoreCorrupt(path, "not a pair summary")
+    return row
+
+
+def read_summary(run_dir: Path, dataset: str, learner: str) -> dict[str, Any] | None:
+    """The pair's summary (``summary.json``, else its ``summary.csv`` row), None when the
+    pair is not complete; `StoreCorrupt` when its ``summary.json`` cannot be read."""
+    path = summary_path(run_dir, dataset, learner)
+    if path.is_file():
+        return _read_json(path)
+    return _csv_summaries(Path(run_dir)).get((dataset, learner))
+
+
 def is_complete(run_dir: Path, dataset: str, learner: str) -> bool:
-    return summary_path(run_dir, dataset, learner).is_file()
+    """A summary is stored for the pair (its own ``summary.json`` or a ``summary.csv`` row)."""
+    return summary_path(run_dir, dataset, learner).is_file() or \
+        (dataset, learner) in _csv_summaries(Path(run_dir))
 
 
-def iter_summaries(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """Every stored pair summary (complete pairs only)."""
+def iter_summaries(run_dir: Path, corrupt: list[Path] | None = None
+                   ) -> Iterator[dict[str, Any]]:
+    """Every stored pair summary (complete pairs only): the ``summary.json`` files, then the
+    ``summary.csv`` rows of pairs that have none (summary-only results).
+
+    An unreadable ``summary.json`` raises `StoreCorrupt`, or, when a `corrupt` list is
+    given, is appended to it and skipped.
+    """
+    run_dir = Path(run_dir)
+    root = run_dir / PREDICTIONS
+    seen: set[tuple[str, str]] = set()
+    if root.is_dir():
+        for p in sorted(root.glob(f"*/*/{SUMMARY_JSON}")):
+            try:
+                row = _read_json(p)
+            except StoreCorrupt:
+                if corrupt is None:
+                    raise
+                corrupt.append(p)
+                continue
+            seen.add((str(row["dataset"]), str(row["learner"])))
+            yield row
+    for key, row in _csv_summaries(run_dir).items():
+        if key not in seen and not summary_path(run_dir, *key).is_file():
+            yield row
+
+
+_CSV_CACHE: dict[Path, tuple[tuple, dict]] = {}
+
+
+def _stamp(path: Path) -> tuple:
+    try:
+        st = path.stat()
+    except OSError:
+        return ()
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Pair summaries held only in ``summary.csv`` (+ per-fold values from
+    ``fold_metrics.csv``), keyed by (data set, learner); cached by the files' stamps."""
+    csv_path, fm_path = run_dir / SUMMARY_CSV, run_dir / FOLD_METRICS_CSV
+    stamp = (_stamp(csv_path), _stamp(fm_path))
+    hit = _CSV_CACHE.get(run_dir)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    if stamp[0]:
+        import pandas as pd
+
+        try:
+            df = pd.read_csv(csv_path)
+            per_fold = _csv_per_fold(fm_path) if stamp[1] else {}
+        except Exception as exc:  # an empty or truncated CSV
+            raise StoreCorrupt(csv_path if not isinstance(exc, _FoldCsvError) else fm_path,
+                               f"{type(exc).__name__}: {exc}") from None
+        if not {"dataset", "learner"} <= set(df.columns):
+            raise StoreCorrupt(csv_path, "no dataset/learner columns")
+        for rec in df.to_dict("records"):
+            row = {k: _plain_scalar(v) for k, v in rec.items()}
+            row = {k: v for k, v in row.items() if v is not None}
+            key = (str(row["dataset"]), str(row["learner"]))
+            row["dataset"], row["learner"] = key
+            if key in per_fold:
+                row[PER_FOLD_KEY] = per_fold[key]
+            out[key] = row
+    _CSV_CACHE[run_dir] = (stamp, out)
+    return out
+
+
+class _FoldCsvError(Exception):
+    pass
+
+
+def _csv_per_fold(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
+    import pandas as pd
+
+    try:
+        wide = pd.read_csv(path)
+    except Exception as exc:
+        raise _FoldCsvError(str(exc)) from None
+    if not set(_FOLD_KEYS) <= set(wide.columns):
+        raise _FoldCsvError("missing dataset/learner/round/fold columns")
+    wide = wide.sort_values(_FOLD_KEYS, kind="mergesort")
+    metrics = [c for c in wide.columns if c not in _FOLD_KEYS]
+    out = {}
+    for (d, l), grp in wide.groupby(["dataset", "learner"], sort=False):
+        out[(str(d), str(l))] = {m: [float(v) for v in grp[m]] for m in metrics
+                                 if grp[m].notna().any()}
+    return out
+
+
+def _plain_scalar(value: Any) -> Any:
+    """A CSV cell as plain Python (NaN → None, numpy scalars → Python)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def _has_pair_summaries(run_dir: Path) -> bool:
     root = Path(run_dir) / PREDICTIONS
-    if not root.is_dir():
-        return
-    for p in sorted(root.glob(f"*/*/{SUMMARY_JSON}")):
-        with open(p, encoding="utf-8") as fh:
-            yield json.load(fh)
+    return root.is_dir() and next(root.glob(f"*/*/{SUMMARY_JSON}"), None) is not None
 
 
 def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
@@ -165,10 +309,10 @@ def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     import pandas as pd
 
     run_dir = Path(run_dir)
+    if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
+        return pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is
     rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
             for row in iter_summaries(run_dir)]
-    if not rows and (run_dir / SUMMARY_CSV).is_file():
-        return pd.read_csv(run_dir / SUMMARY_CSV)
     if not rows:
         return pd.DataFrame(columns=["dataset", "learner", "n_instances"])
     df = pd.DataFrame(rows)
@@ -241,19 +385,16 @@ def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     import pandas as pd
 
     run_dir = Path(run_dir)
-    summaries = list(iter_summaries(run_dir))
-    if not summaries and (run_dir / FOLD_METRICS_CSV).is_file():
+    if not _has_pair_summaries(run_dir) and (run_dir / FOLD_METRICS_CSV).is_file():
         wide = pd.read_csv(run_dir / FOLD_METRICS_CSV)
         missing = [c for c in _FOLD_KEYS if c not in wide.columns]
         if missing:
-            from workbench.errors import WorkbenchError
-
             raise WorkbenchError(f"{run_dir / FOLD_METRICS_CSV}: missing column(s) "
                                  f"{', '.join(missing)}")
         df = wide.melt(id_vars=_FOLD_KEYS, var_name="metric", value_name="value")
         df = df[FOLD_METRICS_COLUMNS]
     else:
-        rows = [r for row in summaries for r in fold_metrics_rows(row)]
+        rows = [r for row in iter_summaries(run_dir) for r in fold_metrics_rows(row)]
         df = pd.DataFrame(rows, columns=FOLD_METRICS_COLUMNS)
     df = df.astype({"dataset": str, "learner": str, "round": np.int64, "fold": np.int64,
                     "metric": str, "value": np.float64})
@@ -297,20 +438,30 @@ class PairStatus:
     folds_expected: int | None
     complete: bool
     planned: bool = True
+    corrupt: bool = False  # its summary.json cannot be read (the next run recomputes it)
 
     @property
     def state(self) -> str:
+        if self.corrupt:
+            return "corrupt"
         if self.complete:
             return "done"
         return "partial" if self.folds_done else "missing"
 
 
 def read_metadata(run_dir: Path) -> dict[str, Any]:
+    """``metadata.json`` as a dict ({} when absent); `StoreCorrupt` when unreadable."""
     p = Path(run_dir) / METADATA_JSON
     if not p.is_file():
         return {}
-    with open(p, encoding="utf-8") as fh:
-        return json.load(fh)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreCorrupt(p, f"invalid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise StoreCorrupt(p, "not a JSON object")
+    return meta
 
 
 def _plan_order(run_dir: Path) -> tuple[list[str], list[str]] | None:
@@ -324,6 +475,8 @@ def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
     """Done / partial / missing state of every planned pair (plus stray stored pairs).
 
     The plan (data sets found × learners of the full config) comes from ``metadata.json``.
+    A pair whose summary is held only in ``summary.csv`` is complete; one whose
+    ``summary.json`` cannot be read is ``corrupt``.
     """
     run_dir = Path(run_dir)
     meta = read_metadata(run_dir)
@@ -334,18 +487,28 @@ def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
     for d in plan.get("datasets", []):
         for l in plan.get("learners", []):
             seen.add((safe_name(d), safe_name(l)))
-            out.append(
-                PairStatus(
-                    d, l, len(stored_folds(run_dir, d, l)), expected, is_complete(run_dir, d, l)
-                )
-            )
-    for row in iter_summaries(run_dir):
+            try:
+                complete, corrupt = read_summary(run_dir, d, l) is not None, False
+            except StoreCorrupt:
+                complete, corrupt = False, True
+            out.append(PairStatus(d, l, len(stored_folds(run_dir, d, l)), expected, complete,
+                                  corrupt=corrupt))
+    for row in iter_summaries(run_dir, corrupt=[]):
         key = (safe_name(row["dataset"]), safe_name(row["learner"]))
         if key not in seen:
             seen.add(key)
             n = len(stored_folds(run_dir, row["dataset"], row["learner"]))
             out.append(PairStatus(row["dataset"], row["learner"], n, expected, True, False))
     return out
+
+
+def remove_pair(run_dir: Path, dataset: str, learner: str) -> None:
+    """Delete one pair's stored folds and summary (stale results)."""
+    import shutil
+
+    d = pair_dir(run_dir, dataset, learner)
+    if d.exists():
+        shutil.rmtree(d)
 
 
 def remove_run(run_dir: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -198,6 +199,9 @@ def _check_type(learner: str, key: str, value: Any, param: inspect.Parameter) ->
             f"learner '{learner}': parameter '{key}' must be {_type_name(ann)}, "
             f"got {value!r} ({type(value).__name__})"
         )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise LearnerError(
+            f"learner '{learner}': parameter '{key}' must be a finite number, got {value!r}")
 
 
 def _fits(value: Any, ann: Any) -> bool:

@@ -9,8 +9,8 @@ What the report takes from the config (everything optional):
 - ``report``: ``collections`` (custom groups, ``{name: [data set, ...]}``),
   ``draw_decimals`` (int, or ``{metric: int}``; default exact comparison), ``alpha``
   (default 0.05), ``paper_agreement`` (path of a metric map YAML, e.g.
-  ``experiments/pakdd13/metric_map.yaml``; ``false`` to switch it off; when absent, the
-  PAKDD 2013 map is used if every learner of that paper was run), ``scatter``
+  ``experiments/pakdd13/metric_map.yaml``; absent or ``false``: no comparison with a
+  paper), ``scatter``
   (extra scatter plots: a list of ``[A, B]`` learner pairs, drawn for 0-1 loss and Weka
   RMSE, or a mapping ``{pairs: [[A, B], ...], metrics: [rmse_true_class, ...], log:
   false}``; A is on the y axis), ``wdl`` (how a data set counts in the W/D/L tables:
@@ -24,16 +24,19 @@ the original config (``config_path`` / ``source`` key, if recorded) and the proj
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
+from workbench import yamlnum
 from workbench.errors import ConfigError
 
+REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
+               "scatter", "wdl")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_METRIC_MAP = PROJECT_ROOT / "experiments" / "pakdd13" / "metric_map.yaml"
 DEFAULT_SCATTER_METRICS = ("zero_one_loss", "rmse")
 WDL_METHODS = ("sign", "wilcoxon-folds")
 
@@ -86,7 +89,7 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlnum.load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
@@ -122,6 +125,12 @@ def options_from_config(
     report = config.get("report") or {}
     if not isinstance(report, Mapping):
         raise ConfigError("report: expected a mapping of report options")
+    for key in report:
+        if key not in REPORT_KEYS:
+            close = difflib.get_close_matches(str(key), REPORT_KEYS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(f"report.{key}: unknown option ({hint}allowed: "
+                              f"{', '.join(REPORT_KEYS)})")
     opts = ReportOptions(name=str(config.get("name") or Path(run_dir).name))
 
     learners: list[str] = []
@@ -171,6 +180,9 @@ def options_from_config(
         opts.paper_agreement = False
     elif pa not in (None, True):
         opts.paper_agreement = resolve_path(str(pa), run_dir, config)
+        if not opts.paper_agreement.is_file():
+            raise ConfigError(f"report.paper_agreement: metric map {pa!r} not found "
+                              f"(looked for {opts.paper_agreement})")
 
     _scatter_options(opts, report.get("scatter"), present)
 

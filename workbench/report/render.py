@@ -34,7 +34,6 @@ from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
 from workbench.report.options import (
-    DEFAULT_METRIC_MAP,
     ReportOptions,
     options_from_config,
     read_config,
@@ -97,6 +96,17 @@ class _Report:
                  f"({Path(rel).with_suffix('.pdf').as_posix()}))")
 
 
+def _run_warnings(run_dir: Path) -> list[str]:
+    """The run's data warnings (single class, all-missing attribute, k > attributes), as
+    recorded in its metadata."""
+    from workbench.experiment.store import read_metadata
+
+    try:
+        return [str(w) for w in read_metadata(run_dir).get("warnings") or []]
+    except WorkbenchError:
+        return []
+
+
 def _load_fold_metrics(run_dir: Path) -> pd.DataFrame:
     from workbench.experiment.store import load_fold_metrics
 
@@ -132,7 +142,13 @@ def render_report(
     present = list(dict.fromkeys(data["learner"]))
     opts = options_from_config(cfg, run_dir, present)
     learners, baseline = opts.learners, opts.baseline
-    colls = make_collections(data, opts.collections)
+    all_colls = make_collections(data, opts.collections)
+    colls = {c: m for c, m in all_colls.items() if m}  # empty collections are left out
+    empty = [c for c in all_colls if c not in colls]
+    if empty:
+        opts.notes.append(f"No data set of this run is in the collection(s) {', '.join(empty)}; "
+                          "they are left out of the tables and figures.")
+    opts.notes.extend(_run_warnings(run_dir))
     groups = dataset_groups(data)
     sizes = {c: len(m) for c, m in colls.items()}
     metrics = _metrics(data)
@@ -268,7 +284,7 @@ def render_report(
                         + ("; log axes, zero values not shown" if log else "") + ".")
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
-    headline = _agreement_section(rep, data, opts, colls, decimals)
+    headline = _agreement_section(rep, data, opts, all_colls, decimals)
     if headline:
         rep.md.insert(4, "**Agreement with the published win/draw/loss cells (primary metric "
                          f"mapping): {headline}** Details below.\n")
@@ -340,7 +356,8 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
     else:
         intro += f"A win = A has the lower value. {_draw_rule(opts)} "
     intro += (f"**Bold** = two-tailed binomial sign test on wins vs losses (draws excluded) "
-              f"p < {opts.alpha:g}. Times are CPU seconds. Files: `tables/wdl_<metric>.md`, "
+              f"p < {opts.alpha:g}. Times are total CPU seconds over all folds of a data "
+              "set. Files: `tables/wdl_<metric>.md`, "
               "`.tex` and the tidy `tables/wdl.csv`.")
     return intro
 
@@ -395,22 +412,17 @@ def _ranks_markdown(cd_info: Mapping[str, Any], learners: list[str]) -> str:
 
 def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
                        colls: Mapping[str, list[str]], decimals: Any) -> str | None:
-    """Compare with the published cells when configured (``report.paper_agreement``) or,
-    automatically, when every learner of the paper was run.
+    """Compare with the published cells when the config names a paper's metric map
+    (``report.paper_agreement``); never otherwise (a run of other learners or data sets has
+    nothing to agree with).
 
     Returns the headline (None when no comparison was made)."""
-    if opts.paper_agreement is False:
+    if not isinstance(opts.paper_agreement, Path):
         return None
-    configured = isinstance(opts.paper_agreement, Path)
-    path = opts.paper_agreement if configured else DEFAULT_METRIC_MAP
-    if not configured and not path.is_file():
-        return None
-    mm = agr.load_metric_map(path)
+    mm = agr.load_metric_map(opts.paper_agreement)
     paper = agr.load_paper_wdl(mm.paper_wdl)
     present = set(data["learner"])
     theirs = agr.paper_learners(paper, mm)
-    if not configured and not all(n in present for n in theirs):
-        return None  # automatic only when every learner of the paper was run
     full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha)
     primary = agr.primary_rows(full, mm)
     write_csv(rep.out / "paper_agreement.csv", primary)

@@ -42,8 +42,8 @@ TABLE_METRICS: dict[str, str] = {
     "rmse": "RMSE (Weka, all classes)",
     "rmse_true_class": "RMSE (true class)",
     "log_loss": "Log loss",
-    "train_cpu_seconds": "Training time (CPU seconds)",
-    "test_cpu_seconds": "Classification time (CPU seconds)",
+    "train_cpu_seconds": "Training time (total CPU seconds over folds)",
+    "test_cpu_seconds": "Classification time (total CPU seconds over folds)",
 }
 
 TIDY_COLUMNS = [

@@ -1,0 +1,142 @@
+"""Where tasks run: in this process, in local worker processes (loky), or on Dask.
+
+Local workers are owned by the run, whatever happens to it:
+
+* they ignore SIGINT, so Ctrl-C reaches only the runner, which keeps every fold already
+  finished (also those finished but not yet collected) and then kills the workers — no
+  half-run task reports an error, no raw joblib warning is printed;
+* each worker watches its parent and exits within a second when the parent is gone, so
+  killing the runner with SIGKILL leaves no worker process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+from workbench.errors import WorkbenchError
+
+T = TypeVar("T")
+BACKENDS = ("loky", "dask")
+WATCH_INTERVAL = 0.5  # seconds between a worker's checks that its parent is alive
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(WATCH_INTERVAL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_init(parent: int) -> None:
+    """Run in each local worker: ignore Ctrl-C, die with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                     name="workbench-parent-watch").start()
+
+
+def iterate(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int, backend: str = "loky",
+            scheduler: str | None = None) -> Iterator[tuple[T, Any]]:
+    """Yield ``(task, fn(task))`` as tasks finish, in any order.
+
+    Tasks are started in the given order (put the longest first). On KeyboardInterrupt
+    (or any exception in the consumer) the results already finished are yielded first
+    by `drain`, then the workers are stopped.
+    """
+    if not tasks:
+        return
+    if backend not in BACKENDS:
+        raise WorkbenchError(
+            f"--backend: unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
+    if backend == "loky" and jobs == 1:
+        for t in tasks:
+            yield t, fn(t)
+        return
+    if backend == "loky":
+        yield from _iterate_local(tasks, fn, jobs)
+    else:
+        yield from _iterate_dask(tasks, fn, jobs, scheduler)
+
+
+class StoppedEarly(KeyboardInterrupt):
+    """Raised from `iterate` when interrupted; `finished` holds the (task, result) pairs
+    that had completed but were not yet yielded (the caller stores them); `exit_code` is
+    the interrupting signal's (130 Ctrl-C, 143 SIGTERM)."""
+
+    def __init__(self, finished: list[tuple[Any, Any]], cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.finished = finished
+        self.exit_code = getattr(cause, "exit_code", 130)
+
+
+def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
+                   ) -> Iterator[tuple[T, Any]]:
+    from joblib.externals.loky import get_reusable_executor
+
+    # the resource tracker that outlives a killed run would warn about the dead run's
+    # semaphores; that is expected, not news to the user
+    quiet = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+    current = os.environ.get("PYTHONWARNINGS", "")
+    if quiet not in current:
+        os.environ["PYTHONWARNINGS"] = f"{current},{quiet}" if current else quiet
+    executor = get_reusable_executor(max_workers=jobs, initializer=_worker_init,
+                                     initargs=(os.getpid(),), timeout=60)
+    # keep at most 2 tasks a worker queued, so the start order is the given order and an
+    # interrupt has little to cancel
+    pending: dict[Future, T] = {}
+    it = iter(tasks)
+    try:
+        for t in it:
+            pending[executor.submit(fn, t)] = t
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in done:
+                t = pending.pop(f)
+                yield t, f.result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending[executor.submit(fn, nxt)] = nxt
+    except BaseException as exc:
+        finished = [(pending[f], f.result()) for f in list(pending)
+                    if f.done() and not f.cancelled() and f.exception() is None]
+        for f in pending:
+            f.cancel()
+        executor.shutdown(wait=True, kill_workers=True)
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, StoppedEarly):
+            raise StoppedEarly(finished, exc) from None
+        raise
+
+
+def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
+                  scheduler: str | None) -> Iterator[tuple[T, Any]]:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:  # pragma: no cover - dask is an optional dependency
+        raise WorkbenchError(f"--backend dask needs dask[distributed]: {exc}") from None
+    cluster = None
+    if scheduler:
+        try:
+            client = Client(scheduler)
+        except Exception as exc:
+            raise WorkbenchError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+    else:
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        futures = {}
+        for i, t in enumerate(tasks):
+            # priority keeps the given (longest-first) order
+            futures[client.submit(fn, t, pure=False, priority=len(tasks) - i)] = t
+        for f in as_completed(list(futures)):
+            yield futures[f], f.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,61 @@
+"""YAML as users type it: every float spelling is a number.
+
+PyYAML follows YAML 1.1, where ``1e-3`` and ``1E5`` (no dot) are *strings* and ``inf`` is
+not a number, so ``m: 1e-3`` in a config used to be rejected as "not a float". Configs and
+``--set KEY=VALUE`` both read YAML through this loader, which resolves
+``[-+]digits[.digits][e[-+]digits]``, ``.5``, and ``inf``/``nan`` (with or without YAML's
+leading dot) as floats. Whether a non-finite number is *allowed* is for the field that
+takes it to decide (learner parameters never allow one).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+FLOAT_RE = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.?(?:inf|Inf|INF)
+        |\.?(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+VALUE_HELP = ("VALUE is read as YAML: numbers in any spelling (5, 0.5, .5, 1e-3, 1E5), "
+              "true/false, null, else a string (ef:5)")
+"""The one sentence every ``--set`` help text uses."""
+
+
+class NumberLoader(yaml.SafeLoader):
+    """SafeLoader whose implicit float resolver accepts every common float spelling."""
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node).replace("_", "")
+    low = text.lower().lstrip("+")
+    if low.lstrip("-.") == "inf":
+        return float("-inf") if low.startswith("-") else float("inf")
+    if low.lstrip(".") == "nan":
+        return float("nan")
+    return float(text)
+
+
+# the int resolver (registered first for digits) keeps plain integers ints
+NumberLoader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:float"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+NumberLoader.add_implicit_resolver("tag:yaml.org,2002:float", FLOAT_RE,
+                                   list("-+0123456789.iInN"))
+NumberLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
+def load(text: str) -> Any:
+    """Parse YAML text with `NumberLoader` (raises `yaml.YAMLError` on bad syntax)."""
+    return yaml.load(text, Loader=NumberLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def compose(text: str) -> Any:
+    """The node tree (for line numbers), with the same resolver as `load`."""
+    return yaml.compose(text, Loader=NumberLoader)
