@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,65 @@ def shared_file(slug: str) -> Path:
         if p.is_file():
             return p
     pytest.skip(f"{slug} not available in ../shared/datasets")
+
+
+# ----- the runner tests' stand-in learner (one plugin file for the whole session: a name
+# registered twice from two files would be an error) ---------------------------------------
+PLUGIN = textwrap.dedent(
+    """
+    import os
+    import time
+
+    import numpy as np
+    from workbench.learners.base import Learner
+    from workbench.learners.registry import register
+
+
+    class RunStandIn(Learner):
+        '''Nearest-centroid with softmax scores on raw data (NaN -> 0).'''
+
+        preprocessing = "none"
+
+        def __init__(self, scale: float = 1.0, fail: bool = False):
+            self.scale, self.fail = scale, fail
+
+        def fit(self, data):
+            delay = float(os.environ.get("RUNSTANDIN_DELAY", "0") or 0)
+            if delay:
+                time.sleep(delay)
+            if self.fail:
+                raise ValueError("stand-in asked to fail")
+            self._remember_header(data)
+            X = np.nan_to_num(data.X)
+            self.means = np.array([
+                X[data.y == k].mean(axis=0) if (data.y == k).any() else np.zeros(X.shape[1])
+                for k in range(data.n_classes)
+            ])
+            return self
+
+        def predict_proba(self, data):
+            self._check_fitted(data)
+            X = np.nan_to_num(data.X)
+            s = -self.scale * ((X[:, None, :] - self.means[None]) ** 2).sum(axis=2)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            return p / p.sum(axis=1, keepdims=True)
+
+
+    register("RunStandIn", RunStandIn)
+    """
+)
+
+
+
+@pytest.fixture(scope="session")
+def plugin_file(tmp_path_factory) -> Path:
+    """A config plugin registering ``RunStandIn`` (loaded by workers and subprocesses too);
+    ``RUNSTANDIN_DELAY`` (seconds) slows every fit, so a test can stop a run midway."""
+    p = tmp_path_factory.mktemp("runplugin") / "run_standin.py"
+    p.write_text(PLUGIN)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_delay(monkeypatch):
+    monkeypatch.delenv("RUNSTANDIN_DELAY", raising=False)

@@ -1,0 +1,428 @@
+"""Run safety (issue 12): published results, data identity, clean stops, pre-flight checks,
+corrupt store files, numbers, degenerate data, ETA, exit codes, report honesty.
+
+The fault-injection test drives real ``python -m workbench run`` processes with two local
+workers and kills them (SIGKILL, SIGTERM) at random moments drawn from a seeded generator.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.__main__ import main
+from workbench.errors import ConfigError
+from workbench.experiment import rundir, store
+from workbench.experiment.config import load_config, resolve_datasets
+from workbench.experiment.cost import CostModel, Dims, fold_cost
+
+from test_runner import assert_same_results, make_config, run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _live_in_session(sid: int) -> list[int]:
+    """PIDs of live (not zombie) processes of session `sid`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            out.append(int(entry))
+    return out
+
+
+def _wait_no_process(sid: int, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (alive := _live_in_session(sid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+def _start(cfg: Path, out: Path, cwd: Path, jobs: int = 2, delay: float = 0.15
+           ) -> subprocess.Popen:
+    env = dict(os.environ, RUNSTANDIN_DELAY=str(delay))
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "run", str(cfg), "--output", str(out),
+         "--no-report", "--jobs", str(jobs)],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+
+
+def _n_folds(out: Path) -> int:
+    return len(list(out.glob("predictions/*/*/*.npz")))
+
+
+def _wait_folds(proc: subprocess.Popen, out: Path, n: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while _n_folds(out) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+# ----- acceptance: fault injection ----------------------------------------------------------
+def test_fault_injection_kill_term_concurrent_corrupt(tmp_path, plugin_file):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris", "labor", "contact-lenses"))
+    total = 3 * 2 * 2 * 2
+    reference = tmp_path / "reference"
+    assert run_cli(str(cfg), "--output", str(reference)) == 0
+
+    out = tmp_path / "run"
+    rng = random.Random(12)
+    stderr_all = []
+    # 1. SIGKILL at three random moments; no worker may survive its runner
+    for _ in range(3):
+        before = _n_folds(out)
+        proc = _start(cfg, out, tmp_path)
+        _wait_folds(proc, out, before + 1)
+        time.sleep(rng.uniform(0.0, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        stderr_all.append(proc.stderr.read())
+        assert proc.returncode == -signal.SIGKILL, "the run finished before it was killed"
+        assert _wait_no_process(proc.pid) == [], "worker processes outlived the runner"
+    assert 0 < _n_folds(out) < total
+    # status tells the dead run from a live one
+    res = subprocess.run([sys.executable, "-m", "workbench", "status", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0 and "interrupted (its process is gone)" in res.stdout
+
+    # 2. SIGTERM: handled like Ctrl-C, exit 143, status interrupted
+    before = _n_folds(out)
+    proc = _start(cfg, out, tmp_path, delay=1.0)  # slow: it must outlive the second run
+    _wait_folds(proc, out, before + 1)
+    # 3. a second run on the same directory refuses, naming the PID of the first
+    second = subprocess.run(
+        [sys.executable, "-m", "workbench", "run", str(cfg), "--output", str(out),
+         "--no-report"], capture_output=True, text=True, cwd=tmp_path)
+    assert second.returncode == 2
+    assert f"process {proc.pid}" in second.stderr and second.stderr.count("\n") == 1
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    err = proc.stderr.read()
+    stderr_all += [err, second.stderr]
+    assert proc.returncode == 143, err
+    assert "interrupted: kept" in err and "terminated" in err
+    assert _wait_no_process(proc.pid) == []
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["invocations"][-1]["status"] == "interrupted"
+
+    # 4. a corrupt fold file and a corrupt summary (completed pairs first if none yet)
+    folds = sorted(out.glob("predictions/*/*/*.npz"))
+    folds[0].write_bytes(b"")
+    (folds[1].parent / ".round-009-fold-0.npz.abc.tmp").write_bytes(b"half")
+    summaries = sorted(out.glob("predictions/*/*/summary.json"))
+    if not summaries:  # make one: finish a pair, then truncate it
+        assert run_cli(str(cfg), "--output", str(out), "--datasets", "iris",
+                       "--learners", "S") == 0
+        summaries = sorted(out.glob("predictions/*/*/summary.json"))
+    text = summaries[0].read_text()
+    summaries[0].write_text(text[: len(text) // 2])
+    res = subprocess.run([sys.executable, "-m", "workbench", "status", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0 and "corrupt" in res.stdout
+    stderr_all.append(res.stderr)
+
+    # 5. resume to the end: identical to the uninterrupted run, nothing lost or duplicated
+    final = subprocess.run(
+        [sys.executable, "-m", "workbench", "run", str(cfg), "--output", str(out),
+         "--no-report", "--jobs", "2"], capture_output=True, text=True, cwd=tmp_path)
+    stderr_all.append(final.stderr)
+    assert final.returncode == 0, final.stderr
+    assert f"corrupt: {folds[0]}" in final.stderr
+    assert f"corrupt: {summaries[0]}" in final.stderr
+    assert "temporary file(s) left by an interrupted run" in final.stderr
+    assert _n_folds(out) == total
+    assert not list(out.rglob("*.tmp"))
+    assert len(list(out.glob("predictions/*/*/summary.json"))) == 6
+    df = store.load_summary(out)
+    assert len(df) == 6 and not df.duplicated(["dataset", "learner"]).any()
+    assert_same_results(out, reference)
+    assert not [e for e in stderr_all if "Traceback" in e or "Warning" in e], stderr_all
+
+
+# ----- 1. published results, ownership, summary-only ----------------------------------------
+def test_published_directory_is_never_written(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    pub = tmp_path / "pub"
+    pub.mkdir()
+    (pub / rundir.PUBLISHED).write_text("published\n")
+    before = sorted(p.name for p in pub.iterdir())
+    for extra in ((), ("--force",), ("--fresh",)):
+        assert run_cli(str(cfg), "--output", str(pub / "sub"), *extra) == 2
+        assert "published results" in capsys.readouterr().err
+    assert sorted(p.name for p in pub.iterdir()) == before
+    # report re-renders the committed reproduction only elsewhere
+    repro = REPO / "experiments" / "pakdd13" / "reproduction"
+    assert rundir.is_published(repro)
+    assert main(["report", str(repro), "--no-figures"]) == 2
+    assert "--out DIR" in capsys.readouterr().err
+
+
+def test_results_directory_is_git_ignored_and_configs_write_there():
+    ignored = subprocess.run(["git", "check-ignore", "-q", "results/pakdd13/summary.csv"],
+                             cwd=REPO)
+    assert ignored.returncode == 0
+    for name in ("pakdd13", "smoke", "jmlr16-skdb"):
+        out = load_config(REPO / "configs" / f"{name}.yaml").output
+        assert out.parts[0] == "results" and not rundir.is_published(REPO / out)
+
+
+def test_foreign_or_other_config_directory_is_refused(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert run_cli(str(cfg), "--output", str(foreign)) == 2
+    err = capsys.readouterr().err
+    assert str(foreign) in err and "--output" in err and "--force" in err
+    assert err.count("\n") == 1
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for target in (afile, afile / "below"):
+        assert run_cli(str(cfg), "--output", str(target)) == 2
+        err = capsys.readouterr().err
+        assert "output:" in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_summary_only_results_are_complete(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file)
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    full = store.load_summary(out)
+    fm = store.load_fold_metrics(out)
+    shutil.rmtree(out / "predictions")  # what a committed reproduction looks like
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    status = capsys.readouterr().out
+    assert "pairs: 6 done, 0 partial, 0 missing" in status
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert "6 pair(s) already complete" in capsys.readouterr().err
+    assert not (out / "predictions").exists() or not _n_folds(out)
+    assert store.load_summary(out).equals(full)
+    assert store.load_fold_metrics(out).equals(fm)
+    # one more learner: the old pairs stay summary-only, the new ones are computed, and the
+    # regenerated summary.csv holds both
+    cfg2 = make_config(tmp_path, plugin_file, extra_learners="  S-2: {learner: RunStandIn, "
+                       "scale: 2.0}\n")
+    assert run_cli(str(cfg2), "--output", str(out), "--force") == 0
+    df = store.load_summary(out)
+    assert len(df) == 9 and set(df["learner"]) == {"S", "S-half", "S-2"}
+    assert len(store.load_fold_metrics(out)) == len(fm) * 3 // 2
+
+
+# ----- 2. data identity -----------------------------------------------------------------------
+def _copy_dataset(src_slug: str, dst: Path) -> Path:
+    src = REPO / "datasets" / f"{src_slug}.arff.gz"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(gzip.decompress(src.read_bytes()))
+    return dst
+
+
+def test_changed_data_file_makes_its_pairs_stale(tmp_path, plugin_file, capsys):
+    data = _copy_dataset("iris", tmp_path / "data" / "flowers.arff")
+    cfg = make_config(tmp_path, plugin_file, datasets=(str(data), "labor"))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    row = store.read_summary(out, "flowers", "S")
+    assert row[store.DATA_HASH_KEY] and len(row[store.DATA_HASH_KEY]) == 64
+    capsys.readouterr()
+    # unchanged: everything reused
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert "4 pair(s) already complete" in capsys.readouterr().err
+    # one value changed: both flowers pairs are recomputed, labor's reused
+    text = data.read_text()
+    data.write_text(text.replace("5.1,3.5,1.4,0.2", "5.2,3.5,1.4,0.2", 1))
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    err = capsys.readouterr().err
+    assert err.count("stale: flowers") == 2 and "stale: labor" not in err
+    assert "2 pair(s) already complete, 0 fold(s) already stored, 8 fold(s) to run" in err
+    assert store.read_summary(out, "flowers", "S")[store.DATA_HASH_KEY] != \
+        row[store.DATA_HASH_KEY]
+
+
+def test_two_data_sets_with_one_name_are_a_config_error(tmp_path, plugin_file):
+    mine = _copy_dataset("iris", tmp_path / "mine" / "iris.arff")
+    cfg = load_config(make_config(tmp_path, plugin_file, datasets=("iris", str(mine))))
+    with pytest.raises(ConfigError) as exc:
+        resolve_datasets(cfg)
+    assert "iris.arff.gz" in str(exc.value) and str(mine) in str(exc.value)
+    a = _copy_dataset("labor", tmp_path / "a" / "x.arff")
+    b = _copy_dataset("labor", tmp_path / "b" / "x.arff")
+    cfg = load_config(make_config(tmp_path, plugin_file, datasets=(str(a), str(b))))
+    with pytest.raises(ConfigError, match="two data sets are named 'x'"):
+        resolve_datasets(cfg)
+
+
+# ----- 3. clean stops (in-process pieces) ------------------------------------------------------
+def test_lock_is_exclusive_and_released(tmp_path):
+    with rundir.RunLock(tmp_path):
+        assert rundir.lock_holder(tmp_path) == os.getpid()
+        with pytest.raises(rundir.RunDirError, match=f"process {os.getpid()}"):
+            with rundir.RunLock(tmp_path):
+                pass
+    assert rundir.lock_holder(tmp_path) is None
+
+
+# ----- 4. fail before computing ----------------------------------------------------------------
+def test_malformed_data_file_fails_before_any_fold(tmp_path, plugin_file, capsys):
+    bad = tmp_path / "bad.arff"
+    bad.write_text("@relation b\n@attribute a numeric\n@attribute c {x,y}\n@data\n1,x\n"
+                   "oops,y\n")
+    cfg = make_config(tmp_path, plugin_file, datasets=("labor", str(bad)))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 2
+    err = capsys.readouterr().err
+    assert err.count("bad.arff, line 6") == 1 and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("report, message", [
+    ("{alhpa: 0.1}", "report.alhpa: unknown option (did you mean 'alpha'?"),
+    ("{alpha: 1.5}", "report.alpha: expected a number in (0, 1)"),
+    ("{scatter: [[S, NB]]}", "learner 'NB' has no results"),
+    ("{paper_agreement: nowhere.yaml}", "report.paper_agreement: metric map"),
+])
+def test_report_options_are_checked_before_the_run(tmp_path, plugin_file, capsys, report,
+                                                   message):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    cfg.write_text(cfg.read_text() + f"report: {report}\n")
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_empty_learner_list_is_a_config_error(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\ndatasets: [iris]\nlearners: []\n")
+    assert main(["run", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "learners" in err and "non-empty" in err and "Traceback" not in err
+
+
+# ----- 6. numbers ---------------------------------------------------------------------------
+def test_every_float_spelling_is_a_number_and_non_finite_is_refused(tmp_path, capsys):
+    for text, value in (("1e-3", 1e-3), ("1E5", 1e5), (".5", 0.5), ("2.", 2.0)):
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(f"name: c\ndatasets: [iris]\nlearners: {{X: {{learner: NB, m: {text}}}}}\n")
+        assert load_config(cfg).learner("X").params["m"] == value
+    for text in (".inf", "-inf", "nan"):
+        cfg.write_text(f"name: c\ndatasets: [iris]\nlearners: {{X: {{learner: NB, m: {text}}}}}\n")
+        with pytest.raises(ConfigError, match="finite"):
+            load_config(cfg)
+    capsys.readouterr()
+    assert main(["cv", "--learner", "NB", "--data", "iris", "--rounds", "1", "--set",
+                 "m=1E-3"]) == 0
+    assert json.loads(capsys.readouterr().out)["zero_one_loss"] >= 0
+    assert main(["cv", "--learner", "NB", "--data", "iris", "--set", "m=.inf"]) == 2
+    assert "finite" in capsys.readouterr().err
+
+
+def test_cv_and_predict_help_say_the_same_about_values(capsys):
+    texts = []
+    for cmd in ("cv", "predict"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        texts.append(" ".join(capsys.readouterr().out.split()))
+    assert "1e-3" in texts[0] and "1e-3" in texts[1]
+    phrase = "VALUE is read as YAML: numbers in any spelling"
+    assert phrase in texts[0] and phrase in texts[1]
+
+
+# ----- 7. degenerate data ------------------------------------------------------------------------
+def test_no_labelled_training_rows_is_an_error(tmp_path, capsys):
+    f = tmp_path / "nolabel.arff"
+    f.write_text("@relation t\n@attribute a {p,q}\n@attribute c {x,y}\n@data\np,?\nq,?\n")
+    assert main(["predict", "--learner", "NB", "--train", str(f), "--test", str(f)]) == 2
+    assert "no training rows with a known class" in capsys.readouterr().err
+
+
+def test_degenerate_data_warns_in_run_and_report(tmp_path, capsys):
+    f = tmp_path / "odd.arff"
+    rows = "\n".join(f"{'p' if i % 2 else 'q'},?,x" for i in range(12))
+    f.write_text("@relation odd\n@attribute a {p,q}\n@attribute b {u,v}\n"
+                 f"@attribute c {{x,y}}\n@data\n{rows}\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: c\ndatasets: [{f}]\nprotocol: {{rounds: 1, folds: 2}}\n"
+                   "learners: [NB, KDB3]\n")
+    out = tmp_path / "run"
+    assert main(["run", str(cfg), "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: odd: every labelled row has class 'x' (single-class data)" in err
+    assert "warning: odd: 1 attribute(s) with every value missing ('b')" in err
+    assert "warning: KDB3: k = 3 is larger than the number of attributes of odd" in err
+    md = (out / "report" / "report.md").read_text()
+    assert "single-class data" in md and "every value missing" in md and "k = 3" in md
+
+
+# ----- 8. ETA -----------------------------------------------------------------------------------
+def test_cost_model_orders_and_refines():
+    dims = Dims(n=1000, d=20, k=3)
+    nb, a1, a2 = (fold_cost({"n": n}, dims, 500, 500) for n in (0, 1, 2))
+    a2s = fold_cost({"n": 2, "subsumption": 100}, dims, 500, 500)
+    rf = fold_cost({"n_trees": 10}, dims, 500, 500)
+    assert nb < a1 < a2 and a2s < a2 and rf > nb
+    # hand value: AnDE n = 1: a·(500·C(20,2) + 500·20·20·3) + b·1000·20·log2(1000) + c
+    want = 3.6e-9 * (500 * 190 + 500 * 20 * 20 * 3) + 1.2e-8 * 1000 * 20 * np.log2(1000) + 1.5e-3
+    assert a1 == pytest.approx(want, rel=1e-12)
+    m = CostModel()
+    for i in range(4):
+        m.add(("A", i), "A", 1.0)
+        m.add(("B", i), "B", 1.0)
+    assert m.eta(10.0) is None
+    # A's folds take 3x what B's take: once both are measured, B's remaining work counts less
+    for i in range(2):
+        m.observe(("A", i), 3.0)
+        m.observe(("B", i), 1.0)
+    # done work = 2·1.5 + 2·0.5 = 4 refined units in 8 s; remaining = 2·1.5 + 2·0.5 = 4
+    assert m.remaining() == pytest.approx(4.0)
+    assert m.eta(8.0) == pytest.approx(8.0)
+
+
+# ----- 9. exit codes are documented ------------------------------------------------------------
+def test_exit_codes_in_help_and_readme(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for code in ("1 some", "2 usage", "130", "143"):
+        assert code in text
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "1 some (data set, learner) pairs failed" in readme and "143" in readme
+
+
+def test_stale_tmp_files_are_removed(tmp_path):
+    (tmp_path / "predictions" / "a" / "b").mkdir(parents=True)
+    stale = tmp_path / "predictions" / "a" / "b" / ".summary.json.x1.tmp"
+    stale.write_text("{")
+    keep = tmp_path / "predictions" / "a" / "b" / "round-000-fold-0.npz"
+    keep.write_bytes(b"x")
+    assert rundir.remove_stale_tmp(tmp_path) == [stale]
+    assert keep.exists() and not stale.exists()
+
+
+def test_corrupt_files_raise_store_corrupt_naming_the_path(tmp_path):
+    p = tmp_path / "f.npz"
+    p.write_bytes(b"")
+    with pytest.raises(store.StoreCorrupt, match=str(p)):
+        store.read_fold(p)
+    (tmp_path / "metadata.json").write_text('{"name": ')
+    with pytest.raises(store.StoreCorrupt, match="metadata.json"):
+        store.read_metadata(tmp_path)
