@@ -426,3 +426,21 @@ def test_corrupt_files_raise_store_corrupt_naming_the_path(tmp_path):
     (tmp_path / "metadata.json").write_text('{"name": ')
     with pytest.raises(store.StoreCorrupt, match="metadata.json"):
         store.read_metadata(tmp_path)
+
+
+def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file):
+    # Ctrl-C in a terminal signals the whole foreground process group, workers included
+    cfg = make_config(tmp_path, plugin_file)
+    out = tmp_path / "run"
+    proc = _start(cfg, out, tmp_path, delay=0.3)
+    _wait_folds(proc, out, 3)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=30)
+    err = proc.stderr.read()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Warning" not in err and "joblib" not in err
+    kept = int(err.split("interrupted: kept ")[1].split()[0])
+    assert kept == _n_folds(out) >= 3
+    assert _wait_no_process(proc.pid) == []
+    assert json.loads((out / "metadata.json").read_text())["invocations"][-1]["status"] == \
+        "interrupted"
