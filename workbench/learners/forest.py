@@ -1,32 +1,193 @@
-"""RF10 (SPEC §2): a random forest of 10 unpruned trees on the *undiscretised* data.
+"""Random forests on the *undiscretised* data.
 
-scikit-learn's `RandomForestClassifier` (bagging, unlimited depth, `max_features` =
-int(log2(a) + 1) with a = number of non-class attributes, as Weka's RandomForest -I 10).
-Nominal attributes enter as their ordinal codes; missing values stay NaN (scikit-learn ≥ 1.4
-trees route them natively). Seeded, so runs are repeatable.
+`RandomForest` is Weka's ``RandomForest`` reproduced bit for bit (SPEC §2 "RF10"): bagging
+with `java.util.Random`, `randomtree` trees, class distributions averaged over the trees.
+``weka_version="3.5.7"`` (the paper's Weka) switches to that version's K, bagging sampler
+and split rules (RF-V). `RF10` = 10 trees, seed 1; `RandomTree` is one tree (a test aid).
+
+`SKRandomForest` (`SKRF10`) is scikit-learn's CART forest for users who want it: it is
+*not* what the papers ran.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
+import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.base import Learner
+from workbench.learners.jrandom import JavaRandom, next_double
+from workbench.learners.randomtree import Tree, _attribute_kinds, build_tree, default_k
 from workbench.learners.registry import register
+
+WEKA_VERSIONS = ("3.6.14", "3.5.7")
 
 
 def weka_max_features(n_attributes: int) -> int:
-    """int(log2(a) + 1), at least 1 and at most a."""
-    if n_attributes <= 0:
-        return 1
-    return max(1, min(n_attributes, int(math.log2(n_attributes) + 1)))
+    """int(log2(a) + 1), at least 1 and at most a (Weka 3.6.14's K; `default_k`)."""
+    return max(1, default_k(n_attributes, 0)) if n_attributes > 0 else 1
+
+
+@numba.njit(cache=True, nogil=True)
+def weka_bag(state, n, out):
+    """Weka ≥ 3.6.9 bagging (RF-2 F2.1): n draws, U = n·u, row ⌊U⌋, in draw order."""
+    q = n * (1.0 / n)
+    for j in range(n):
+        U = n * next_double(state)
+        i = int(math.floor(U))
+        if U >= i + q:
+            i = 0
+        out[j] = i
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def weka_bag_357(state, n, out):
+    """Weka ≤ 3.6.8 bagging (RF-V 2): uniform spacings, the bag in instance order."""
+    cum = np.empty(n)
+    s = 0.0
+    for k in range(n):
+        s += next_double(state)
+        cum[k] = s
+    d = cum[n - 1] / n
+    for k in range(n):
+        cum[k] = cum[k] / d
+    cum[n - 1] = float(n)
+    k = 0
+    j = 0
+    for inst in range(n):
+        c = inst + 1.0
+        while k < n and cum[k] <= c:
+            out[j] = inst
+            j += 1
+            k += 1
+    return out[:j]
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise LearnerError(f"RandomForest: parameter '{name}' must be an integer ≥ {minimum}, "
+                           f"got {value!r}")
 
 
 class RandomForest(Learner):
-    """Random forest on raw data: seeded bagging of unpruned trees (scikit-learn)."""
+    """Weka's RandomForest, bit for bit: bagged random trees, distributions averaged."""
+
+    preprocessing = "none"
+
+    def __init__(self, n_trees: int = 10, k_features: int = 0, min_num: float = 1.0,
+                 seed: int = 1, max_depth: int = 0,
+                 weka_version: Literal["3.6.14", "3.5.7"] = "3.6.14") -> None:
+        _check_int("n_trees", n_trees, 1)
+        _check_int("k_features", k_features, 0)
+        _check_int("max_depth", max_depth, 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise LearnerError(f"RandomForest: parameter 'seed' must be an integer, got {seed!r}")
+        if isinstance(min_num, bool) or not isinstance(min_num, (int, float)) or not (
+                math.isfinite(min_num) and min_num >= 0):
+            raise LearnerError(
+                f"RandomForest: parameter 'min_num' must be a number ≥ 0, got {min_num!r}")
+        if weka_version not in WEKA_VERSIONS:
+            raise LearnerError(f"RandomForest: parameter 'weka_version' must be one of "
+                               f"{', '.join(WEKA_VERSIONS)}, got {weka_version!r}")
+        self.n_trees = n_trees
+        self.k_features = k_features
+        self.min_num = float(min_num)
+        self.seed = seed
+        self.max_depth = max_depth
+        self.weka_version = weka_version
+        self.trees_: list[Tree] = []
+
+    @property
+    def _old(self) -> bool:
+        return self.weka_version == "3.5.7"
+
+    def fit(self, data: Dataset) -> "RandomForest":
+        """Grow the trees on the rows with a known class (file order)."""
+        self._remember_header(data)
+        d = data.training_rows()
+        n = d.n_instances
+        K = default_k(d.n_attributes, self.k_features, self._old)
+        R = JavaRandom(self.seed)
+        self.trees_ = []
+        for _ in range(self.n_trees):
+            bag = np.empty(n, dtype=np.int64)
+            bag = (weka_bag_357 if self._old else weka_bag)(R.state, n, bag)
+            tree_seed = R.next_int()
+            self.trees_.append(build_tree(d, bag, tree_seed, K, self.min_num,
+                                          self.max_depth, self._old))
+        return self
+
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        """Per-class sums of the trees' distributions (tree order), divided by their total."""
+        self._check_fitted(data)
+        if not self.trees_:
+            raise LearnerError("RandomForest: predict called before fit")
+        return _average(tree_predictions(self.trees_, data))
+
+    def nbytes(self) -> int:
+        """Bytes of the fitted trees' arrays."""
+        return sum(t.nbytes() for t in self.trees_)
+
+
+def tree_predictions(trees: list[Tree], data: Dataset) -> list[np.ndarray]:
+    is_nom, _ = _attribute_kinds(data)
+    X = np.ascontiguousarray(data.X, dtype=np.float64)
+    return [t.predict(X, is_nom, data.n_classes) for t in trees]
+
+
+@numba.njit(cache=True, nogil=True)
+def _normalise_rows(total):
+    out = np.empty_like(total)
+    for r in range(total.shape[0]):
+        s = 0.0
+        for j in range(total.shape[1]):
+            s += total[r, j]
+        for j in range(total.shape[1]):
+            out[r, j] = total[r, j] if abs(s) < 1e-6 else total[r, j] / s
+    return out
+
+
+def _average(preds: list[np.ndarray]) -> np.ndarray:
+    total = np.zeros_like(preds[0])
+    for p in preds:
+        total += p  # element by element, tree 0 first
+    return _normalise_rows(total)
+
+
+class RandomTree(RandomForest):
+    """One Weka RandomTree on the training set itself (no bagging), seed 1 (RF-7)."""
+
+    def __init__(self, k_features: int = 0, min_num: float = 1.0, seed: int = 1,
+                 max_depth: int = 0,
+                 weka_version: Literal["3.6.14", "3.5.7"] = "3.6.14") -> None:
+        super().__init__(1, k_features, min_num, seed, max_depth, weka_version)
+
+    def get_params(self) -> dict:
+        return {"k_features": self.k_features, "min_num": self.min_num, "seed": self.seed,
+                "max_depth": self.max_depth, "weka_version": self.weka_version}
+
+    def fit(self, data: Dataset) -> "RandomTree":
+        self._remember_header(data)
+        d = data.training_rows()
+        K = default_k(d.n_attributes, self.k_features, self._old)
+        rows = np.arange(d.n_instances, dtype=np.int64)
+        self.trees_ = [build_tree(d, rows, self.seed, K, self.min_num, self.max_depth,
+                                  self._old)]
+        return self
+
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        """The tree's own distribution (not renormalised, as Weka's RandomTree)."""
+        self._check_fitted(data)
+        return tree_predictions(self.trees_, data)[0]
+
+
+class SKRandomForest(Learner):
+    """scikit-learn's CART random forest on raw data (not Weka's; seeded)."""
 
     preprocessing = "none"
 
@@ -35,16 +196,17 @@ class RandomForest(Learner):
         if (isinstance(n_estimators, bool) or not isinstance(n_estimators, int)
                 or n_estimators < 1):
             raise LearnerError(
-                "RandomForest: parameter 'n_estimators' must be an integer ≥ 1, "
+                "SKRandomForest: parameter 'n_estimators' must be an integer ≥ 1, "
                 f"got {n_estimators!r}")
         if not (max_features == "log2+1" or (isinstance(max_features, int)
                                              and not isinstance(max_features, bool)
                                              and max_features >= 1)):
             raise LearnerError(
-                "RandomForest: parameter 'max_features' must be 'log2+1' or an integer ≥ 1, "
-                f"got {max_features!r}")
+                "SKRandomForest: parameter 'max_features' must be 'log2+1' or an integer "
+                f"≥ 1, got {max_features!r}")
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise LearnerError(f"RandomForest: parameter 'seed' must be an integer, got {seed!r}")
+            raise LearnerError(
+                f"SKRandomForest: parameter 'seed' must be an integer, got {seed!r}")
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.seed = seed
@@ -52,29 +214,23 @@ class RandomForest(Learner):
         self.classes_: np.ndarray | None = None
         self.prior_: np.ndarray | None = None
 
-    def fit(self, data: Dataset) -> "RandomForest":
+    def fit(self, data: Dataset) -> "SKRandomForest":
         """Fit on rows with a known class (nominal codes and numeric values, NaN missing)."""
         from sklearn.ensemble import RandomForestClassifier
 
         self._remember_header(data)
-        d = data.without_missing_class()
+        d = data.training_rows()
         K = data.n_classes
         counts = np.bincount(d.y, minlength=K)[:K].astype(np.float64)
-        self.prior_ = counts / counts.sum() if counts.sum() > 0 else np.full(K, 1.0 / K)
+        self.prior_ = counts / counts.sum()
         self.model_ = None
-        if d.n_instances == 0 or d.n_attributes == 0 or np.count_nonzero(counts) < 2:
+        if d.n_attributes == 0 or np.count_nonzero(counts) < 2:
             return self  # nothing to split on: predict the class frequencies
         a = d.n_attributes
         mf = weka_max_features(a) if self.max_features == "log2+1" else min(self.max_features, a)
         self.model_ = RandomForestClassifier(
-            n_estimators=self.n_estimators,
-            max_features=mf,
-            max_depth=None,
-            min_samples_leaf=1,
-            bootstrap=True,
-            random_state=self.seed,
-            n_jobs=1,
-        )
+            n_estimators=self.n_estimators, max_features=mf, max_depth=None,
+            min_samples_leaf=1, bootstrap=True, random_state=self.seed, n_jobs=1)
         self.model_.fit(d.X, d.y)
         self.classes_ = self.model_.classes_.astype(np.int64)
         return self
@@ -90,10 +246,13 @@ class RandomForest(Learner):
         out = np.zeros((n, K), dtype=np.float64)
         if n == 0:
             return out
-        proba = self.model_.predict_proba(data.X)
-        out[:, self.classes_] = proba
+        out[:, self.classes_] = self.model_.predict_proba(data.X)
         s = out.sum(axis=1, keepdims=True)
         return out / np.where(s > 0, s, 1.0)
 
 
-register("RF10", RandomForest, n_estimators=10, description="random forest, 10 trees (raw data)")
+register("RF10", RandomForest, n_trees=10, seed=1,
+         description="Weka's RandomForest -I 10 -S 1 (3.6.14 rules; raw data)")
+register("RandomTree", RandomTree, description="Weka's RandomTree -K 0 -M 1 -S 1 (test aid)")
+register("SKRF10", SKRandomForest, n_estimators=10,
+         description="scikit-learn random forest, 10 trees (raw data; not Weka's)")

@@ -1,0 +1,652 @@
+"""Weka's RandomTree, reproduced bit for bit (SPEC §2 RF-3 … RF-9), as numba kernels.
+
+A tree is grown depth-first from an ordered list of (row, weight) entries with Java's
+RNG (`jrandom`): at each node attributes are drawn from one shared window until at least
+K were tried and one had information gain > 1e-6; nominal attributes split multiway,
+numeric ones at a midpoint; an instance with a missing value goes down every branch with
+the branch's proportion as weight. Every sum runs left to right in the order SPEC states,
+and numeric attributes re-order the node's list with Weka's quicksort, so the trees — and
+the probabilities — are the same doubles as Weka 3.6.14's.
+
+A grown tree is a set of flat arrays (`Tree`); `predict_tree` walks them without recursion
+(an explicit stack keeps the nested sums of missing-value branches in Weka's order).
+
+``old_rules`` switches on Weka 3.5.7's rules 3–5 of RF-V (gain > 0 instead of > 1e-6,
+x·ln x = 0 below 1e-6, the plain midpoint as threshold); 3.5.7's sort-once-at-the-root
+instance order (rule 6) is not reproduced, so that variant is statistical, not bitwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.learners.jrandom import (
+    java_string_hash,
+    next_int_bound,
+    seed_state,
+)
+
+DBL_MAX = 1.7976931348623157e308
+LN2 = 0.6931471805599453
+GAIN_EPS = 1e-6
+
+KIND_EMPTY, KIND_LEAF, KIND_SPLIT = -1, 0, 1
+
+
+# ----- entropies (RF-5 G) ---------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _lnf(x: float, old_rules: bool) -> float:
+    if x <= 0.0 or (old_rules and x < 1e-6):
+        return 0.0
+    return x * math.log(x)
+
+
+@numba.njit(cache=True, nogil=True)
+def _h_cols(T, nb, C, old_rules):
+    acc = 0.0
+    tot = 0.0
+    for j in range(C):
+        s = 0.0
+        for b in range(nb):
+            s += T[b, j]
+        acc -= _lnf(s, old_rules)
+        tot += s
+    if abs(tot) < 1e-6:
+        return 0.0
+    return (acc + _lnf(tot, old_rules)) / (tot * LN2)
+
+
+@numba.njit(cache=True, nogil=True)
+def _h_rows(T, nb, C, old_rules):
+    acc = 0.0
+    tot = 0.0
+    for b in range(nb):
+        r = 0.0
+        for j in range(C):
+            acc += _lnf(T[b, j], old_rules)
+            r += T[b, j]
+        acc -= _lnf(r, old_rules)
+        tot += r
+    if abs(tot) < 1e-6:
+        return 0.0
+    return -acc / (tot * LN2)
+
+
+@numba.njit(cache=True, nogil=True)
+def _proportions(T, nb, C, P):
+    """P_b = row sums of T, normalised (1/nb each when the total is ≈ 0)."""
+    tot = 0.0
+    for b in range(nb):
+        r = 0.0
+        for j in range(C):
+            r += T[b, j]
+        P[b] = r
+        tot += r
+    if abs(tot) < 1e-6:
+        for b in range(nb):
+            P[b] = 1.0 / nb
+    else:
+        for b in range(nb):
+            P[b] = P[b] / tot
+
+
+# ----- Weka's quicksort on a permutation (RF-9) ----------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _cas(keys, perm, p, q):
+    if keys[perm[p]] > keys[perm[q]]:
+        t = perm[p]
+        perm[p] = perm[q]
+        perm[q] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def weka_quicksort(keys, perm, stack):
+    """Sort `perm` (0..len−1 initially) by ``keys[perm[·]]`` exactly as Weka 3.6 does;
+    `stack` is int64 scratch of size ≥ 4·len + 16."""
+    sp = 0
+    stack[0] = 0
+    stack[1] = perm.shape[0] - 1
+    sp = 2
+    while sp > 0:
+        hi = stack[sp - 1]
+        lo = stack[sp - 2]
+        sp -= 2
+        size = hi - lo + 1
+        if size <= 1:
+            continue
+        if size == 2:
+            _cas(keys, perm, lo, hi)
+            continue
+        if size == 3:
+            _cas(keys, perm, lo, lo + 1)
+            _cas(keys, perm, lo, hi)
+            _cas(keys, perm, lo + 1, hi)
+            continue
+        c = (lo + hi) // 2
+        _cas(keys, perm, lo, c)
+        _cas(keys, perm, lo, hi)
+        _cas(keys, perm, c, hi)
+        t = perm[c]
+        perm[c] = perm[hi - 1]
+        perm[hi - 1] = t
+        pivot = keys[perm[hi - 1]]
+        i = lo
+        j = hi - 1
+        while True:
+            i += 1
+            while keys[perm[i]] < pivot:
+                i += 1
+            j -= 1
+            while keys[perm[j]] > pivot:
+                j -= 1
+            if i >= j:
+                break
+            t = perm[i]
+            perm[i] = perm[j]
+            perm[j] = t
+        t = perm[i]
+        perm[i] = perm[hi - 1]
+        perm[hi - 1] = t
+        stack[sp] = lo
+        stack[sp + 1] = i - 1
+        stack[sp + 2] = i + 1
+        stack[sp + 3] = hi
+        sp += 4
+
+
+# ----- evaluating one attribute on a node's list (RF-5) -----------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _eval_nominal(X, y, att, nb, C, rows, wts, off, n, T, P):
+    for b in range(nb):
+        for j in range(C):
+            T[b, j] = 0.0
+    first_missing = -1
+    for p in range(off, off + n):
+        v = X[rows[p], att]
+        if np.isnan(v):
+            if first_missing < 0:
+                first_missing = p
+            continue
+        T[int(v), y[rows[p]]] += wts[p]
+    _proportions(T, nb, C, P)
+    if first_missing >= 0:
+        for p in range(first_missing, off + n):
+            if np.isnan(X[rows[p], att]):
+                cls = y[rows[p]]
+                for b in range(nb):
+                    T[b, cls] += P[b] * wts[p]
+
+
+@numba.njit(cache=True, nogil=True)
+def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, keys, perm, tmp_r, tmp_w,
+                  qstack, old_rules):
+    """Re-order the node's list by the attribute (missing last), find the best threshold;
+    returns it (NaN when all known values are equal or none is known)."""
+    for p in range(n):
+        v = X[rows[off + p], att]
+        keys[p] = DBL_MAX if np.isnan(v) else v
+        perm[p] = p
+    weka_quicksort(keys[:n], perm[:n], qstack)
+    f = 0
+    for p in range(n):
+        tmp_r[p] = rows[off + perm[p]]
+        tmp_w[p] = wts[off + perm[p]]
+        if not np.isnan(X[tmp_r[p], att]):
+            f += 1
+    for p in range(n):
+        rows[off + p] = tmp_r[p]
+        wts[off + p] = tmp_w[p]
+    for b in range(2):
+        for j in range(C):
+            cur[b, j] = 0.0
+    for p in range(off, off + f):
+        cur[1, y[rows[p]]] += wts[p]
+    prior = _h_cols(cur, 2, C, old_rules)
+    for b in range(2):
+        for j in range(C):
+            T[b, j] = cur[b, j]
+    thr = np.nan
+    best = -DBL_MAX
+    prev = X[rows[off], att] if n > 0 else np.nan
+    for p in range(off, off + f):
+        v = X[rows[p], att]
+        if v > prev:
+            g = prior - _h_rows(cur, 2, C, old_rules)
+            if g > best:
+                best = g
+                thr = (v + prev) / 2.0
+                if not old_rules and thr <= prev:
+                    thr = v
+                for b in range(2):
+                    for j in range(C):
+                        T[b, j] = cur[b, j]
+            prev = v
+        cls = y[rows[p]]
+        cur[0, cls] += wts[p]
+        cur[1, cls] -= wts[p]
+    _proportions(T, 2, C, P)
+    for p in range(off + f, off + n):
+        cls = y[rows[p]]
+        for b in range(2):
+            T[b, cls] += P[b] * wts[p]
+    return thr
+
+
+# ----- growing (RF-4) ---------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _grow_i(a, size):
+    out = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow_f(a, size):
+    out = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth, rng,
+              window, old_rules):
+    """Grow one tree from the list (rows0, wts0) with the tree RNG state `rng` and the
+    attribute window `window` (both advanced in place). Returns the node arrays
+    (kind, att, thr, child0, nchild, cn_off, p_off, dist, props)."""
+    a = X.shape[1]
+    n0 = rows0.shape[0]
+    vmax = 2
+    for j in range(a):
+        if is_nominal[j] and n_values[j] > vmax:
+            vmax = n_values[j]
+    cap = 64
+    kind = np.empty(cap, dtype=np.int64)
+    att_ = np.empty(cap, dtype=np.int64)
+    thr_ = np.empty(cap, dtype=np.float64)
+    child0 = np.empty(cap, dtype=np.int64)
+    nchild = np.empty(cap, dtype=np.int64)
+    cn_off = np.empty(cap, dtype=np.int64)
+    p_off = np.empty(cap, dtype=np.int64)
+    dist = np.empty(cap * C, dtype=np.float64)
+    props = np.empty(cap * 2, dtype=np.float64)
+    n_nodes = 1
+    n_dist = C
+    n_props = 0
+    # the root's class weights, summed in list order
+    for j in range(C):
+        dist[j] = 0.0
+    for p in range(n0):
+        dist[y[rows0[p]]] += wts0[p]
+    cn_off[0] = 0
+    # list pool and the stack of pending nodes (node, depth, offset, length)
+    rows = np.empty(max(2 * n0, 16), dtype=np.int64)
+    wts = np.empty(max(2 * n0, 16), dtype=np.float64)
+    rows[:n0] = rows0
+    wts[:n0] = wts0
+    st_node = np.empty(64, dtype=np.int64)
+    st_depth = np.empty(64, dtype=np.int64)
+    st_off = np.empty(64, dtype=np.int64)
+    st_len = np.empty(64, dtype=np.int64)
+    st_top = np.zeros(65, dtype=np.int64)  # st_top[s] = max list end of frames 0..s−1
+    st_node[0], st_depth[0], st_off[0], st_len[0] = 0, 0, 0, n0
+    st_top[1] = n0
+    sp = 1
+    # scratch
+    T = np.empty((vmax, C))
+    P = np.empty(vmax)
+    bestT = np.empty((vmax, C))
+    bestP = np.empty(vmax)
+    cur = np.empty((2, C))
+    counts = np.empty(vmax, dtype=np.int64)
+    starts = np.empty(vmax, dtype=np.int64)
+    keys = np.empty(max(n0, 1))
+    perm = np.empty(max(n0, 1), dtype=np.int64)
+    tmp_r = np.empty(max(n0, 1), dtype=np.int64)
+    tmp_w = np.empty(max(n0, 1))
+    qstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
+    eps = 0.0 if old_rules else GAIN_EPS
+    while sp > 0:
+        sp -= 1
+        node, depth, off, n = st_node[sp], st_depth[sp], st_off[sp], st_len[sp]
+        live_top = st_top[sp]
+        if n == 0:  # T1
+            kind[node] = KIND_EMPTY
+            continue
+        kind[node] = KIND_LEAF
+        c0 = cn_off[node]
+        total = 0.0
+        mx = dist[c0]
+        for j in range(C):
+            total += dist[c0 + j]
+            if dist[c0 + j] > mx:
+                mx = dist[c0 + j]
+        if total < 2.0 * min_num or abs(mx - total) < 1e-6 or (max_depth > 0
+                                                                and depth >= max_depth):
+            continue  # T2
+        if n > keys.shape[0]:
+            keys = np.empty(n)
+            perm = np.empty(n, dtype=np.int64)
+            tmp_r = np.empty(n, dtype=np.int64)
+            tmp_w = np.empty(n)
+            qstack = np.empty(4 * n + 16, dtype=np.int64)
+        # T3: attribute search
+        best_gain = -DBL_MAX
+        best_att = 0
+        best_nb = 0
+        best_thr = np.nan
+        m = a
+        tried = 0
+        seen = False
+        while m > 0 and (tried < K or not seen):
+            c = next_int_bound(rng, m)
+            at = window[c]
+            window[c] = window[m - 1]
+            window[m - 1] = at
+            m -= 1
+            tried += 1
+            if is_nominal[at]:
+                nb = n_values[at]
+                _eval_nominal(X, y, at, nb, C, rows, wts, off, n, T, P)
+                thr = np.nan
+            else:
+                nb = 2
+                thr = _eval_numeric(X, y, at, C, rows, wts, off, n, T, P, cur, keys, perm,
+                                    tmp_r, tmp_w, qstack, old_rules)
+            g = _h_cols(T, nb, C, old_rules) - _h_rows(T, nb, C, old_rules)
+            if g > eps:
+                seen = True
+            if g > best_gain or (g == best_gain and at < best_att):
+                best_gain = g
+                best_att = at
+                best_nb = nb
+                best_thr = thr
+                for b in range(nb):
+                    bestP[b] = P[b]
+                    for j in range(C):
+                        bestT[b, j] = T[b, j]
+        if best_gain <= eps:
+            continue  # T4: leaf
+        # T4: split; children get contiguous node ids
+        nb = best_nb
+        if n_nodes + nb > kind.shape[0]:
+            size = n_nodes + nb
+            kind = _grow_i(kind, size)
+            att_ = _grow_i(att_, size)
+            thr_ = _grow_f(thr_, size)
+            child0 = _grow_i(child0, size)
+            nchild = _grow_i(nchild, size)
+            cn_off = _grow_i(cn_off, size)
+            p_off = _grow_i(p_off, size)
+        if n_dist + nb * C > dist.shape[0]:
+            dist = _grow_f(dist, n_dist + nb * C)
+        if n_props + nb > props.shape[0]:
+            props = _grow_f(props, n_props + nb)
+        kind[node] = KIND_SPLIT
+        att_[node] = best_att
+        thr_[node] = best_thr
+        child0[node] = n_nodes
+        nchild[node] = nb
+        p_off[node] = n_props
+        for b in range(nb):
+            props[n_props + b] = bestP[b]
+        n_props += nb
+        # partition the list, in its current order
+        nominal = is_nominal[best_att]
+        for b in range(nb):
+            counts[b] = 0
+        for p in range(off, off + n):
+            v = X[rows[p], best_att]
+            if np.isnan(v):
+                for b in range(nb):
+                    if bestP[b] > 0.0:
+                        counts[b] += 1
+            elif nominal:
+                counts[int(v)] += 1
+            elif v < best_thr:
+                counts[0] += 1
+            else:
+                counts[1] += 1
+        start = max(live_top, off + n)
+        need = start
+        for b in range(nb):
+            starts[b] = need
+            need += counts[b]
+        if need > rows.shape[0]:
+            rows = _grow_i(rows, need)
+            wts = _grow_f(wts, need)
+        fill = starts[:nb].copy()
+        for p in range(off, off + n):
+            r = rows[p]
+            w = wts[p]
+            v = X[r, best_att]
+            if np.isnan(v):
+                for b in range(nb):
+                    if bestP[b] > 0.0:
+                        rows[fill[b]] = r
+                        wts[fill[b]] = bestP[b] * w
+                        fill[b] += 1
+                continue
+            if nominal:
+                b = int(v)
+            elif v < best_thr:
+                b = 0
+            else:
+                b = 1
+            rows[fill[b]] = r
+            wts[fill[b]] = w
+            fill[b] += 1
+        # children: class weights = rows of the winning table; pushed last-first
+        if sp + nb + 1 > st_node.shape[0]:
+            size = sp + nb + 1
+            st_node = _grow_i(st_node, size)
+            st_depth = _grow_i(st_depth, size)
+            st_off = _grow_i(st_off, size)
+            st_len = _grow_i(st_len, size)
+            st_top = _grow_i(st_top, size + 1)
+        for b in range(nb):
+            ch = n_nodes + b
+            cn_off[ch] = n_dist
+            for j in range(C):
+                dist[n_dist + j] = bestT[b, j]
+            n_dist += C
+        for b in range(nb - 1, -1, -1):
+            st_node[sp] = n_nodes + b
+            st_depth[sp] = depth + 1
+            st_off[sp] = starts[b]
+            st_len[sp] = counts[b]
+            st_top[sp + 1] = max(st_top[sp], starts[b] + counts[b])
+            sp += 1
+        n_nodes += nb
+    return (kind[:n_nodes].copy(), att_[:n_nodes].copy(), thr_[:n_nodes].copy(),
+            child0[:n_nodes].copy(), nchild[:n_nodes].copy(), cn_off[:n_nodes].copy(),
+            p_off[:n_nodes].copy(), dist[:n_dist].copy(), props[:n_props].copy())
+
+
+# ----- prediction (RF-6) ------------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _leaf_into(dist, c0, C, out):
+    s = 0.0
+    for j in range(C):
+        s += dist[c0 + j]
+    for j in range(C):
+        out[j] = dist[c0 + j] / s
+
+
+@numba.njit(cache=True, nogil=True)
+def predict_tree(X, is_nominal, C, kind, att, thr, child0, nchild, cn_off, p_off, dist,
+                 props, out):
+    """Class distributions of one tree for every row of X (into `out`, shape (n, C))."""
+    depth_cap = kind.shape[0] + 1
+    fr_node = np.empty(depth_cap, dtype=np.int64)
+    fr_b = np.empty(depth_cap, dtype=np.int64)
+    acc = np.zeros((depth_cap, C))
+    res = np.empty(C)
+    for r in range(X.shape[0]):
+        sp = 0
+        cur = 0
+        while True:
+            # descend from `cur` until a result is known or a missing value branches
+            descend = True
+            while descend:
+                if kind[cur] != KIND_SPLIT:
+                    _leaf_into(dist, cn_off[cur], C, res)
+                    break
+                v = X[r, att[cur]]
+                if np.isnan(v):
+                    fr_node[sp] = cur
+                    fr_b[sp] = -1
+                    for j in range(C):
+                        acc[sp, j] = 0.0
+                    sp += 1
+                    descend = False  # the unwinding loop picks the first branch
+                    for j in range(C):
+                        res[j] = 0.0
+                    break
+                if is_nominal[att[cur]]:
+                    b = int(v)
+                elif v < thr[cur]:
+                    b = 0
+                else:
+                    b = 1
+                ch = child0[cur] + b
+                if kind[ch] == KIND_EMPTY:
+                    _leaf_into(dist, cn_off[cur], C, res)
+                    break
+                cur = ch
+            # unwind: add the result to the innermost open missing-value node
+            go_down = False
+            while sp > 0:
+                top = sp - 1
+                node = fr_node[top]
+                b = fr_b[top]
+                if b >= 0:
+                    pb = props[p_off[node] + b]
+                    for j in range(C):
+                        acc[top, j] += pb * res[j]
+                b += 1
+                while b < nchild[node] and kind[child0[node] + b] == KIND_EMPTY:
+                    b += 1
+                if b < nchild[node]:
+                    fr_b[top] = b
+                    cur = child0[node] + b
+                    go_down = True
+                    break
+                for j in range(C):
+                    res[j] = acc[top, j]
+                sp -= 1
+            if not go_down:
+                break
+        for j in range(C):
+            out[r, j] = res[j]
+    return out
+
+
+# ----- Python side ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tree:
+    """A grown tree as flat arrays (see `grow_tree`)."""
+
+    kind: np.ndarray
+    att: np.ndarray
+    thr: np.ndarray
+    child0: np.ndarray
+    nchild: np.ndarray
+    cn_off: np.ndarray
+    p_off: np.ndarray
+    dist: np.ndarray
+    props: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.kind.shape[0])
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, f).nbytes for f in self.__dataclass_fields__)
+
+    def predict(self, X: np.ndarray, is_nominal: np.ndarray, C: int) -> np.ndarray:
+        out = np.empty((X.shape[0], C))
+        return predict_tree(X, is_nominal, C, self.kind, self.att, self.thr, self.child0,
+                            self.nchild, self.cn_off, self.p_off, self.dist, self.props, out)
+
+
+def format_number(v: float) -> str:
+    """Weka's 6-decimal rendering of a numeric value in an instance string (RF-3)."""
+    t = v * 1e6
+    p = math.trunc(t + 0.5) if t > 0 else -math.trunc(abs(t) + 0.5)
+    if p == 0:
+        return "0"
+    digits = str(abs(p)).rjust(7, "0")
+    text = (digits[:-6] + "." + digits[-6:]).rstrip("0").rstrip(".")
+    return "-" + text if p < 0 else text
+
+
+_ESCAPE = {"\\": "\\\\", "'": "\\'", "\t": "\\t", "\n": "\\n", "\r": "\\r", '"': '\\"',
+           "%": "\\%", "\u001e": "\\u001E"}
+
+
+def quote_label(label: str) -> str:
+    """A nominal label as Weka writes it in an instance string (RF-3)."""
+    if any(ch in label for ch in _ESCAPE):
+        return "'" + "".join(_ESCAPE.get(ch, ch) for ch in label) + "'"
+    if any(ch in label for ch in "{}, ") or label in ("?", ""):
+        return "'" + label + "'"
+    return label
+
+
+def instance_string(data: Dataset, row: int) -> str:
+    """Weka's ``Instance.toString()`` of one row: attributes then class, header order."""
+    parts = []
+    for j, attribute in enumerate(data.attributes):
+        v = data.X[row, j]
+        if np.isnan(v):
+            parts.append("?")
+        elif attribute.values is not None:
+            parts.append(quote_label(attribute.values[int(v)]))
+        else:
+            parts.append(format_number(float(v)))
+    yv = int(data.y[row])
+    parts.append("?" if yv < 0 else quote_label(data.class_values[yv]))
+    return ",".join(parts)
+
+
+def default_k(n_attributes: int, k_features: int, old_rules: bool = False) -> int:
+    """K of RF-2 F1 (3.6.14: ⌊ln a / ln 2⌋ + 1; 3.5.7 counts the class: ⌊log2(a+1)⌋ + 1)."""
+    a = n_attributes
+    if k_features >= 1:
+        return min(k_features, a)
+    base = a + 1 if old_rules else a
+    if base <= 0:
+        return 1
+    return min(int(math.log(base) / math.log(2)) + 1, max(a, 1))
+
+
+def build_tree(data: Dataset, rows: np.ndarray, seed: int, K: int, min_num: float,
+               max_depth: int, old_rules: bool = False) -> Tree:
+    """One tree on the list `rows` (row indices of `data`, weight 1 each, in order) with
+    tree seed `seed` (RF-3: the RNG is re-seeded from the hash of a drawn row)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    m = rows.shape[0]
+    rng = np.array([seed_state(seed)], dtype=np.int64)
+    if m > 0:
+        j = int(next_int_bound(rng, m))
+        h = java_string_hash(instance_string(data, int(rows[j])))
+        rng[0] = seed_state(h + seed)
+    is_nom, n_values = _attribute_kinds(data)
+    window = np.arange(data.n_attributes, dtype=np.int64)
+    arrays = grow_tree(np.ascontiguousarray(data.X, dtype=np.float64),
+                       np.ascontiguousarray(data.y, dtype=np.int64), is_nom, n_values,
+                       data.n_classes, rows, np.ones(m), K, float(min_num), int(max_depth),
+                       rng, window, old_rules)
+    return Tree(*arrays)
+
+
+def _attribute_kinds(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    is_nom = np.array([a.values is not None for a in data.attributes], dtype=np.bool_)
+    n_values = np.array([len(a.values) if a.values is not None else 0
+                         for a in data.attributes], dtype=np.int64)
+    return is_nom, n_values
