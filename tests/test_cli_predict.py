@@ -157,7 +157,7 @@ def test_learners_listing(capsys):
     a2sw = next(ln for ln in lines if ln.startswith("A2DE-SW "))
     assert "mdl" in a2sw and "subsumption=100" in a2sw and "weighting='mi'" in a2sw
     rf = next(ln for ln in lines if ln.startswith("RF10 "))
-    assert " none " in rf and "n_estimators=10" in rf
+    assert " none " in rf and "n_trees=10" in rf and "weka_version" in rf
     code, out, _ = run_cli(capsys, "learners", "--format", "csv")
     rows = parse(out)
     assert rows[0] == ["name", "parameters", "preprocessing", "source", "description"]

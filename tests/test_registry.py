@@ -60,7 +60,8 @@ def test_overrides_and_validation():
 def test_rf10():
     spec = registry.get("RF10")
     assert spec.factory is RandomForest
-    assert spec.parameters() == {"n_estimators": 10, "max_features": "log2+1", "seed": 1}
+    assert spec.parameters() == {"n_trees": 10, "k_features": 0, "min_num": 1.0, "seed": 1,
+                                 "max_depth": 0, "weka_version": "3.6.14"}
     assert registry.create("RF10", seed=7).seed == 7
 
 

@@ -17,6 +17,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output folder (default: RUN_DIR/report)")
     p.add_argument("--no-figures", action="store_true",
                    help="tables, CSVs and report.md/.html only (much faster)")
+    p.add_argument("--paper-map", metavar="FILE",
+                   help="compare with the published cells through this metric map instead "
+                        "of the config's report.paper_agreement (e.g. a learner variant)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +37,13 @@ def run(args: argparse.Namespace) -> int:
         raise WorkbenchError(
             f"{target} is inside published results (a {PUBLISHED} file), which are never "
             "overwritten; re-render them elsewhere with --out DIR")
-    out = render_report(run_dir, args.out, figures=not args.no_figures)
+    config = None
+    if args.paper_map:
+        from workbench.report.options import read_config
+
+        config = read_config(run_dir)
+        config["report"] = {**(config.get("report") or {}),
+                            "paper_agreement": str(Path(args.paper_map).resolve())}
+    out = render_report(run_dir, args.out, figures=not args.no_figures, config=config)
     print(f"report written to {out / 'report.md'} and {out / 'report.html'}")
     return 0
