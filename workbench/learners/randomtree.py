@@ -239,14 +239,8 @@ def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, keys, perm, tmp_r,
 
 # ----- growing (RF-4) ---------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def _grow_i(a, size):
-    out = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _grow_f(a, size):
+def _grow(a, size):
+    """A copy of `a` with room for at least `size` entries (doubling)."""
     out = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
@@ -375,17 +369,17 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         nb = best_nb
         if n_nodes + nb > kind.shape[0]:
             size = n_nodes + nb
-            kind = _grow_i(kind, size)
-            att_ = _grow_i(att_, size)
-            thr_ = _grow_f(thr_, size)
-            child0 = _grow_i(child0, size)
-            nchild = _grow_i(nchild, size)
-            cn_off = _grow_i(cn_off, size)
-            p_off = _grow_i(p_off, size)
+            kind = _grow(kind, size)
+            att_ = _grow(att_, size)
+            thr_ = _grow(thr_, size)
+            child0 = _grow(child0, size)
+            nchild = _grow(nchild, size)
+            cn_off = _grow(cn_off, size)
+            p_off = _grow(p_off, size)
         if n_dist + nb * C > dist.shape[0]:
-            dist = _grow_f(dist, n_dist + nb * C)
+            dist = _grow(dist, n_dist + nb * C)
         if n_props + nb > props.shape[0]:
-            props = _grow_f(props, n_props + nb)
+            props = _grow(props, n_props + nb)
         kind[node] = KIND_SPLIT
         att_[node] = best_att
         thr_[node] = best_thr
@@ -417,8 +411,8 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
             starts[b] = need
             need += counts[b]
         if need > rows.shape[0]:
-            rows = _grow_i(rows, need)
-            wts = _grow_f(wts, need)
+            rows = _grow(rows, need)
+            wts = _grow(wts, need)
         fill = starts[:nb].copy()
         for p in range(off, off + n):
             r = rows[p]
@@ -443,11 +437,11 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         # children: class weights = rows of the winning table; pushed last-first
         if sp + nb + 1 > st_node.shape[0]:
             size = sp + nb + 1
-            st_node = _grow_i(st_node, size)
-            st_depth = _grow_i(st_depth, size)
-            st_off = _grow_i(st_off, size)
-            st_len = _grow_i(st_len, size)
-            st_top = _grow_i(st_top, size + 1)
+            st_node = _grow(st_node, size)
+            st_depth = _grow(st_depth, size)
+            st_off = _grow(st_off, size)
+            st_len = _grow(st_len, size)
+            st_top = _grow(st_top, size + 1)
         for b in range(nb):
             ch = n_nodes + b
             cn_off[ch] = n_dist
