@@ -94,7 +94,7 @@ def test_syntax_error_and_missing_plugins(tmp_path, clean_registry):
 
 def test_entry_point_plugins_are_loaded(tmp_path, monkeypatch, clean_registry):
     """An installed distribution advertising a `workbench.learners` entry point."""
-    from workbench.plugins import load_entry_points
+    from workbench.learners.registry import load_entry_points
 
     (tmp_path / "wb_ep_plugin.py").write_text(PLUGIN.format(name="PriorEP"))
     dist = tmp_path / "wb_ep_plugin-0.1.dist-info"

@@ -2,8 +2,8 @@
 
 A config lists ``plugins: [my_module, path/to/file.py]``. Each entry is imported once per
 process (the runner's worker processes load them too), and registers learners through
-`workbench.register`. Installed packages can register through the ``workbench.learners``
-entry-point group (loaded with the built-in learners, see `load_entry_points`).
+`workbench.register`. Installed packages register through the ``workbench.learners``
+entry-point group instead (`registry.load_entry_points`, with the built-in learners).
 
 A plugin that fails to import, or registers a name that already exists, raises one
 `PluginError` naming the plugin (and both sources of a clashing name); whatever that plugin
@@ -16,14 +16,11 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Iterable
 
 from workbench.errors import WorkbenchError
 from workbench.learners import registry
-
-ENTRY_POINT_GROUP = "workbench.learners"
 
 _loaded: dict[str, str] = {}  # plugin key (module name or resolved path) -> module name
 
@@ -86,30 +83,6 @@ def load_plugin(spec: str, base_dir: Path | None = None) -> str:
 def load_plugins(specs: Iterable[str], base_dir: Path | None = None) -> list[str]:
     """Load every plugin in order; the first failure raises `PluginError`."""
     return [load_plugin(s, base_dir) for s in specs]
-
-
-def load_entry_points() -> list[str]:
-    """Load installed packages' ``workbench.learners`` entry points.
-
-    An entry point may name a module (importing it registers its learners) or a callable
-    taking no arguments (called once).
-    """
-    names = []
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        key = f"entry point {ep.name} = {ep.value}"
-        if key in _loaded:
-            continue
-        before = set(registry.names())
-        try:
-            obj = ep.load()
-            if callable(obj):
-                obj()
-        except Exception as exc:
-            _rollback(before, ep.module)
-            raise PluginError(f"{key} failed to load: {type(exc).__name__}: {exc}") from None
-        _loaded[key] = ep.module
-        names.append(key)
-    return names
 
 
 def _import_file(module_name: str, path: Path) -> None:

@@ -31,7 +31,11 @@ from typing import Any, Mapping
 import yaml
 
 from workbench import yamlnum
+from workbench.data import catalog
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.experiment.store import safe_name
+from workbench.learners import registry
+from workbench.plugins import load_plugins
 
 GROUPS = ("large", "medium", "small")
 ALL = "all"
@@ -76,8 +80,6 @@ class LearnerConfig:
 
     def create(self):
         """A fresh, unfitted learner instance."""
-        from workbench.learners import registry
-
         return registry.create(self.learner, **dict(self.params))
 
 
@@ -345,10 +347,6 @@ class _Validator:
         specs = tuple(self.nonempty_str(item, ("plugins", str(i))) for i, item in enumerate(value))
         if specs:
             try:
-                from workbench.plugins import load_plugins
-            except ImportError:  # plugin loader not available: accept and store only
-                return specs
-            try:
                 load_plugins(specs, base_dir=self.base_dir)
             except WorkbenchError as exc:
                 raise self.error(("plugins",), str(exc)) from None
@@ -426,8 +424,6 @@ class _Validator:
                 ("learners",),
                 f"expected a non-empty mapping of display name -> learner, got {_show(value)}",
             )
-        from workbench.experiment.store import safe_name
-
         out = []
         dirs: dict[str, str] = {}
         for display, spec in items:
@@ -443,8 +439,6 @@ class _Validator:
         return tuple(out)
 
     def one_learner(self, display: str, spec: Any) -> LearnerConfig:
-        from workbench.learners import registry
-
         path = ("learners", display)
         if "/" in display or "\\" in display or display.strip() != display or not display:
             raise self.error(path, "display names must be non-empty, without '/' or spaces "
@@ -478,14 +472,10 @@ class _Validator:
                 registry.create(reg_name, **{key: val})
             except WorkbenchError as exc:
                 raise self.error(path + (key,), str(exc)) from None
-            except ImportError as exc:  # a stage not available yet (e.g. the discretiser)
-                raise self.error(path + (key,), f"cannot check: {exc}") from None
         try:
             registry.create(reg_name, **params)
         except WorkbenchError as exc:
             raise self.error(path, str(exc)) from None
-        except ImportError as exc:
-            raise self.error(path, f"cannot check: {exc}") from None
         return LearnerConfig(display=display, learner=reg_name, params=params)
 
     def baseline(self, value: Any, learners: tuple[LearnerConfig, ...], given: bool) -> str:
@@ -505,17 +495,10 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.endswith((".arff", ".arff.gz"))
 
 
-def _catalog():
-    from workbench.data import catalog
-
-    return catalog
-
-
 def _is_known_slug(slug: str, data_dirs: tuple[Path, ...]) -> bool:
     """A catalog slug, a catalog alias, or a file found in the search path."""
     if _looks_like_path(slug):
         return False
-    catalog = _catalog()
     if any(e.slug == slug for e in catalog.CATALOG):
         return True
     canonical = _canonical_slug(slug)
@@ -529,7 +512,6 @@ def _is_known_slug(slug: str, data_dirs: tuple[Path, ...]) -> bool:
 
 def _canonical_slug(slug: str) -> str:
     """The catalog slug for `slug` (resolving aliases such as vote → house-votes-84)."""
-    catalog = _catalog()
     for attr in ("resolve_slug", "canonical_slug"):
         fn = getattr(catalog, attr, None)
         if callable(fn):
@@ -554,7 +536,6 @@ def resolve_datasets(
     Returns (found, missing): missing are catalog slugs with no file in the search path
     (listed once by the caller and skipped, not fatal).
     """
-    catalog = _catalog()
     by_slug = {e.slug: e for e in catalog.CATALOG}
     wanted: list[str] = []
     for item in config.datasets:
@@ -620,8 +601,6 @@ def _stem(path: Path) -> str:
 
 # ----- helpers --------------------------------------------------------------------------------
 def _effective_params(lc: LearnerConfig) -> dict[str, Any]:
-    from workbench.learners import registry
-
     spec = registry.get(lc.learner)
     params = {**spec.parameters(), **{k: v for k, v in lc.params.items()
                                       if k != registry.PREPROCESSING_KEY}}

@@ -36,6 +36,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
+from workbench.learners.ande import AnDE
 from workbench.learners.base import Learner
 from workbench.learners.registry import register
 
@@ -674,16 +675,6 @@ register(
 register("TAN", TAN, description="Tree-augmented naive Bayes (Prim's tree on CMI)")
 
 
-def _register_aode_alias() -> None:
-    """`AODE` = the A1DE variant of the AnDE family with the JMLR 2016 input (EF5)."""
-    try:
-        from workbench.learners.ande import AnDE
-    except ImportError:  # pragma: no cover - the AnDE family is a built-in module
-        return
-    register(
-        "AODE", AnDE, n=1, preprocessing="ef:5",
-        description="AODE (A1DE) on EF5-discretised data, as in the JMLR 2016 experiments",
-    )
-
-
-_register_aode_alias()
+# `AODE` = the A1DE variant of the AnDE family with the JMLR 2016 input (EF5)
+register("AODE", AnDE, n=1, preprocessing="ef:5",
+         description="AODE (A1DE) on EF5-discretised data, as in the JMLR 2016 experiments")

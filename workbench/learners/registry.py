@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import sys
 import types
 import typing
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any, Callable
 
 from workbench.errors import LearnerError
@@ -138,9 +140,38 @@ def load_builtins() -> None:
     _builtins_loaded = True
     for mod in _BUILTIN_MODULES:
         importlib.import_module(mod)
-    from workbench.plugins import load_entry_points  # installed packages' learners
-
     load_entry_points()
+
+
+ENTRY_POINT_GROUP = "workbench.learners"
+_entry_points_loaded: set[str] = set()
+
+
+def load_entry_points() -> list[str]:
+    """Load installed packages' ``workbench.learners`` entry points (once each).
+
+    An entry point may name a module (importing it registers its learners) or a callable
+    taking no arguments (called once). One that fails is rolled back (its names
+    unregistered) and reported as a `LearnerError` naming it.
+    """
+    loaded = []
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        key = f"entry point {ep.name} = {ep.value}"
+        if key in _entry_points_loaded:
+            continue
+        before = set(_REGISTRY)
+        try:
+            obj = ep.load()
+            if callable(obj):
+                obj()
+        except Exception as exc:
+            for name in set(_REGISTRY) - before:
+                unregister(name)
+            sys.modules.pop(ep.module, None)
+            raise LearnerError(f"{key} failed to load: {type(exc).__name__}: {exc}") from None
+        _entry_points_loaded.add(key)
+        loaded.append(key)
+    return loaded
 
 
 def names() -> list[str]:

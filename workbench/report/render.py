@@ -57,10 +57,8 @@ def _timestamp() -> str:
 
 
 def _load_summary(run_dir: Path) -> pd.DataFrame:
-    try:
-        from workbench.experiment.store import load_summary
-    except ImportError as exc:  # pragma: no cover - store is part of the package
-        raise WorkbenchError(f"cannot read results of {run_dir}: {exc}") from None
+    from workbench.experiment.store import load_summary
+
     return load_summary(run_dir)
 
 

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from workbench.data.catalog import CATALOG, size_group
 from workbench.errors import ConfigError
 
 SIZE_GROUPS = ("large", "medium", "small")
@@ -21,23 +22,11 @@ STANDARD_COLLECTIONS = ("all",) + SIZE_GROUPS
 
 def _size_group(n: int) -> str:
     """The paper's size group of a data set with ``n`` instances (fallback rule)."""
-    try:
-        from workbench.data.catalog import size_group
-    except ImportError:  # catalog not available: same rule, stated in SPEC §3
-        if n > 10_000:
-            return "large"
-        if n > 1_000:
-            return "medium"
-        return "small"
     return str(size_group(int(n)))
 
 
 def catalog_groups() -> dict[str, str]:
-    """Catalog slug → paper size group ({} when the catalog is not importable)."""
-    try:
-        from workbench.data.catalog import CATALOG
-    except ImportError:
-        return {}
+    """Catalog slug → paper size group."""
     return {str(e.slug): str(e.group) for e in CATALOG}
 
 
