@@ -149,6 +149,11 @@ def test_paper_agreement_has_450_rows(rendered: Path):
                 "significant_reversal"):
         assert col in pa.columns
     assert set(pa["our_metric"]) == {"bias", "variance", "zero_one_loss", "rmse"}
+    # by learner: every cell counts for its two learners
+    by = pd.read_csv(rendered / "tables" / "paper_agreement_by_learner.csv")
+    assert list(by["learner"]) == PAPER_LEARNERS and by["cells"].sum() == 2 * 450
+    rf = pa[(pa["row"] == "RF10") | (pa["col"] == "RF10")]
+    assert by.set_index("learner").loc["RF10", "same_direction"] == rf["same_direction"].sum()
     allmaps = pd.read_csv(rendered / "paper_agreement_all.csv")
     assert len(allmaps) == 450 + 180 + 45  # rmse -> both RMSEs, bias -> both biases
     assert set(allmaps.loc[allmaps["metric"] == "rmse", "our_metric"]) == {

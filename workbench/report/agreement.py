@@ -174,6 +174,21 @@ def agreement_totals(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def totals_by_learner(primary: pd.DataFrame, learners: list[str]) -> pd.DataFrame:
+    """Primary-mapping totals of the cells that involve each paper learner (paper names; a
+    cell counts for both of its learners): one row per learner, the columns of
+    `agreement_totals`."""
+    out = []
+    for name in learners:
+        g = primary[(primary["row"] == name) | (primary["col"] == name)]
+        if len(g):
+            out.append(_totals(g, "all", name))
+    frame = pd.DataFrame(out, columns=["metric", "our_metric", "cells", "same_direction",
+                                       "both_significant_same", "paper_significant",
+                                       "significant_reversals", "significance_agrees"])
+    return frame.drop(columns="metric").rename(columns={"our_metric": "learner"})
+
+
 def _totals(g: pd.DataFrame, metric: str, ours: str) -> list:
     return [
         metric, ours, int(len(g)), int(g["same_direction"].sum()),

@@ -441,6 +441,20 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
         rep.add(f"Learners of the paper not in this run (their cells are skipped): "
                 f"{', '.join(missing)}.")
     rep.add(f"**Primary mapping: {agr.headline(primary)}.**")
+    paper_names = list(dict.fromkeys([*paper["col"], *paper["row"]]))
+    by_learner = agr.totals_by_learner(primary, paper_names)
+    write_csv(rep.out / "tables" / "paper_agreement_by_learner.csv", by_learner)
+    lines = ["| cells involving | cells | same direction | paper significant | both "
+             "significant, same direction | significant reversals |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in by_learner.itertuples(index=False):
+        ours = mm.ours(r.learner)
+        name = r.learner if ours == r.learner else f"{r.learner} (ours: {ours})"
+        lines.append(f"| {name} | {r.cells} | {r.same_direction} | "
+                     f"{r.paper_significant} | {r.both_significant_same} | "
+                     f"{r.significant_reversals} |")
+    rep.add("By learner (primary mapping; a cell counts for both of its learners):",
+            "\n".join(lines))
     empty = int((primary["our_n_datasets"] == 0).sum())
     if empty:
         rep.add(f"{empty} of these cells are in collections with no data set run here "
