@@ -299,3 +299,29 @@ def test_report_options_errors(tmp_path: Path):
                                tmp_path, ["A", "B", "C"])
     assert opts.learners == ["B", "A", "C"] and opts.baseline == "B"
     assert opts.decimals_for("rmse") == 3
+
+
+def test_a_metric_declared_once_reaches_tables_and_figures(tmp_path, monkeypatch):
+    from workbench.evaluation import metrics as mx
+
+    monkeypatch.setattr(mx, "METRICS", dict(mx.METRICS))  # leave the registry as it was
+    mx.register_metric(mx.Metric("toy_cost", "Toy cost (units)", "mean", per_fold=True,
+                                 log=True))
+    summary = synthetic_summary(counts=(2, 3, 4))
+    summary["toy_cost"] = np.arange(len(summary), dtype=float) + 1.0
+    out = render_report(write_run(tmp_path / "run", summary), figures=True)
+    tidy = pd.read_csv(out / "tables" / "wdl.csv")
+    assert "toy_cost" in set(tidy["metric"])
+    assert (out / "tables" / "wdl_toy_cost.md").read_text().count("Toy cost (units)") >= 1
+    assert (out / "figures" / "fig_toy_cost.png").is_file()
+    md = (out / "report.md").read_text()
+    assert "figures/fig_toy_cost.png" in md and "Toy cost (units)" in md
+
+
+def test_single_round_runs_have_no_bias_variance_tables(tmp_path):
+    summary = synthetic_summary(counts=(1, 2, 3))
+    summary["rounds"] = 1
+    out = render_report(write_run(tmp_path / "run", summary), figures=False)
+    tidy = pd.read_csv(out / "tables" / "wdl.csv")
+    assert not {"bias", "variance"} & set(tidy["metric"])
+    assert "zero_one_loss" in set(tidy["metric"])

@@ -14,6 +14,8 @@ Per-(data set, learner) aggregation, `summarize_folds`:
 * ``bias``, ``variance``, ``bias_weka_corrected``: Kohavi–Wolpert over the (r, n) matrix of
   predicted classes (`metrics.bias_variance`); ``bias + variance == zero_one_loss``.
 * ``*_seconds``: totals over all r×k folds (training includes discretisation).
+* ``model_bytes``, ``iterations``: means over the folds whose learner reports them
+  (`Learner.model_bytes()` / `iterations()`); absent when none does.
 * ``<metric>_std``: sample standard deviation (ddof=1) over the r×k folds of the per-fold
   value of that metric (0 when only one fold).
 * ``per_fold`` (only with ``summarize_folds(..., per_fold=True)``, as the runner stores it):
@@ -41,10 +43,11 @@ from workbench.evaluation.pipeline import (
 )
 from workbench.evaluation.splits import check_splits, fold_indices, make_splits
 
-PER_FOLD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
-TIME_KEYS = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
-             "test_wall_seconds")
-FOLD_METRICS = (*PER_FOLD_METRICS, "train_cpu_seconds", "test_cpu_seconds")
+# views of the metric registry (`metrics.METRICS`), in its order
+PER_FOLD_METRICS = metrics.metric_names(aggregate="pooled", per_fold=True)
+TIME_KEYS = metrics.metric_names(aggregate="total")
+MEAN_KEYS = metrics.metric_names(aggregate="mean")
+FOLD_METRICS = metrics.metric_names(per_fold=True)
 SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
                 "n_instances", "rounds", "folds")
 
@@ -160,6 +163,11 @@ def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_clas
     out["bias_weka_corrected"] = bv.bias_weka_corrected
     for key in TIME_KEYS:
         out[key] = float(sum(getattr(res, key) for res in ordered))
+    reported = {k: [getattr(res, k) for res in ordered] for k in MEAN_KEYS}
+    reported = {k: v for k, v in reported.items() if any(x is not None for x in v)}
+    for key, values in reported.items():
+        known = [float(x) for x in values if x is not None]
+        out[key] = float(sum(known) / len(known))
     out["n_instances"] = int(y.size)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
@@ -170,7 +178,9 @@ def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_clas
         table = {m: [float(pf[m]) for pf in fold_values] for m in PER_FOLD_METRICS}
         table.update({k: [float(getattr(res, k)) for res in ordered] for k in FOLD_METRICS
                       if k in TIME_KEYS})
-        out["per_fold"] = {m: table[m] for m in FOLD_METRICS}
+        table.update({k: [float("nan") if x is None else float(x) for x in v]
+                      for k, v in reported.items()})
+        out["per_fold"] = {m: table[m] for m in FOLD_METRICS if m in table}
     return out
 
 

@@ -12,9 +12,88 @@ Conventions shared by every function here:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 import numpy as np
+
+
+# ----- the metric registry ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Metric:
+    """One declared metric: everything the summary, the store, the W/D/L tables, ranks and
+    figures need to know about it. Declared once, in `METRICS`.
+
+    ``aggregate`` says how a (data set, learner) value comes from the folds: ``pooled``
+    over every test prediction, ``decomposition`` (Kohavi–Wolpert over the rounds),
+    ``total`` (sum over folds) or ``mean`` (mean over the folds that report it).
+    ``per_fold``: a value per fold is stored (``per_fold`` / ``fold_metrics.csv``).
+    ``table``: W/D/L tables, ranks and the appendix show it; ``cd``: a critical-difference
+    diagram; ``scatter``: learner-vs-baseline scatter plot; ``log``: log axes.
+    ``needs_repeats``: only meaningful when every instance is tested more than once
+    (bias/variance: rounds ≥ 2).
+    """
+
+    name: str
+    title: str
+    aggregate: Literal["pooled", "decomposition", "total", "mean"]
+    per_fold: bool = False
+    lower_is_better: bool = True
+    table: bool = True
+    cd: bool = False
+    scatter: bool = False
+    log: bool = False
+    needs_repeats: bool = False
+
+    @property
+    def has_std(self) -> bool:
+        """A ``<name>_std`` (std over folds) is part of the summary."""
+        return self.aggregate == "pooled" and self.per_fold
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("bias", "Bias", "decomposition", cd=True, needs_repeats=True),
+    Metric("variance", "Variance", "decomposition", cd=True, needs_repeats=True),
+    Metric("zero_one_loss", "0-1 loss", "pooled", per_fold=True, cd=True, scatter=True),
+    Metric("rmse", "RMSE (Weka, all classes)", "pooled", per_fold=True, cd=True,
+           scatter=True),
+    Metric("rmse_true_class", "RMSE (true class)", "pooled", per_fold=True, cd=True),
+    Metric("log_loss", "Log loss", "pooled", per_fold=True),
+    Metric("train_cpu_seconds", "Training time (total CPU seconds over folds)", "total",
+           per_fold=True, log=True),
+    Metric("test_cpu_seconds", "Classification time (total CPU seconds over folds)", "total",
+           per_fold=True, log=True),
+    Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
+           per_fold=True, log=True),
+    Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True),
+    Metric("bias_weka_corrected", "Bias (Weka's finite-sample correction)", "decomposition",
+           table=False, needs_repeats=True),
+    Metric("train_wall_seconds", "Training time (total wall seconds over folds)", "total",
+           table=False, log=True),
+    Metric("test_wall_seconds", "Classification time (total wall seconds over folds)",
+           "total", table=False, log=True),
+)}
+"""Every metric, in the order tables and files list them."""
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Declare a metric (e.g. one a plugin's learners report through `per_fold` values);
+    the report's tables and figures take it from here. Re-declaring a name replaces it."""
+    METRICS[metric.name] = metric
+    return metric
+
+
+def metric_names(**flags: object) -> tuple[str, ...]:
+    """Names of the declared metrics whose attributes equal `flags`, in declaration order,
+    e.g. ``metric_names(table=True)``, ``metric_names(aggregate="total")``."""
+    return tuple(m.name for m in METRICS.values()
+                 if all(getattr(m, k) == v for k, v in flags.items()))
+
+
+def title(name: str) -> str:
+    """The metric's title (its name when it is not declared)."""
+    m = METRICS.get(name)
+    return m.title if m is not None else name
 
 LOG_LOSS_EPSILON = float(np.finfo(np.float64).eps)
 """Clip of the true-class probability in `log_loss`: to [eps, 1 − eps], eps = float64 machine

@@ -57,6 +57,8 @@ class FoldResult:
     n_train: int
     preprocessing: str = "none"
     cuts: dict[str, list[float]] | None = field(default=None)
+    model_bytes: float | None = None  # `Learner.model_bytes()` after fit (None: not reported)
+    iterations: float | None = None  # `Learner.iterations()` after fit
 
     @property
     def n_test(self) -> int:
@@ -76,6 +78,8 @@ class FoldResult:
             "n_train": int(self.n_train),
             "preprocessing": str(self.preprocessing),
             "cuts": None if self.cuts is None else json.dumps(self.cuts),
+            "model_bytes": _optional_number(self.model_bytes),
+            "iterations": _optional_number(self.iterations),
         }
 
     @classmethod
@@ -98,7 +102,17 @@ class FoldResult:
             n_train=int(rec["n_train"]),
             preprocessing=str(rec.get("preprocessing", "none")),
             cuts=cuts,
+            model_bytes=_optional_number(rec.get("model_bytes")),
+            iterations=_optional_number(rec.get("iterations")),
         )
+
+
+def _optional_number(value: Any) -> float | None:
+    """A stored optional number: None, '' (how the store keeps None) and NaN mean absent."""
+    if value is None or (isinstance(value, str) and not value):
+        return None
+    value = float(value)
+    return None if value != value else value
 
 
 _SCALARS = ("round", "fold", "n_train", "train_cpu_seconds", "test_cpu_seconds",
@@ -281,6 +295,8 @@ def run_fold(
         test = disc.transform(test)
     proba = model.predict_proba(test)
     cpu2, wall2 = time.process_time(), time.perf_counter()
+    size = model.model_bytes() if hasattr(model, "model_bytes") else None
+    iters = model.iterations() if hasattr(model, "iterations") else None
 
     proba = np.asarray(proba, dtype=np.float64)
     if proba.shape != (test_idx.size, data.n_classes):
@@ -303,4 +319,6 @@ def run_fold(
         n_train=int(train.n_instances),
         preprocessing=method,
         cuts=cuts,
+        model_bytes=_optional_number(size),
+        iterations=_optional_number(iters),
     )

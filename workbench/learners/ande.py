@@ -968,6 +968,10 @@ class AnDE(Learner):
                 "subsumption": self.subsumption, "weighting": self.weighting,
                 "mi_estimate": self.mi_estimate}
 
+    def model_bytes(self) -> int | None:
+        """Bytes of the count tables."""
+        return None if self.counts_ is None else int(self.counts_.nbytes)
+
     # ----- derived tables --------------------------------------------------------------
     def _prepare(self) -> dict:
         if self._prepared is not None:

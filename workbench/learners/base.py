@@ -30,6 +30,15 @@ class Learner:
     def predict_proba(self, data: Dataset) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    # ----- optional reports (metrics `model_bytes`, `iterations`) ------------------------
+    def model_bytes(self) -> int | None:
+        """Bytes of the fitted model's tables; None when the learner does not say."""
+        return None
+
+    def iterations(self) -> int | None:
+        """Iterations of the optimiser of the last `fit` (learners that optimise)."""
+        return None
+
     # ----- shared helpers ------------------------------------------------------------------
     def predict(self, data: Dataset) -> np.ndarray:
         """Class codes: the first maximum of each distribution."""

@@ -129,9 +129,9 @@ class RandomForest(Learner):
             raise LearnerError("RandomForest: predict called before fit")
         return _average(tree_predictions(self.trees_, data))
 
-    def nbytes(self) -> int:
-        """Bytes of the fitted trees' arrays."""
-        return sum(t.nbytes() for t in self.trees_)
+    def model_bytes(self) -> int | None:
+        """Bytes of the fitted trees' node arrays."""
+        return sum(t.nbytes() for t in self.trees_) if self.trees_ else None
 
 
 def tree_predictions(trees: list[Tree], data: Dataset) -> list[np.ndarray]:

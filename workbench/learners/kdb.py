@@ -485,6 +485,18 @@ class _BayesNetBase(Learner):
             for a in attributes
         }
 
+    def model_bytes(self) -> int | None:
+        """Bytes of the class counts and every attribute's count tables."""
+        tables = getattr(self, "tables_", None)
+        if tables is None:
+            return None
+        total = int(self.class_counts_.nbytes)
+        for t in tables.values():
+            total += sum(int(k.nbytes) for k in t.pair_keys)
+            total += sum(int(getattr(t, f).nbytes) for f in (
+                "offsets", "cfg_keys", "cfg_counts", "cell_keys", "cell_counts"))
+        return total
+
     def _log_prior(self) -> np.ndarray:
         K = self.n_classes_
         return np.log((self.class_counts_ + 1.0 / K) / (self.n_train_ + 1.0))

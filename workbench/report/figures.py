@@ -37,6 +37,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from workbench.report._io import write_bytes  # noqa: E402
+from workbench.evaluation.metrics import metric_names  # noqa: E402
 from workbench.report.tables import TABLE_METRICS  # noqa: E402
 from workbench.stats.wdl import metric_matrix  # noqa: E402
 
@@ -56,8 +57,17 @@ BAR_FIGURES: dict[str, tuple[str, list[str]]] = {
     "fig4_time": ("Training and classification time (cf. the paper's Fig. 4)",
                   ["train_cpu_seconds", "test_cpu_seconds"]),
 }
-LOG_SCALE_METRICS = {"train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
-                     "test_wall_seconds"}
+
+
+def bar_figures(metrics: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """The paper's figures, then one normalised bar figure for every other table metric of
+    the run (a metric declared in the registry gets a figure without code here)."""
+    out = dict(BAR_FIGURES)
+    covered = {m for _, ms in BAR_FIGURES.values() for m in ms}
+    for m in metrics:
+        if m not in covered:
+            out[f"fig_{m}"] = (TABLE_METRICS.get(m, m), [m])
+    return out
 
 
 def _style() -> dict:
@@ -163,7 +173,7 @@ def normalised_bar_figure(
     bar_w = 0.8 / max(1, len(learners))
     for ax, metric in zip(axes, metrics):
         label = TABLE_METRICS.get(metric, metric)
-        log = metric in LOG_SCALE_METRICS
+        log = metric in metric_names(log=True)
         drawn = [1.0]
         for ci, coll in enumerate(colls):
             norm = normalised_ratios(summary, metric, learners, baseline, collections[coll])
@@ -210,7 +220,7 @@ def normalised_bar_figure(
         f"data sets where exactly one of the two is 0 or either is missing are left out of "
         f"that learner's mean."
     )
-    if any(m in LOG_SCALE_METRICS for m in metrics):
+    if any(m in metric_names(log=True) for m in metrics):
         caption += (" Times are CPU seconds; the time axes are logarithmic and their bars "
                     f"start at 1 ({baseline}), going up for slower and down for faster.")
     if notes:

@@ -32,12 +32,13 @@ from typing import Any, Mapping
 import yaml
 
 from workbench import yamlnum
+from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_SCATTER_METRICS = ("zero_one_loss", "rmse")
+DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 WDL_METHODS = ("sign", "wilcoxon-folds")
 
 

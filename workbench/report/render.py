@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
+from workbench.evaluation.metrics import metric_names
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
@@ -44,8 +45,6 @@ from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
 from workbench.stats.wdl import metric_matrix, wilcoxon_from_matrix
 
 REPORT_DIR = "report"
-CD_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "bias", "variance")
-SCATTER_METRICS = (("zero_one_loss", False), ("rmse", False))  # learners vs the baseline
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
 
 
@@ -73,8 +72,14 @@ def _clean(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _metrics(summary: pd.DataFrame) -> list[str]:
+    """The table metrics this run has values of; bias/variance (``needs_repeats``) only
+    when instances were tested more than once (rounds ≥ 2)."""
+    single = "rounds" in summary.columns and bool(
+        (pd.to_numeric(summary["rounds"], errors="coerce") <= 1).all())
+    repeats = set(metric_names(needs_repeats=True))
     return [m for m in tb.TABLE_METRICS
-            if m in summary.columns and pd.to_numeric(summary[m], errors="coerce").notna().any()]
+            if m in summary.columns and pd.to_numeric(summary[m], errors="coerce").notna().any()
+            and not (single and m in repeats)]
 
 
 class _Report:
@@ -213,7 +218,7 @@ def render_report(
             "counts as ratio 1; one where exactly one of the two is 0 (ratio 0 or infinite) or "
             "a value is missing is left out of that learner's mean and the caption says so.")
     if baseline is not None and figures:
-        for stem, (title, ms) in fg.BAR_FIGURES.items():
+        for stem, (title, ms) in fg.bar_figures(metrics).items():
             ms = [m for m in ms if m in metrics]
             if not ms:
                 continue
@@ -228,7 +233,7 @@ def render_report(
             f"Iman-Davenport's F; Nemenyi CD = q_α·sqrt(k(k+1)/(6N)) at α = {opts.alpha:g}. "
             "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`.")
     rep.add(_ranks_markdown(cd_info, learners))
-    for m in CD_METRICS:
+    for m in metric_names(cd=True):
         if m not in cd_info:
             continue
         fr, cd = cd_info[m]
@@ -260,7 +265,8 @@ def render_report(
             fig_no += 1
             rep.figure(f"figures/{stem}.png", caption, fig_no)
 
-        for m, log in SCATTER_METRICS:
+        for m in metric_names(scatter=True):  # every learner vs the baseline
+            log = False
             if m not in metrics:
                 continue
             scatter(m, pairs, log, f"{tb.TABLE_METRICS[m]} per data set vs {baseline}",

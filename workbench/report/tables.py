@@ -17,11 +17,14 @@ without per-fold values (bias, variance) always use ``sign``.
 from __future__ import annotations
 
 import math
+from collections import abc
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from workbench.evaluation import metrics as registry_of_metrics
+from workbench.evaluation.metrics import metric_names
 from workbench.stats.wdl import (
     ALPHA,
     fold_outcomes,
@@ -34,17 +37,24 @@ WDL_SIGN = "sign"
 WDL_WILCOXON_FOLDS = "wilcoxon-folds"
 WDL_METHODS = (WDL_SIGN, WDL_WILCOXON_FOLDS)
 
-# metric column -> (title used in tables/figures, "lower is better" always holds)
-TABLE_METRICS: dict[str, str] = {
-    "bias": "Bias",
-    "variance": "Variance",
-    "zero_one_loss": "0-1 loss",
-    "rmse": "RMSE (Weka, all classes)",
-    "rmse_true_class": "RMSE (true class)",
-    "log_loss": "Log loss",
-    "train_cpu_seconds": "Training time (total CPU seconds over folds)",
-    "test_cpu_seconds": "Classification time (total CPU seconds over folds)",
-}
+class _TableMetrics(abc.Mapping):
+    """metric column -> title for every metric the registry shows in tables (lower is
+    better), read from `metrics.METRICS` at each use: a metric declared there is shown."""
+
+    def __getitem__(self, name: str) -> str:
+        m = registry_of_metrics.METRICS[name]
+        if not m.table:
+            raise KeyError(name)
+        return m.title
+
+    def __iter__(self):
+        return iter(metric_names(table=True))
+
+    def __len__(self) -> int:
+        return len(metric_names(table=True))
+
+
+TABLE_METRICS: Mapping[str, str] = _TableMetrics()
 
 TIDY_COLUMNS = [
     "metric", "collection", "row", "col", "wins", "draws", "losses", "p_value", "significant",
