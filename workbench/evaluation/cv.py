@@ -83,11 +83,14 @@ def _small_int_dtype(max_value: int) -> np.dtype:
 
 
 def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
-             folds: int) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
-    """Check the fold results cover each (round, fold) once and each instance once per round.
+             folds: int, test_rows: np.ndarray | None = None
+             ) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
+    """Check the fold results cover each (round, fold) once and each instance once per round
+    (each of `test_rows` only, for protocols with a fixed test set).
 
-    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n)); the
-    two matrices use the smallest integer dtype that fits (poker-hand: 20 × 1M entries).
+    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n),
+    untested rows −1); the two matrices use the smallest integer dtype that fits
+    (poker-hand: 20 × 1M entries).
     """
     by_key: dict[tuple[int, int], FoldResult] = {}
     for res in results:
@@ -119,10 +122,16 @@ def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
                                  f"(fold {res.fold})")
         splits[res.round, idx] = res.fold
         preds[res.round, idx] = np.argmax(res.proba, axis=1)
+    expected = np.zeros(n, dtype=bool)
+    expected[np.arange(n) if test_rows is None else np.asarray(test_rows, dtype=np.int64)] = True
     for r in range(rounds):
-        untested = np.flatnonzero(splits[r] < 0)
+        untested = np.flatnonzero((splits[r] < 0) & expected)
         if untested.size:
             raise WorkbenchError(f"round {r}: instance {int(untested[0])} is never tested")
+        extra = np.flatnonzero((splits[r] >= 0) & ~expected)
+        if extra.size:
+            raise WorkbenchError(f"round {r}: instance {int(extra[0])} is tested but not in "
+                                 "the protocol's test set")
     return ordered, preds, splits
 
 
@@ -138,6 +147,8 @@ def summarize_folds(
     folds: int,
     *,
     per_fold: bool = False,
+    test_rows: np.ndarray | None = None,
+    bias_variance: bool = True,
 ) -> dict[str, Any]:
     """The per-(data set, learner) summary dict from stored fold results (any order).
 
@@ -149,18 +160,23 @@ def summarize_folds(
     """
     y = np.asarray(y, dtype=np.int64)
     n = int(y.size)
-    ordered, preds, _ = assemble(results, n, n_classes, rounds, folds)
-    return _summary(ordered, preds, y, n_classes, rounds, folds, per_fold=per_fold)
+    ordered, preds, _ = assemble(results, n, n_classes, rounds, folds, test_rows)
+    return _summary(ordered, preds, y, n_classes, rounds, folds, per_fold=per_fold,
+                    test_rows=test_rows, bias_variance=bias_variance)
 
 
 def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_classes: int,
-             rounds: int, folds: int, per_fold: bool = False) -> dict[str, Any]:
+             rounds: int, folds: int, per_fold: bool = False,
+             test_rows: np.ndarray | None = None, bias_variance: bool = True
+             ) -> dict[str, Any]:
     sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
     out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
-    bv = metrics.bias_variance(preds, y, n_classes, weka_correction=True)
-    out["bias"] = bv.bias
-    out["variance"] = bv.variance
-    out["bias_weka_corrected"] = bv.bias_weka_corrected
+    if bias_variance:  # over the rounds' predictions of the tested rows
+        cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
+        bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
+        out["bias"] = bv.bias
+        out["variance"] = bv.variance
+        out["bias_weka_corrected"] = bv.bias_weka_corrected
     for key in TIME_KEYS:
         out[key] = float(sum(getattr(res, key) for res in ordered))
     reported = {k: [getattr(res, k) for res in ordered] for k in MEAN_KEYS}

@@ -11,6 +11,9 @@ Schema::
     data_dirs: [../data]                # extra search directories, relative to this file
     protocol: {rounds: 20, folds: 2, seed: 1, stratify: false,
                discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
+      # or {type: holdout, fraction: 0.1} | {type: sampled, n_train: 1000, n_test: 1000,
+      #     repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
+      # (`evaluation.protocols`; seed and discretize_sample apply to every type)
     learners:                           # display name -> {learner: REGISTRY_NAME, params...}
       NB: NB                            #   (a bare registry name is shorthand)
       A2DE-SW-m0.5: {learner: A2DE-SW, m: 0.5}
@@ -33,6 +36,7 @@ import yaml
 from workbench import yamlnum
 from workbench.data import catalog
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.evaluation import protocols
 from workbench.experiment.store import safe_name
 from workbench.learners import registry
 from workbench.plugins import load_plugins
@@ -52,22 +56,43 @@ TOP_LEVEL_KEYS = (
 )
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "discretize_sample": None}
+"""The k-fold defaults (a protocol mapping without ``type``)."""
+PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
+    "kfold": ("rounds", "folds", "seed", "stratify"),
+    "holdout": ("fraction", "seed"),
+    "sampled": ("n_train", "n_test", "repetitions", "seed"),
+    "learning_curve": ("sizes", "n_test", "seed"),
+}
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """Repeated k-fold cross-validation settings."""
+    """The evaluation protocol of a config: `plan` (an `evaluation.protocols.Protocol`)
+    plus the options every protocol shares."""
 
-    rounds: int = 10
-    folds: int = 2
-    seed: int = 1
-    stratify: bool = False
+    plan: protocols.Protocol = field(default_factory=protocols.KFold)
     discretize_sample: int | None = None  # fit discretisers on <= N training rows; None = all
+
+    @property
+    def rounds(self) -> int:
+        return self.plan.rounds
+
+    @property
+    def folds(self) -> int:
+        return self.plan.folds
+
+    @property
+    def seed(self) -> int:
+        return self.plan.seed
+
+    @property
+    def stratify(self) -> bool:
+        return bool(getattr(self.plan, "stratify", False))
 
     @property
     def n_folds_total(self) -> int:
         """Number of (round, fold) evaluations per (data set, learner)."""
-        return self.rounds * self.folds
+        return self.plan.n_folds_total
 
 
 @dataclass(frozen=True)
@@ -126,7 +151,11 @@ class ExperimentConfig:
         """A copy with a different number of rounds (changes the config hash)."""
         if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
             raise ConfigError(f"--rounds: expected a positive integer, got {rounds!r}")
-        return replace(self, protocol=replace(self.protocol, rounds=rounds))
+        if not isinstance(self.protocol.plan, protocols.KFold):
+            raise ConfigError(f"--rounds: only for k-fold protocols (this config's protocol "
+                              f"is {self.protocol.plan.kind})")
+        plan = replace(self.protocol.plan, rounds=rounds)
+        return replace(self, protocol=replace(self.protocol, plan=plan))
 
     def learner_parameters(self, display: str) -> dict[str, Any]:
         """The effective constructor parameters of one learner column (registry defaults
@@ -156,12 +185,7 @@ class ExperimentConfig:
     def _protocol_dict(self) -> dict[str, Any]:
         """The protocol as plain data; ``discretize_sample`` only when set, so configs
         without it keep their config hash."""
-        out: dict[str, Any] = {
-            "rounds": self.protocol.rounds,
-            "folds": self.protocol.folds,
-            "seed": self.protocol.seed,
-            "stratify": self.protocol.stratify,
-        }
+        out: dict[str, Any] = self.protocol.plan.to_dict()
         if self.protocol.discretize_sample is not None:
             out["discretize_sample"] = self.protocol.discretize_sample
         return out
@@ -356,29 +380,39 @@ class _Validator:
         if value is None:
             value = {}
         self.expect(value, dict, ("protocol",),
-                    "a mapping with rounds, folds, seed, stratify, discretize_sample")
+                    "a mapping with rounds, folds, seed, stratify, discretize_sample (or a "
+                    f"'type': {', '.join(PROTOCOL_KEYS)})")
+        value = dict(value)
+        kind = value.pop("type", "kfold")
+        if kind not in PROTOCOL_KEYS:
+            raise self.error(("protocol", "type"), f"unknown protocol {_show(kind)} (choose "
+                             f"{', '.join(PROTOCOL_KEYS)})")
+        allowed = (*PROTOCOL_KEYS[kind], "discretize_sample")
         for key in value:
-            if key not in PROTOCOL_DEFAULTS:
-                raise self.error(
-                    ("protocol", str(key)),
-                    f"unknown key (allowed: {', '.join(PROTOCOL_DEFAULTS)})",
-                )
-        merged = {**PROTOCOL_DEFAULTS, **value}
-        rounds = self.positive_int(merged["rounds"], ("protocol", "rounds"))
-        folds = self.positive_int(merged["folds"], ("protocol", "folds"), minimum=2)
-        seed = merged["seed"]
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise self.error(("protocol", "seed"), f"expected an integer >= 0, got {_show(seed)}")
-        stratify = merged["stratify"]
-        if not isinstance(stratify, bool):
-            raise self.error(
-                ("protocol", "stratify"), f"expected true or false, got {_show(stratify)}"
-            )
-        sample = merged["discretize_sample"]
+            if key not in allowed:
+                raise self.error(("protocol", str(key)),
+                                 f"unknown key for a {kind} protocol (allowed: type, "
+                                 f"{', '.join(allowed)})")
+        sample = value.pop("discretize_sample", None)
         if sample is not None:
             sample = self.positive_int(sample, ("protocol", "discretize_sample"))
-        return Protocol(rounds=rounds, folds=folds, seed=seed, stratify=stratify,
-                        discretize_sample=sample)
+        if kind == "kfold":
+            value = {k: v for k, v in {**PROTOCOL_DEFAULTS, **value}.items()
+                     if k in PROTOCOL_KEYS["kfold"]}
+            stratify = value["stratify"]
+            if not isinstance(stratify, bool):
+                raise self.error(("protocol", "stratify"),
+                                 f"expected true or false, got {_show(stratify)}")
+        if "sizes" in value:
+            self.expect(value["sizes"], list, ("protocol", "sizes"),
+                        "a list of increasing training sizes")
+            value["sizes"] = tuple(value["sizes"])
+        try:
+            plan = protocols.PROTOCOLS[kind](**value)
+        except WorkbenchError as exc:
+            field_name = str(exc).split(":", 1)[0].split(".")[-1]
+            raise self.error(("protocol", field_name), str(exc).split(": ", 1)[-1]) from None
+        return Protocol(plan=plan, discretize_sample=sample)
 
     def datasets(self, value: Any, data_dirs: tuple[Path, ...]) -> tuple[str, ...]:
         if isinstance(value, str):

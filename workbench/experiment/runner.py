@@ -33,6 +33,7 @@ import numpy as np
 import yaml
 
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.evaluation.protocols import KFold, Protocol
 from workbench.experiment import rundir, store, workers
 from workbench.experiment.config import (
     DatasetRef,
@@ -60,10 +61,7 @@ class Task:
     params: tuple[tuple[str, Any], ...]
     round: int
     fold: int
-    rounds: int
-    folds: int
-    seed: int
-    stratify: bool
+    protocol: Protocol  # the plan (frozen, hashable): fold (round, fold) of it
     plugins: tuple[str, ...] = ()
     plugin_dir: str = ""
     spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
@@ -100,11 +98,10 @@ def _evaluation_data(path: str):
 
 
 @functools.lru_cache(maxsize=8)
-def _splits(path: str, rounds: int, folds: int, seed: int, stratify: bool) -> np.ndarray:
-    from workbench.evaluation.splits import make_splits
-
+def _plan(path: str, protocol: Protocol) -> dict:
+    """The protocol's fold specs for a data set file (cached per worker process)."""
     data = _evaluation_data(path)
-    return make_splits(data.n_instances, rounds, folds, seed, stratify=stratify, labels=data.y)
+    return protocol.plan(data.n_instances, data.y)
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -126,20 +123,18 @@ def run_task(task: Task) -> dict[str, Any]:
                 registry.register(s.name, s.factory, source=s.source,
                                   description=s.description, **s.defaults)
         from workbench.evaluation.pipeline import fold_seed, run_fold
-        from workbench.evaluation.splits import fold_indices
 
         data = _evaluation_data(task.path)
-        splits = _splits(task.path, task.rounds, task.folds, task.seed, task.stratify)
-        train_idx, test_idx = fold_indices(splits, task.round, task.fold)
+        spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = run_fold(
             data,
             task.registry_name,
             dict(task.params),
-            train_idx,
-            test_idx,
+            spec.train,
+            spec.test,
             round=task.round,
             fold=task.fold,
-            seed=fold_seed(task.seed, task.round, task.fold),
+            seed=fold_seed(task.protocol.seed, task.round, task.fold),
             discretize_sample=task.discretize_sample,
         )
         record = result.to_record()
@@ -157,20 +152,31 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 # ----- summaries ------------------------------------------------------------------------------
-def summarize_pair(run_dir: Path, dataset: str, learner: str, rounds: int, folds: int) -> dict:
-    """Summarise one pair from its stored folds and write ``summary.json`` (pair complete)."""
+def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol,
+                   n_rows: int | None = None) -> dict:
+    """Summarise one pair from its stored folds and write ``summary.json`` (pair complete).
+
+    `n_rows`: the data set's evaluated rows (default: the largest tested index + 1, which is
+    right for k-fold, where every row is tested)."""
     from workbench.evaluation.cv import summarize_folds
     from workbench.evaluation.pipeline import FoldResult
 
+    keys = set(protocol.keys())
     recs = store.read_folds(run_dir, dataset, learner)
-    recs = [r for r in recs if r["round"] < rounds and r["fold"] < folds]
-    n = max(int(r["test_index"].max()) + 1 for r in recs if r["test_index"].size)
+    recs = [r for r in recs if (int(r["round"]), int(r["fold"])) in keys]
+    n = n_rows or max(int(r["test_index"].max()) + 1 for r in recs if r["test_index"].size)
     y = np.full(n, -1, dtype=np.int64)
     for r in recs:
         y[r["test_index"]] = r["y"]
     n_classes = int(recs[0]["proba"].shape[1])
     results = [FoldResult.from_record(r) for r in recs]
-    summary = summarize_folds(results, y, n_classes, rounds, folds, per_fold=True)
+    test_rows = None
+    if not isinstance(protocol, KFold):  # a fixed test set: round 0's rows
+        test_rows = np.unique(np.concatenate([r["test_index"] for r in recs
+                                              if int(r["round"]) == 0]))
+    summary = summarize_folds(results, y, n_classes, protocol.rounds, protocol.folds,
+                              per_fold=True, test_rows=test_rows,
+                              bias_variance=protocol.repeats)
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:
         summary[store.DATA_HASH_KEY] = hashes.pop()
@@ -292,7 +298,8 @@ def run_experiment(
             print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
                   f"{', '.join(sel_missing)}", file=stream)
         _execute(run_dir, config, tasks, remaining, to_summarize, model, result, meta,
-                 invocation, started, jobs, backend, scheduler, stream, progress_interval)
+                 invocation, started, jobs, backend, scheduler, stream, progress_interval,
+                 {name: info.dims.n for name, info in infos.items()})
     _print_summary(result, stream)
     return result
 
@@ -450,8 +457,7 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 continue
             done = store.stored_folds(run_dir, ref.name, name)
             if state == "summarize" or not (todo := [
-                    (r, f) for r in range(p.rounds) for f in range(p.folds)
-                    if (r, f) not in done]):
+                    key for key in p.plan.keys() if key not in done]):
                 result.folds_reused += p.n_folds_total
                 to_summarize.append((ref.name, name))
                 continue
@@ -462,8 +468,7 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 tasks.append(Task(
                     dataset=ref.name, path=str(ref.path), learner=name,
                     registry_name=lc.learner, params=tuple(sorted(lc.params.items())),
-                    round=r, fold=f, rounds=p.rounds, folds=p.folds, seed=p.seed,
-                    stratify=p.stratify, plugins=tuple(config.plugins),
+                    round=r, fold=f, protocol=p.plan, plugins=tuple(config.plugins),
                     plugin_dir=str(config.base_dir), spec=specs.get(lc.learner),
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                 ))
@@ -519,8 +524,7 @@ def _schedule(tasks: list[Task], config: ExperimentConfig, infos: dict[str, _Dat
     params = {name: config.learner_parameters(name) for name in config.learner_names}
     for t in tasks:
         dims = infos[t.dataset].dims
-        n_test = max(dims.n // t.folds, 1)
-        est = fold_cost(params[t.learner], dims, dims.n - n_test, n_test)
+        est = fold_cost(params[t.learner], dims, *t.protocol.fold_sizes(dims.n, t.round))
         model.add(t, t.learner, est)
         by_ds[t.dataset] = by_ds.get(t.dataset, 0.0) + est
         by_pair[(t.dataset, t.learner)] = by_pair.get((t.dataset, t.learner), 0.0) + est
@@ -533,7 +537,8 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
              remaining: dict[tuple[str, str], int], to_summarize: list[tuple[str, str]],
              model: CostModel, result: RunResult, meta: dict[str, Any],
              invocation: dict[str, Any], started: float, jobs: int, backend: str,
-             scheduler: str | None, stream: TextIO, progress_interval: float) -> None:
+             scheduler: str | None, stream: TextIO, progress_interval: float,
+             n_rows: dict[str, int]) -> None:
     """Run the tasks, storing each fold as it arrives and summarising finished pairs."""
     p = config.protocol
     failed_pairs: set[tuple[str, str]] = set()
@@ -557,12 +562,12 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
         result.folds_run += 1
         remaining[key] -= 1
         if remaining[key] == 0 and key not in failed_pairs:
-            _finish_pair(run_dir, task.dataset, task.learner, p, result, stream)
+            _finish_pair(run_dir, task.dataset, task.learner, p, n_rows, result, stream)
         progress.update(note=f"{task.dataset}/{task.learner}")
 
     try:
         for ds, name in to_summarize:
-            _finish_pair(run_dir, ds, name, p, result, stream)
+            _finish_pair(run_dir, ds, name, p, n_rows, result, stream)
         with contextlib.closing(workers.iterate(tasks, run_task, jobs, backend,
                                                 scheduler)) as finished:
             for task, rec in finished:
@@ -609,10 +614,10 @@ def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, 
     return out
 
 
-def _finish_pair(run_dir: Path, dataset: str, learner: str, p, result: RunResult,
-                 stream: TextIO) -> None:
+def _finish_pair(run_dir: Path, dataset: str, learner: str, p, n_rows: dict[str, int],
+                 result: RunResult, stream: TextIO) -> None:
     try:
-        summarize_pair(run_dir, dataset, learner, p.rounds, p.folds)
+        summarize_pair(run_dir, dataset, learner, p.plan, n_rows.get(dataset))
     except WorkbenchError as exc:
         result.failures.append(f"{dataset} / {learner}: cannot summarise stored folds: {exc}")
         return

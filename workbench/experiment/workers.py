@@ -75,7 +75,7 @@ class StoppedEarly(KeyboardInterrupt):
 
 def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
                    ) -> Iterator[tuple[T, Any]]:
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import ProcessPoolExecutor
 
     # the resource tracker that outlives a killed run would warn about the dead run's
     # semaphores; that is expected, not news to the user
@@ -83,8 +83,9 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
     current = os.environ.get("PYTHONWARNINGS", "")
     if quiet not in current:
         os.environ["PYTHONWARNINGS"] = f"{current},{quiet}" if current else quiet
-    executor = get_reusable_executor(max_workers=jobs, initializer=_worker_init,
-                                     initargs=(os.getpid(),), timeout=60)
+    # a pool of the run's own (not loky's process-wide reusable one, which joblib shares)
+    executor = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
     # keep at most 2 tasks a worker queued, so the start order is the given order and an
     # interrupt has little to cancel
     pending: dict[Future, T] = {}
@@ -102,6 +103,7 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
                 nxt = next(it, None)
                 if nxt is not None:
                     pending[executor.submit(fn, nxt)] = nxt
+        executor.shutdown(wait=True)
     except BaseException as exc:
         finished = [(pending[f], f.result()) for f in list(pending)
                     if f.done() and not f.cancelled() and f.exception() is None]

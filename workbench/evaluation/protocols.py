@@ -1,0 +1,241 @@
+"""Evaluation protocols: which rows train and which rows test, fold by fold.
+
+A `Protocol` plans `FoldSpec`s — (round, fold, train rows, test rows) — for a data set of n
+rows (the rows with a known class, in file order), deterministically from its seed. The
+runner, the store and the summary only rely on this contract:
+
+* the keys (round, fold) are known without the data (`keys`), so resuming knows what is
+  missing;
+* every round tests the **same set of rows**, each exactly once, so predictions can be
+  pooled and, when the rounds are repetitions (`repeats`), decomposed into Kohavi–Wolpert
+  bias and variance over the rounds;
+* `to_dict` is what enters the config hash (k-fold's is the historical one, so existing
+  runs keep their hash).
+
+Implementations: `KFold` (r × k-fold CV), `Holdout` (one train/test split),
+`RandomSampling` (a fixed random test set, training sets drawn afresh each repetition:
+PAKDD 2014's bias/variance protocol, 1,000 / 1,000 × 10) and `LearningCurve` (a fixed test
+set, nested training samples of growing size). A prequential stream fits the same seam:
+its rounds are the chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+from workbench.evaluation.splits import fold_indices, make_splits, round_rng
+
+
+@dataclass(frozen=True, eq=False)
+class FoldSpec:
+    """One evaluation: train on `train`, test on `test` (row indices, ascending)."""
+
+    round: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+
+
+def _int(where: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise WorkbenchError(f"{where}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+class Protocol:
+    """Base of the protocols (frozen dataclasses; hashable, picklable)."""
+
+    kind: ClassVar[str]
+    repeats: ClassVar[bool] = True  # rounds are repetitions: bias/variance are meaningful
+
+    seed: int
+
+    @property
+    def rounds(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def folds(self) -> int:
+        """Folds per round."""
+        return 1
+
+    @property
+    def n_folds_total(self) -> int:
+        return self.rounds * self.folds
+
+    def keys(self) -> list[tuple[int, int]]:
+        """Every (round, fold), in order."""
+        return [(r, f) for r in range(self.rounds) for f in range(self.folds)]
+
+    def plan(self, n: int, labels: np.ndarray | None = None) -> dict[tuple[int, int], FoldSpec]:
+        """The fold specs for n rows (`labels`: class codes, for stratification)."""
+        raise NotImplementedError
+
+    def fold_sizes(self, n: int, round_: int) -> tuple[int, int]:
+        """(training rows, test rows) of a fold of `round_`, without the data (estimates)."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The protocol as config data (what enters the config hash)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class KFold(Protocol):
+    """r rounds of k-fold cross-validation (`splits.make_splits`)."""
+
+    rounds: int = 10  # (fields shadow the base class's properties)
+    folds: int = 2
+    seed: int = 1
+    stratify: bool = False
+    kind: ClassVar[str] = "kfold"
+
+    def __post_init__(self) -> None:
+        _int("protocol.rounds", self.rounds, 1)
+        _int("protocol.folds", self.folds, 2)
+        _int("protocol.seed", self.seed, 0)
+
+    def plan(self, n, labels=None):
+        splits = make_splits(n, self.rounds, self.folds, self.seed, stratify=self.stratify,
+                             labels=labels)
+        return {(r, f): FoldSpec(r, f, *fold_indices(splits, r, f)) for r, f in self.keys()}
+
+    def fold_sizes(self, n, round_):
+        n_test = max(n // self.folds, 1)
+        return n - n_test, n_test
+
+    def to_dict(self):
+        return {"rounds": self.rounds, "folds": self.folds, "seed": self.seed,
+                "stratify": self.stratify}
+
+
+def _test_set(n: int, n_test: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(test rows, the other rows in a seeded random order), the test set drawn once."""
+    perm = round_rng(seed, 0).permutation(n)
+    return np.sort(perm[:n_test]), perm[n_test:]
+
+
+@dataclass(frozen=True)
+class Holdout(Protocol):
+    """One split: a seeded random `fraction` of the rows tests, the rest trains."""
+
+    fraction: float = 0.1
+    seed: int = 1
+    kind: ClassVar[str] = "holdout"
+    repeats: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float)) \
+                or not 0 < self.fraction < 1:
+            raise WorkbenchError(
+                f"protocol.fraction: expected a number in (0, 1), got {self.fraction!r}")
+        _int("protocol.seed", self.seed, 0)
+
+    @property
+    def rounds(self) -> int:
+        return 1
+
+    def _n_test(self, n: int) -> int:
+        return min(max(int(round(n * self.fraction)), 1), n - 1)
+
+    def plan(self, n, labels=None):
+        if n < 2:
+            raise WorkbenchError(f"holdout: needs at least 2 rows, got {n}")
+        test, rest = _test_set(n, self._n_test(n), self.seed)
+        return {(0, 0): FoldSpec(0, 0, np.sort(rest), test)}
+
+    def fold_sizes(self, n, round_):
+        return n - self._n_test(n), self._n_test(n)
+
+    def to_dict(self):
+        return {"type": self.kind, "fraction": float(self.fraction), "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class RandomSampling(Protocol):
+    """A fixed random test set of `n_test` rows; each of `repetitions` rounds trains on
+    `n_train` rows drawn afresh (without replacement) from the others."""
+
+    n_train: int = 1000
+    n_test: int = 1000
+    repetitions: int = 10
+    seed: int = 1
+    kind: ClassVar[str] = "sampled"
+
+    def __post_init__(self) -> None:
+        _int("protocol.n_train", self.n_train, 1)
+        _int("protocol.n_test", self.n_test, 1)
+        _int("protocol.repetitions", self.repetitions, 1)
+        _int("protocol.seed", self.seed, 0)
+
+    @property
+    def rounds(self) -> int:
+        return self.repetitions
+
+    def plan(self, n, labels=None):
+        if self.n_train + self.n_test > n:
+            raise WorkbenchError(
+                f"sampled protocol: n_train {self.n_train} + n_test {self.n_test} exceeds the "
+                f"{n} rows of the data set")
+        test, rest = _test_set(n, self.n_test, self.seed)
+        out = {}
+        for r in range(self.repetitions):
+            pick = round_rng(self.seed, r + 1).choice(rest.size, self.n_train, replace=False)
+            out[(r, 0)] = FoldSpec(r, 0, np.sort(rest[pick]), test)
+        return out
+
+    def fold_sizes(self, n, round_):
+        return self.n_train, self.n_test
+
+    def to_dict(self):
+        return {"type": self.kind, "n_train": self.n_train, "n_test": self.n_test,
+                "repetitions": self.repetitions, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class LearningCurve(Protocol):
+    """A fixed random test set of `n_test` rows; round i trains on the first `sizes[i]`
+    rows of one seeded ordering of the others (nested samples)."""
+
+    sizes: tuple[int, ...] = (100, 1000, 10000)
+    n_test: int = 1000
+    seed: int = 1
+    kind: ClassVar[str] = "learning_curve"
+    repeats: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if not self.sizes or list(self.sizes) != sorted(set(self.sizes)):
+            raise WorkbenchError(f"protocol.sizes: expected increasing training sizes, got "
+                                 f"{list(self.sizes)!r}")
+        for s in self.sizes:
+            _int("protocol.sizes", s, 1)
+        _int("protocol.n_test", self.n_test, 1)
+        _int("protocol.seed", self.seed, 0)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.sizes)
+
+    def plan(self, n, labels=None):
+        if self.sizes[-1] + self.n_test > n:
+            raise WorkbenchError(
+                f"learning curve: the largest training size {self.sizes[-1]} + n_test "
+                f"{self.n_test} exceeds the {n} rows of the data set")
+        test, rest = _test_set(n, self.n_test, self.seed)
+        return {(r, 0): FoldSpec(r, 0, np.sort(rest[:size]), test)
+                for r, size in enumerate(self.sizes)}
+
+    def fold_sizes(self, n, round_):
+        return self.sizes[round_], self.n_test
+
+    def to_dict(self):
+        return {"type": self.kind, "sizes": list(self.sizes), "n_test": self.n_test,
+                "seed": self.seed}
+
+
+PROTOCOLS: dict[str, type[Protocol]] = {
+    p.kind: p for p in (KFold, Holdout, RandomSampling, LearningCurve)}
