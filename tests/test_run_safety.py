@@ -444,3 +444,16 @@ def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file
     assert _wait_no_process(proc.pid) == []
     assert json.loads((out / "metadata.json").read_text())["invocations"][-1]["status"] == \
         "interrupted"
+
+
+def test_store_schema_version_recorded_and_newer_refused(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["schema_version"] == store.SCHEMA_VERSION
+    meta["schema_version"] = store.SCHEMA_VERSION + 1
+    (out / "metadata.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 2
+    assert "newer workbench" in capsys.readouterr().err

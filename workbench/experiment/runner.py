@@ -410,6 +410,7 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
     hashes = dict((meta.get("plan") or {}).get("dataset_sha256") or {})
     hashes.update({name: info.sha256 for name, info in infos.items()})
     meta.update({
+        store.SCHEMA_KEY: store.SCHEMA_VERSION,
         "name": config.name,
         "config_hash": config_hash,
         "python": sys.version.split()[0],

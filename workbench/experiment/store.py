@@ -54,6 +54,10 @@ METADATA_JSON = "metadata.json"
 
 _FOLD_RE = re.compile(r"^round-(\d+)-fold-(\d+)\.npz$")
 DATA_HASH_KEY = "data_sha256"
+SCHEMA_KEY = "schema_version"
+SCHEMA_VERSION = 2
+"""The run directory's layout version, in ``metadata.json`` (1: before it was recorded;
+2: data hashes, protocol plans, model_bytes). A newer version than this is refused."""
 
 
 class StoreCorrupt(WorkbenchError):
@@ -461,6 +465,11 @@ def read_metadata(run_dir: Path) -> dict[str, Any]:
         raise StoreCorrupt(p, f"invalid JSON: {exc}") from None
     if not isinstance(meta, dict):
         raise StoreCorrupt(p, "not a JSON object")
+    version = meta.get(SCHEMA_KEY, 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise WorkbenchError(
+            f"{p}: written by a newer workbench (store schema {version!r}; this one reads up "
+            f"to {SCHEMA_VERSION}); upgrade the workbench to read it")
     return meta
 
 
