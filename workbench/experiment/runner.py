@@ -20,10 +20,12 @@ import contextlib
 import functools
 import json
 import os
+import pickle
 import platform
 import sys
 import time
 import traceback
+from importlib import metadata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +34,11 @@ from typing import Any, Sequence, TextIO
 import numpy as np
 import yaml
 
+from workbench.data.catalog import load_dataset
+from workbench.data.checks import data_warnings, file_sha256
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.evaluation.cv import evaluation_data, summarize_folds
+from workbench.evaluation.pipeline import FoldResult, fold_seed, run_fold
 from workbench.evaluation.protocols import KFold, Protocol
 from workbench.experiment import rundir, store, workers
 from workbench.experiment.config import (
@@ -44,6 +50,9 @@ from workbench.experiment.config import (
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
 from workbench.experiment.workers import BACKENDS
+from workbench.learners import registry
+from workbench.plugins import load_plugins
+from workbench.report.options import options_from_config
 
 
 class RunError(WorkbenchError):
@@ -91,9 +100,6 @@ class RunResult:
 @functools.lru_cache(maxsize=3)
 def _evaluation_data(path: str):
     """The evaluated rows of a data set file (cached per worker process)."""
-    from workbench.data.catalog import load_dataset
-    from workbench.evaluation.cv import evaluation_data
-
     return evaluation_data(load_dataset(path))
 
 
@@ -108,22 +114,14 @@ def run_task(task: Task) -> dict[str, Any]:
     """Run one fold; returns the fold record (+ ``y``), or ``{"error": text}`` on failure."""
     try:
         if task.plugins:
-            from workbench.plugins import load_plugins
-
             load_plugins(task.plugins, base_dir=Path(task.plugin_dir) if task.plugin_dir else None)
         if task.spec is not None:
-            from workbench.learners import registry
-
             if task.registry_name not in registry.names():
                 # unpickled only when needed: a plugin file's classes import only after the
                 # plugin is loaded, so the plugin route above must go first
-                import pickle
-
                 s = pickle.loads(task.spec)
                 registry.register(s.name, s.factory, source=s.source,
                                   description=s.description, **s.defaults)
-        from workbench.evaluation.pipeline import fold_seed, run_fold
-
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = run_fold(
@@ -158,9 +156,6 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
 
     `n_rows`: the data set's evaluated rows (default: the largest tested index + 1, which is
     right for k-fold, where every row is tested)."""
-    from workbench.evaluation.cv import summarize_folds
-    from workbench.evaluation.pipeline import FoldResult
-
     keys = set(protocol.keys())
     recs = store.read_folds(run_dir, dataset, learner)
     recs = [r for r in recs if (int(r["round"]), int(r["fold"])) in keys]
@@ -186,8 +181,6 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
 
 # ----- metadata -------------------------------------------------------------------------------
 def _package_versions() -> dict[str, str]:
-    from importlib import metadata
-
     out = {}
     for name in ("workbench", "numpy", "scipy", "pandas", "joblib", "PyYAML", "pyarrow",
                  "scikit-learn", "numba", "liac-arff", "dask", "distributed"):
@@ -332,8 +325,6 @@ def _select(config: ExperimentConfig, found: list[DatasetRef], missing: list[str
 
 def _check_report_options(config: ExperimentConfig) -> None:
     """Validate ``report:`` now, not after the run (scatter pairs must name learners)."""
-    from workbench.report.options import options_from_config
-
     plain = config.to_dict()
     plain["source"] = str(config.source) if config.source is not None else None
     try:
@@ -346,10 +337,6 @@ def _check_report_options(config: ExperimentConfig) -> None:
 def _inspect_datasets(refs: Sequence[DatasetRef]) -> dict[str, _DataInfo]:
     """Parse every data file of the plan (a malformed one fails now, once), hash it and
     note degenerate data."""
-    from workbench.data.catalog import load_dataset
-    from workbench.data.checks import data_warnings, file_sha256
-    from workbench.evaluation.cv import evaluation_data
-
     out = {}
     for ref in refs:
         data = load_dataset(ref.path)
@@ -600,10 +587,6 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
 
 def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:
     """Specs of learners registered at run time (tests, plugins) to ship to workers."""
-    from workbench.learners import registry
-
-    import pickle
-
     out = {}
     for name in names:
         spec = registry.get(config.learner(name).learner)
