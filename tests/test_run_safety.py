@@ -28,7 +28,7 @@ from workbench.experiment import rundir, store
 from workbench.experiment.config import load_config, resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 
-from test_runner import assert_same_results, make_config, run_cli
+from test_runner import assert_same_results, make_config, run_cli, stored_fold_count
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,7 @@ def _start(cfg: Path, out: Path, cwd: Path, jobs: int = 2, delay: float = 0.15
 
 
 def _n_folds(out: Path) -> int:
-    return len(list(out.glob("predictions/*/*/*.npz")))
+    return stored_fold_count(out)
 
 
 def _wait_folds(proc: subprocess.Popen, out: Path, n: int, timeout: float = 60) -> None:
@@ -123,10 +123,11 @@ def test_fault_injection_kill_term_concurrent_corrupt(tmp_path, plugin_file):
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["invocations"][-1]["status"] == "interrupted"
 
-    # 4. a corrupt fold file and a corrupt summary (completed pairs first if none yet)
+    # 4. a corrupt fold file, a corrupt summary and a corrupt consolidated pair (a partial
+    # pair's stored predictions of a larger protocol: --force with more rounds)
     folds = sorted(out.glob("predictions/*/*/*.npz"))
     folds[0].write_bytes(b"")
-    (folds[1].parent / ".round-009-fold-0.npz.abc.tmp").write_bytes(b"half")
+    (folds[0].parent / ".round-009-fold-0.npz.abc.tmp").write_bytes(b"half")
     summaries = sorted(out.glob("predictions/*/*/summary.json"))
     if not summaries:  # make one: finish a pair, then truncate it
         assert run_cli(str(cfg), "--output", str(out), "--datasets", "iris",
@@ -134,6 +135,8 @@ def test_fault_injection_kill_term_concurrent_corrupt(tmp_path, plugin_file):
         summaries = sorted(out.glob("predictions/*/*/summary.json"))
     text = summaries[0].read_text()
     summaries[0].write_text(text[: len(text) // 2])
+    parquet = summaries[0].parent / store.PAIR_PARQUET
+    parquet.write_bytes(parquet.read_bytes()[:100])
     res = subprocess.run([sys.executable, "-m", "workbench", "status", str(out)],
                          capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0 and "corrupt" in res.stdout
@@ -147,9 +150,10 @@ def test_fault_injection_kill_term_concurrent_corrupt(tmp_path, plugin_file):
     assert final.returncode == 0, final.stderr
     assert f"corrupt: {folds[0]}" in final.stderr
     assert f"corrupt: {summaries[0]}" in final.stderr
+    assert f"corrupt: {parquet}" in final.stderr
     assert "temporary file(s) left by an interrupted run" in final.stderr
     assert _n_folds(out) == total
-    assert not list(out.rglob("*.tmp"))
+    assert not list(out.rglob("*.tmp")) and not list(out.rglob("*.npz"))
     assert len(list(out.glob("predictions/*/*/summary.json"))) == 6
     df = store.load_summary(out)
     assert len(df) == 6 and not df.duplicated(["dataset", "learner"]).any()
@@ -457,3 +461,19 @@ def test_store_schema_version_recorded_and_newer_refused(tmp_path, plugin_file, 
     capsys.readouterr()
     assert main(["status", str(out)]) == 2
     assert "newer workbench" in capsys.readouterr().err
+
+
+def test_corrupt_predictions_of_a_complete_pair_are_recomputed(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    before = store.load_predictions(out, "iris", "S")
+    parquet = store.parquet_path(out, "iris", "S")
+    parquet.write_bytes(b"")
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    assert "1 corrupt" in capsys.readouterr().out
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    err = capsys.readouterr().err
+    assert f"corrupt: {parquet}" in err and "1 pair(s) already complete" in err
+    assert store.load_predictions(out, "iris", "S").equals(before)

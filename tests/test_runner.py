@@ -62,11 +62,18 @@ def metrics_frame(run_dir: Path) -> pd.DataFrame:
     return df[[c for c in df.columns if "seconds" not in c]]
 
 
+def stored_fold_count(run_dir: Path) -> int:
+    """Folds stored in a run directory (per-fold files and consolidated pairs)."""
+    return sum(len(store.stored_folds(run_dir, p.parent.name, p.name))
+               for p in (run_dir / store.PREDICTIONS).glob("*/*") if p.is_dir())
+
+
 def all_probas(run_dir: Path) -> dict[str, np.ndarray]:
     out = {}
-    for p in sorted((run_dir / store.PREDICTIONS).glob("*/*/*.npz")):
-        with np.load(p) as z:
-            out[str(p.relative_to(run_dir))] = (z["test_index"].copy(), z["proba"].copy())
+    for pair in sorted((run_dir / store.PREDICTIONS).glob("*/*")):
+        for rec in store.read_folds(run_dir, pair.parent.name, pair.name):
+            key = f"{pair.parent.name}/{pair.name}/{rec['round']}-{rec['fold']}"
+            out[key] = (rec["test_index"], rec["proba"])
     return out
 
 
@@ -105,12 +112,16 @@ def test_tiny_run_end_to_end(tmp_path, plugin_file, monkeypatch, capsys):
         pd.read_csv(run_dir / "summary.csv"), df, check_dtype=False
     )
 
+    # a complete pair's folds are consolidated into one Parquet file
     pair = store.pair_dir(run_dir, "iris", "S")
-    folds = sorted(p.name for p in pair.glob("*.npz"))
-    assert folds == [f"round-00{r}-fold-{f}.npz" for r in range(2) for f in range(2)]
-    rec = store.read_fold(pair / folds[0])
+    assert sorted(p.name for p in pair.iterdir()) == ["predictions.parquet", "summary.json"]
+    assert store.stored_folds(run_dir, "iris", "S") == {(r, f) for r in range(2)
+                                                        for f in range(2)}
+    rec = store.read_folds(run_dir, "iris", "S")[0]
     assert rec["proba"].dtype == np.float64 and rec["proba"].shape[1] == 3
     assert rec["test_index"].shape == rec["y"].shape
+    frame = store.load_predictions(run_dir, "iris", "S")
+    assert len(frame) == 2 * 150 and list(frame.columns[:4]) == ["round", "fold", "index", "y"]
 
     meta = json.loads((run_dir / "metadata.json").read_text())
     for key in ("python", "packages", "cpu_count", "started", "finished", "times", "plan",
@@ -177,7 +188,7 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            n = len(list(killed.glob("predictions/*/*/*.npz")))
+            n = stored_fold_count(killed)
             if n >= 6 or proc.poll() is not None:
                 break
             time.sleep(0.02)
@@ -185,7 +196,7 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file)
     finally:
         proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    stored = len(list(killed.glob("predictions/*/*/*.npz")))
+    stored = stored_fold_count(killed)
     assert 0 < stored < total
 
     assert run_cli(str(cfg), "--output", str(killed)) == 0
@@ -194,9 +205,10 @@ def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file)
     # every pair exactly once, every fold exactly once, nothing half-written left visible
     summaries = sorted(killed.glob("predictions/*/*/summary.json"))
     assert len(summaries) == 8
-    assert len(list(killed.glob("predictions/*/*/*.npz"))) == total
+    assert stored_fold_count(killed) == total
+    assert not list(killed.glob("predictions/*/*/*.npz"))  # all consolidated
     assert not [p for p in killed.rglob("*") if p.is_file() and not p.name.startswith(".")
-                and p.suffix not in (".npz", ".json", ".yaml", ".csv", "")]
+                and p.suffix not in (".parquet", ".json", ".yaml", ".csv", "")]
     df = store.load_summary(killed)
     assert not df.duplicated(["dataset", "learner"]).any() and len(df) == 8
     assert_same_results(killed, fresh)
@@ -219,7 +231,7 @@ def test_interrupt_keeps_finished_folds_and_exits_130(tmp_path, plugin_file, mon
     assert run_cli(str(cfg), "--output", str(out)) == 130
     err = capsys.readouterr().err
     assert "interrupted: kept 5 fold(s)" in err
-    assert len(list(out.glob("predictions/*/*/*.npz"))) == 5
+    assert stored_fold_count(out) == 5
     assert len(list(out.glob("predictions/*/*/summary.json"))) == 1  # iris/S had 4 folds
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["invocations"][-1]["status"] == "interrupted"
@@ -275,7 +287,7 @@ def test_different_config_hash_is_refused_unless_fresh(tmp_path, plugin_file, ca
     assert run_cli(str(cfg), "--output", str(out), "--rounds", "3", "--fresh") == 0
     df = store.load_summary(out)
     assert set(df["rounds"]) == {3}
-    assert len(list(out.glob("predictions/*/S/*.npz"))) == 6
+    assert len(store.stored_folds(out, "contact-lenses", "S")) == 6
     assert_same_results(out, forced)
 
 

@@ -172,6 +172,7 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
     summary = summarize_folds(results, y, n_classes, protocol.rounds, protocol.folds,
                               per_fold=True, test_rows=test_rows,
                               bias_variance=protocol.repeats)
+    store.consolidate_pair(run_dir, dataset, learner)
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:
         summary[store.DATA_HASH_KEY] = hashes.pop()
@@ -481,11 +482,30 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
             store.remove_pair(run_dir, dataset, learner)
             return "run"
         if row.get("rounds", p.rounds) == p.rounds and row.get("folds", p.folds) == p.folds:
-            folds = store.stored_folds(run_dir, dataset, learner)
-            if isinstance(row.get(store.PER_FOLD_KEY), dict) or len(folds) < p.n_folds_total:
-                return "complete"  # (summary-only pairs have no fold files)
-            return "summarize"  # an older summary: add its per-fold values
-    for r, f in sorted(store.stored_folds(run_dir, dataset, learner)):
+            try:
+                folds = store.stored_folds(run_dir, dataset, learner)
+            except store.StoreCorrupt as exc:
+                print(f"corrupt: {exc}; recomputing the pair", file=stream)
+                store.remove_pair(run_dir, dataset, learner)
+                return "run"
+            if isinstance(row.get(store.PER_FOLD_KEY), dict):
+                return "complete"
+            # summary-only pairs have no folds; an older summary gets its per-fold values
+            return "summarize" if len(folds) >= p.n_folds_total else "complete"
+    parquet = store.parquet_path(run_dir, dataset, learner)
+    if parquet.is_file():
+        try:
+            held = store.parquet_folds(parquet)
+        except store.StoreCorrupt as exc:
+            print(f"corrupt: {exc}; recomputing its folds", file=stream)
+            parquet.unlink()
+            held = {}
+        if any(rec.get(store.DATA_HASH_KEY) not in ("", sha) for rec in held.values()):
+            print(f"stale: {dataset} / {learner}: stored folds were computed from another "
+                  "version of the data file; recomputing them", file=stream)
+            store.remove_pair(run_dir, dataset, learner)
+            return "run"
+    for r, f in sorted(store.npz_folds(run_dir, dataset, learner)):
         path = store.fold_path(run_dir, dataset, learner, r, f)
         try:
             rec = store.read_fold(path)

@@ -11,8 +11,10 @@ Layout of a run directory ``RUN_DIR``::
                        predictions/)
     predictions/       per-fold predictions + per-pair summaries (git-ignored, can be large)
       <dataset>/<learner>/
-        round-000-fold-0.npz   test_index int64, y int64, proba float64 (n_test, K),
-                               round, fold, train/test cpu/wall seconds  (compressed)
+        round-000-fold-0.npz   while the pair runs: test_index int64, y int64, proba
+                               float64 (n_test, K), round, fold, times  (compressed)
+        predictions.parquet    once the pair is complete, all its folds in one file
+                               (`consolidate_pair`, `load_predictions`)
         summary.json           written when every fold is stored: the pair is *complete*
                                iff this file exists; the summary metrics plus
                                ``per_fold: {metric: [values in (round, fold) order]}``
@@ -122,8 +124,8 @@ def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]
     return path
 
 
-def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, int]]:
-    """(round, fold) pairs already stored for one (data set, learner)."""
+def npz_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, int]]:
+    """(round, fold) of the pair's per-fold files (folds of a pair still running)."""
     d = pair_dir(run_dir, dataset, learner)
     out = set()
     if d.is_dir():
@@ -132,6 +134,115 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
             if m:
                 out.add((int(m.group(1)), int(m.group(2))))
     return out
+
+
+def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, int]]:
+    """(round, fold) pairs already stored for one (data set, learner): its per-fold files
+    and its consolidated ``predictions.parquet``."""
+    out = npz_folds(run_dir, dataset, learner)
+    path = parquet_path(run_dir, dataset, learner)
+    if path.is_file():
+        t = _read_parquet(path, columns=["round", "fold"])
+        out |= set(zip(t.column("round").to_pylist(), t.column("fold").to_pylist()))
+    return out
+
+
+# ----- a complete pair's predictions: one Parquet file ------------------------------------
+PAIR_PARQUET = "predictions.parquet"
+_FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
+                 "test_wall_seconds", "model_bytes", "iterations")
+_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY)
+
+
+def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
+    return pair_dir(run_dir, dataset, learner) / PAIR_PARQUET
+
+
+def _read_parquet(path: Path, columns: list[str] | None = None):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, columns=columns)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # truncated or not Parquet at all
+        raise StoreCorrupt(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _number(value: Any) -> float:
+    if value is None or (isinstance(value, str) and not value):
+        return float("nan")
+    return float(value)
+
+
+def consolidate_pair(run_dir: Path, dataset: str, learner: str) -> Path:
+    """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
+    tested instance: round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
+    (times, n_train, model_bytes, iterations, preprocessing, cuts, data hash) — and remove
+    its per-fold files (27,200 files for PAKDD 2013 become 680)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    recs = read_folds(run_dir, dataset, learner)
+    cols: dict[str, Any] = {}
+    sizes = [int(np.asarray(r["test_index"]).size) for r in recs]
+    cols["round"] = np.repeat([int(r["round"]) for r in recs], sizes).astype(np.int32)
+    cols["fold"] = np.repeat([int(r["fold"]) for r in recs], sizes).astype(np.int32)
+    cols["index"] = np.concatenate([np.asarray(r["test_index"], np.int64) for r in recs])
+    cols["y"] = np.concatenate([np.asarray(r["y"], np.int64) for r in recs])
+    proba = np.concatenate([np.asarray(r["proba"], np.float64) for r in recs])
+    for k in range(proba.shape[1]):
+        cols[f"p_{k}"] = proba[:, k]
+    for key in _FOLD_SCALARS:
+        cols[key] = np.repeat([_number(r.get(key)) for r in recs], sizes)
+    for key in _FOLD_TEXT:
+        cols[key] = pa.array(np.repeat([str(r.get(key) or "") for r in recs], sizes)
+                             .tolist()).dictionary_encode()
+    table = pa.table(cols)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    path = parquet_path(run_dir, dataset, learner)
+    atomic_write_bytes(path, buf.getvalue())
+    for r, f in npz_folds(run_dir, dataset, learner):
+        fold_path(run_dir, dataset, learner, r, f).unlink(missing_ok=True)
+    return path
+
+
+def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
+    """The fold records held in a pair's Parquet file (the form `read_fold` returns);
+    `StoreCorrupt` when it cannot be read."""
+    df = _read_parquet(path).to_pandas()
+    pcols = sorted((c for c in df.columns if c.startswith("p_")), key=lambda c: int(c[2:]))
+    out = {}
+    for (r, f), g in df.groupby(["round", "fold"], sort=True):
+        first = g.iloc[0]
+        rec: dict[str, Any] = {"round": int(r), "fold": int(f),
+                               "test_index": g["index"].to_numpy(np.int64),
+                               "y": g["y"].to_numpy(np.int64),
+                               "proba": g[pcols].to_numpy(np.float64)}
+        for key in _FOLD_SCALARS:
+            v = float(first[key])
+            rec[key] = "" if v != v else (int(v) if key == "n_train" else v)
+        for key in _FOLD_TEXT:
+            rec[key] = str(first[key])
+        out[(int(r), int(f))] = rec
+    return out
+
+
+def load_predictions(run_dir: str | Path, dataset: str, learner: str
+                     ) -> "pandas.DataFrame":  # noqa: F821
+    """A pair's per-instance predictions as a DataFrame: round, fold, index, y, p_0 …"""
+    import pandas as pd
+
+    recs = read_folds(Path(run_dir), dataset, learner)
+    frames = []
+    for r in recs:
+        part = pd.DataFrame({"round": r["round"], "fold": r["fold"],
+                             "index": r["test_index"], "y": r["y"]})
+        for k in range(r["proba"].shape[1]):
+            part[f"p_{k}"] = r["proba"][:, k]
+        frames.append(part)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def read_fold(path: Path) -> dict[str, Any]:
@@ -154,9 +265,13 @@ def read_fold(path: Path) -> dict[str, Any]:
 
 
 def read_folds(run_dir: Path, dataset: str, learner: str) -> list[dict[str, Any]]:
-    """Every stored fold of one pair, ordered by (round, fold)."""
-    keys = sorted(stored_folds(run_dir, dataset, learner))
-    return [read_fold(fold_path(run_dir, dataset, learner, r, f)) for r, f in keys]
+    """Every stored fold of one pair, ordered by (round, fold) (Parquet first, then the
+    per-fold files of folds it does not hold)."""
+    path = parquet_path(run_dir, dataset, learner)
+    held = parquet_folds(path) if path.is_file() else {}
+    for r, f in npz_folds(run_dir, dataset, learner) - set(held):
+        held[(r, f)] = read_fold(fold_path(run_dir, dataset, learner, r, f))
+    return [held[k] for k in sorted(held)]
 
 
 # ----- pair summaries ----------------------------------------------------------------------
@@ -500,13 +615,19 @@ def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
                 complete, corrupt = read_summary(run_dir, d, l) is not None, False
             except StoreCorrupt:
                 complete, corrupt = False, True
-            out.append(PairStatus(d, l, len(stored_folds(run_dir, d, l)), expected, complete,
-                                  corrupt=corrupt))
+            try:
+                n_folds = len(stored_folds(run_dir, d, l))
+            except StoreCorrupt:  # an unreadable predictions.parquet
+                n_folds, complete, corrupt = 0, False, True
+            out.append(PairStatus(d, l, n_folds, expected, complete, corrupt=corrupt))
     for row in iter_summaries(run_dir, corrupt=[]):
         key = (safe_name(row["dataset"]), safe_name(row["learner"]))
         if key not in seen:
             seen.add(key)
-            n = len(stored_folds(run_dir, row["dataset"], row["learner"]))
+            try:
+                n = len(stored_folds(run_dir, row["dataset"], row["learner"]))
+            except StoreCorrupt:
+                n = 0
             out.append(PairStatus(row["dataset"], row["learner"], n, expected, True, False))
     return out
 
