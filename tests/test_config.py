@@ -288,3 +288,16 @@ def test_project_configs_are_valid():
     assert smoke.protocol.rounds == 2
     found, missing = resolve_datasets(smoke)
     assert missing == [] and len(found) >= 3
+
+
+def test_parsing_runs_no_user_code(tmp_path):
+    bomb = tmp_path / "bomb.py"
+    bomb.write_text("raise RuntimeError('imported')\n")
+    text = (f"name: t\ndatasets: [iris]\nplugins: [{bomb}]\n"
+            "learners: {B: {learner: FromBomb, x: 1}, N: NB}\n")
+    cfg = parse_config(text, load_user_code=False)  # the plugin is not imported
+    assert cfg.learner("B").learner == "FromBomb" and cfg.learner("N").learner == "NB"
+    with pytest.raises(ConfigError, match="imported"):
+        parse_config(text)  # a run loads it: its failure is the plugins field's error
+    with pytest.raises(ConfigError, match="unknown learner"):  # no plugins: still checked
+        parse_config("name: t\ndatasets: [iris]\nlearners: [Nope]\n", load_user_code=False)

@@ -230,8 +230,14 @@ def load_config(path: str | Path) -> ExperimentConfig:
     return parse_config(text, source=path)
 
 
-def parse_config(text: str, source: Path | None = None) -> ExperimentConfig:
-    """Validate config `text` (YAML); `source` names the file and anchors relative paths."""
+def parse_config(text: str, source: Path | None = None, *,
+                 load_user_code: bool = True) -> ExperimentConfig:
+    """Validate config `text` (YAML); `source` names the file and anchors relative paths.
+
+    Parsing itself runs no user code: the listed plugins are imported only as the separate
+    last step that `load_user_code` allows (a run needs it; inspecting a config does not).
+    Without it, learners that no built-in registers are accepted as written when the config
+    lists plugins (they would register them), and not checked further."""
     where = str(source) if source is not None else "<config>"
     try:
         data = yamlnum.load(text)
@@ -246,7 +252,7 @@ def parse_config(text: str, source: Path | None = None) -> ExperimentConfig:
                 f"{where}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {detail}"
             ) from None
         raise ConfigError(f"{where}: YAML syntax error: {detail}") from None
-    return _Validator(where, lines, source).run(data)
+    return _Validator(where, lines, source, load_user_code).run(data)
 
 
 def _line_map(node: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
@@ -271,10 +277,13 @@ def _line_map(node: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], 
 class _Validator:
     """Turns the parsed YAML into an `ExperimentConfig`, raising one error per problem."""
 
-    def __init__(self, where: str, lines: dict[tuple[str, ...], int], source: Path | None):
+    def __init__(self, where: str, lines: dict[tuple[str, ...], int], source: Path | None,
+                 load_user_code: bool = True):
         self.where = where
         self.lines = lines
         self.source = source
+        self.load_user_code = load_user_code
+        self.has_plugins = False
         self.base_dir = source.parent if source is not None else Path.cwd()
 
     def error(self, path: tuple[str, ...], message: str) -> ConfigError:
@@ -369,7 +378,8 @@ class _Validator:
             return ()
         self.expect(value, list, ("plugins",), "a list of modules or .py files")
         specs = tuple(self.nonempty_str(item, ("plugins", str(i))) for i, item in enumerate(value))
-        if specs:
+        self.has_plugins = bool(specs)
+        if specs and self.load_user_code:
             try:
                 load_plugins(specs, base_dir=self.base_dir)
             except WorkbenchError as exc:
@@ -492,6 +502,8 @@ class _Validator:
         try:
             lspec = registry.get(reg_name)
         except WorkbenchError as exc:
+            if self.has_plugins and not self.load_user_code:  # a plugin's, not loaded
+                return LearnerConfig(display=display, learner=reg_name, params=params)
             raise self.error(path + ("learner",), str(exc)) from None
         allowed = set(lspec.parameters()) | {registry.PREPROCESSING_KEY}
         for key, val in params.items():
