@@ -73,3 +73,33 @@ def test_plugin_can_register_a_variant():
             registry.register("A1DE-m0.1-test", AnDE, n=1)
     finally:
         registry.unregister("A1DE-m0.1-test")
+
+
+def test_declared_parameters_get_set_and_validate_once():
+    from workbench.learners.kdb import SKDB
+
+    a = AnDE(2, m=0.5)  # positional in declaration order
+    assert a.get_params() == {"n": 2, "m": 0.5, "frequency_limit": 1, "subsumption": None,
+                              "weighting": None, "mi_estimate": "reference"}
+    assert repr(a).startswith("AnDE(n=2, m=0.5,")
+    train = registry.create("NB")
+    from workbench.data.catalog import load_dataset
+
+    iris = load_dataset("iris")
+    from workbench.discretize import fit_discretizer
+
+    d = fit_discretizer("mdl", iris).transform(iris)
+    train.fit(d)
+    assert train.set_params(m=2.0) is train and train.m == 2.0
+    with pytest.raises(LearnerError, match="before fit"):  # re-parameterised = unfitted
+        train.predict_proba(d)
+    with pytest.raises(LearnerError, match="parameter 'm' must be float > 0"):
+        train.set_params(m=-1)
+    with pytest.raises(LearnerError, match="unknown parameter 'depth'"):
+        SKDB(depth=3)
+    with pytest.raises(LearnerError, match="'select' must be one of 'both', 'k', 'attributes'"):
+        SKDB(select="all")
+    # the registry reads the same declarations
+    assert registry.get("SKDB").parameters() == {"k_max": 5, "select": "both", "loss": "rmse"}
+    with pytest.raises(LearnerError, match="learner 'SKDB': parameter 'k_max' must be"):
+        registry.create("SKDB", k_max=-1)

@@ -19,14 +19,13 @@ variants of one order can share one count table via `AnDE.derive`.
 from __future__ import annotations
 
 from math import comb
-from typing import Literal
 
 import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.base import Learner
+from workbench.learners.base import Learner, choice, integer, number
 from workbench.learners.counts import AnDECounts, lookup_k, next_colex
 from workbench.learners.registry import register
 
@@ -868,42 +867,17 @@ class AnDE(Learner):
 
     preprocessing = "mdl"
 
-    def __init__(
-        self,
-        n: int = 1,
-        m: float = 1.0,
-        frequency_limit: int = 1,
-        subsumption: int | None = None,
-        weighting: Literal["mi"] | None = None,
-        mi_estimate: Literal["reference", "consistent"] = "reference",
-    ) -> None:
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_ORDER:
-            raise LearnerError(f"AnDE: parameter 'n' must be an integer 0..{MAX_ORDER}, got {n!r}")
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0:
-            raise LearnerError(f"AnDE: parameter 'm' must be a number > 0, got {m!r}")
-        if (isinstance(frequency_limit, bool) or not isinstance(frequency_limit, int)
-                or frequency_limit < 0):
-            raise LearnerError(
-                "AnDE: parameter 'frequency_limit' must be an integer ≥ 0, "
-                f"got {frequency_limit!r}")
-        if subsumption is not None and (isinstance(subsumption, bool)
-                                        or not isinstance(subsumption, int) or subsumption < 0):
-            raise LearnerError(
-                "AnDE: parameter 'subsumption' must be null or an integer ≥ 0, "
-                f"got {subsumption!r}")
-        if weighting not in (None, "mi"):
-            raise LearnerError(
-                f"AnDE: parameter 'weighting' must be null or 'mi', got {weighting!r}")
-        if mi_estimate not in ("reference", "consistent"):
-            raise LearnerError(
-                "AnDE: parameter 'mi_estimate' must be 'reference' or 'consistent', "
-                f"got {mi_estimate!r}")
-        self.n = n
-        self.m = float(m)
-        self.mi_estimate = mi_estimate
-        self.frequency_limit = frequency_limit
-        self.subsumption = subsumption
-        self.weighting = weighting
+    parameters = (
+        integer("n", 1, 0, MAX_ORDER),
+        number("m", 1.0, 0.0, strict=True),
+        integer("frequency_limit", 1, 0),
+        integer("subsumption", None, 0, optional=True),
+        choice("weighting", None, (None, "mi")),
+        choice("mi_estimate", "reference", ("reference", "consistent")),
+    )
+
+    def _reset(self) -> None:
+        super()._reset()
         self.counts_: AnDECounts | None = None
         self._prepared: dict | None = None
 
@@ -962,11 +936,6 @@ class AnDE(Learner):
         other._header = self._header
         other.counts_ = self.counts_
         return other
-
-    def get_params(self) -> dict:
-        return {"n": self.n, "m": self.m, "frequency_limit": self.frequency_limit,
-                "subsumption": self.subsumption, "weighting": self.weighting,
-                "mi_estimate": self.mi_estimate}
 
     def model_bytes(self) -> int | None:
         """Bytes of the count tables."""

@@ -1,6 +1,15 @@
-"""The learner protocol: `fit(Dataset) -> self`, `predict_proba(Dataset) -> (n, K)`.
+"""The learner template: declared parameters, `fit(Dataset) -> self`,
+`predict_proba(Dataset) -> (n, K)` and `predict`.
 
-Every learner declares the input it wants in the class attribute `preprocessing`:
+A learner declares its constructor parameters once, as `Param`s in the class attribute
+``parameters`` (default, accepted values, the rule in words): the base constructor takes
+them (positionally or by name), validates each once with one message format, and gives
+`get_params` / `set_params` (scikit-learn's names). `_reset()` forgets what `fit` learned.
+The registry reads the same declarations, so a parameter is described in one place.
+(Classes that write their own ``__init__``, like plugins, keep working: the registry
+falls back to the constructor's signature.)
+
+Every learner also declares the input it wants in the class attribute `preprocessing`:
 ``"mdl"`` (Fayyad–Irani, fitted on the training data), ``"ef:B"`` (equal frequency with B
 bins) or ``"none"`` (raw data, e.g. the random forest). The evaluation pipeline applies it;
 a learner itself only ever sees already-preprocessed data.
@@ -8,7 +17,10 @@ a learner itself only ever sees already-preprocessed data.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -16,12 +28,104 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 
 
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter: its default, the values it accepts and that rule in words."""
+
+    name: str
+    default: Any
+    rule: str  # completes "must be …", e.g. "an integer ≥ 0"
+    accept: Callable[[Any], bool]
+    convert: Callable[[Any], Any] = lambda v: v  # noqa: E731 - stored per instance
+
+    def check(self, owner: str, value: Any) -> Any:
+        """The value to store, or a `LearnerError` naming `owner` and the parameter."""
+        if not self.accept(value):
+            raise LearnerError(
+                f"{owner}: parameter '{self.name}' must be {self.rule}, got {value!r}")
+        return self.convert(value)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
+        and math.isfinite(float(v))
+
+
+def integer(name: str, default: int | None, low: int | None = None,
+            high: int | None = None, optional: bool = False) -> Param:
+    """An integer in [low, high] (either bound optional); `optional` also accepts None."""
+    rule = "an integer" + (f" {low}..{high}" if low is not None and high is not None else
+                           f" ≥ {low}" if low is not None else "")
+    ok = (lambda v: _is_int(v) and (low is None or v >= low) and (high is None or v <= high))
+    if optional:
+        return Param(name, default, "null or " + rule, lambda v: v is None or ok(v),
+                     lambda v: None if v is None else int(v))
+    return Param(name, default, rule, ok, int)
+
+
+def number(name: str, default: float, low: float = -math.inf,
+           strict: bool = False) -> Param:
+    """A finite number ≥ low (> low when `strict`), stored as float."""
+    rule = "float" + ("" if low == -math.inf else f" {'>' if strict else '≥'} {low:g}") + \
+        " (finite)"
+    return Param(name, default, rule,
+                 lambda v: _is_number(v) and (v > low if strict else v >= low), float)
+
+
+def choice(name: str, default: Any, values: tuple) -> Param:
+    """One of `values` (None allowed when listed)."""
+    shown = ", ".join("null" if v is None else repr(v) for v in values)
+    return Param(name, default, f"one of {shown}", lambda v: v in values)
+
+
 class Learner:
-    """Base class: header bookkeeping, fitted-state checks and `predict` from `predict_proba`."""
+    """Base class: declared parameters, header bookkeeping, fitted-state checks and
+    `predict` from `predict_proba`."""
 
     preprocessing: ClassVar[str] = "mdl"
+    parameters: ClassVar[tuple[Param, ...]] = ()
 
     _header: Dataset | None = None
+
+    def __init__(self, *args: Any, **params: Any) -> None:
+        owner = type(self).__name__
+        declared = {p.name: p for p in self.parameters}
+        if len(args) > len(self.parameters):
+            raise LearnerError(f"{owner}: takes at most {len(self.parameters)} positional "
+                               f"parameter(s), got {len(args)}")
+        for p, value in zip(self.parameters, args):
+            if p.name in params:
+                raise LearnerError(f"{owner}: parameter '{p.name}' given twice")
+            params[p.name] = value
+        for key in params:
+            if key not in declared:
+                raise LearnerError(f"{owner}: unknown parameter '{key}' (parameters: "
+                                   f"{', '.join(declared) or 'none'})")
+        for p in self.parameters:
+            setattr(self, p.name, p.check(owner, params.get(p.name, p.default)))
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget what `fit` learned (a new or re-parameterised learner is unfitted)."""
+        self._header = None
+
+    def get_params(self) -> dict:
+        """Constructor parameters as set on this instance (for metadata and repr)."""
+        if self.parameters:
+            return {p.name: getattr(self, p.name) for p in self.parameters}
+        sig = inspect.signature(type(self).__init__)
+        return {p: getattr(self, p) for p in sig.parameters
+                if p != "self" and hasattr(self, p)}
+
+    def set_params(self, **params: Any) -> "Learner":
+        """Change declared parameters (validated as in the constructor); unfits the learner."""
+        merged = {**self.get_params(), **params}
+        type(self).__init__(self, **merged)
+        return self
 
     # ----- to implement --------------------------------------------------------------------
     def fit(self, data: Dataset) -> "Learner":  # pragma: no cover - interface
@@ -57,17 +161,6 @@ class Learner:
             raise LearnerError(
                 f"{type(self).__name__}: test data header differs from training: {diff}"
             )
-
-    def get_params(self) -> dict:
-        """Constructor parameters as set on this instance (for metadata and repr)."""
-        import inspect
-
-        sig = inspect.signature(type(self).__init__)
-        return {
-            p: getattr(self, p)
-            for p in sig.parameters
-            if p != "self" and hasattr(self, p)
-        }
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -12,14 +12,13 @@ and split rules (RF-V). `RF10` = 10 trees, seed 1; `RandomTree` is one tree (a t
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.base import Learner
+from workbench.learners.base import Learner, Param, choice, integer, number
 from workbench.learners.jrandom import JavaRandom, next_double
 from workbench.learners.randomtree import Tree, _attribute_kinds, build_tree, default_k
 from workbench.learners.registry import register
@@ -68,38 +67,22 @@ def weka_bag_357(state, n, out):
     return out[:j]
 
 
-def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise LearnerError(f"RandomForest: parameter '{name}' must be an integer ≥ {minimum}, "
-                           f"got {value!r}")
-
-
 class RandomForest(Learner):
     """Weka's RandomForest, bit for bit: bagged random trees, distributions averaged."""
 
     preprocessing = "none"
 
-    def __init__(self, n_trees: int = 10, k_features: int = 0, min_num: float = 1.0,
-                 seed: int = 1, max_depth: int = 0,
-                 weka_version: Literal["3.6.14", "3.5.7"] = "3.6.14") -> None:
-        _check_int("n_trees", n_trees, 1)
-        _check_int("k_features", k_features, 0)
-        _check_int("max_depth", max_depth, 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise LearnerError(f"RandomForest: parameter 'seed' must be an integer, got {seed!r}")
-        if isinstance(min_num, bool) or not isinstance(min_num, (int, float)) or not (
-                math.isfinite(min_num) and min_num >= 0):
-            raise LearnerError(
-                f"RandomForest: parameter 'min_num' must be a number ≥ 0, got {min_num!r}")
-        if weka_version not in WEKA_VERSIONS:
-            raise LearnerError(f"RandomForest: parameter 'weka_version' must be one of "
-                               f"{', '.join(WEKA_VERSIONS)}, got {weka_version!r}")
-        self.n_trees = n_trees
-        self.k_features = k_features
-        self.min_num = float(min_num)
-        self.seed = seed
-        self.max_depth = max_depth
-        self.weka_version = weka_version
+    parameters = (
+        integer("n_trees", 10, 1),
+        integer("k_features", 0, 0),
+        number("min_num", 1.0, 0.0),
+        integer("seed", 1),
+        integer("max_depth", 0, 0),
+        choice("weka_version", "3.6.14", WEKA_VERSIONS),
+    )
+
+    def _reset(self) -> None:
+        super()._reset()
         self.trees_: list[Tree] = []
 
     @property
@@ -162,14 +145,8 @@ def _average(preds: list[np.ndarray]) -> np.ndarray:
 class RandomTree(RandomForest):
     """One Weka RandomTree on the training set itself (no bagging), seed 1 (RF-7)."""
 
-    def __init__(self, k_features: int = 0, min_num: float = 1.0, seed: int = 1,
-                 max_depth: int = 0,
-                 weka_version: Literal["3.6.14", "3.5.7"] = "3.6.14") -> None:
-        super().__init__(1, k_features, min_num, seed, max_depth, weka_version)
-
-    def get_params(self) -> dict:
-        return {"k_features": self.k_features, "min_num": self.min_num, "seed": self.seed,
-                "max_depth": self.max_depth, "weka_version": self.weka_version}
+    parameters = tuple(p for p in RandomForest.parameters if p.name != "n_trees")
+    n_trees = 1
 
     def fit(self, data: Dataset) -> "RandomTree":
         self._remember_header(data)
@@ -191,25 +168,16 @@ class SKRandomForest(Learner):
 
     preprocessing = "none"
 
-    def __init__(self, n_estimators: int = 10, max_features: int | str = "log2+1",
-                 seed: int = 1) -> None:
-        if (isinstance(n_estimators, bool) or not isinstance(n_estimators, int)
-                or n_estimators < 1):
-            raise LearnerError(
-                "SKRandomForest: parameter 'n_estimators' must be an integer ≥ 1, "
-                f"got {n_estimators!r}")
-        if not (max_features == "log2+1" or (isinstance(max_features, int)
-                                             and not isinstance(max_features, bool)
-                                             and max_features >= 1)):
-            raise LearnerError(
-                "SKRandomForest: parameter 'max_features' must be 'log2+1' or an integer "
-                f"≥ 1, got {max_features!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise LearnerError(
-                f"SKRandomForest: parameter 'seed' must be an integer, got {seed!r}")
-        self.n_estimators = n_estimators
-        self.max_features = max_features
-        self.seed = seed
+    parameters = (
+        integer("n_estimators", 10, 1),
+        Param("max_features", "log2+1", "'log2+1' or an integer ≥ 1",
+              lambda v: v == "log2+1" or (isinstance(v, int) and not isinstance(v, bool)
+                                          and v >= 1)),
+        integer("seed", 1),
+    )
+
+    def _reset(self) -> None:
+        super()._reset()
         self.model_ = None
         self.classes_: np.ndarray | None = None
         self.prior_: np.ndarray | None = None

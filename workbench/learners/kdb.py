@@ -29,7 +29,6 @@ loss, so the losses of all (l, k) come out of one pass costing O(n · d · (k_ma
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numba
 import numpy as np
@@ -37,7 +36,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande import AnDE
-from workbench.learners.base import Learner
+from workbench.learners.base import Learner, choice, integer
 from workbench.learners.registry import register
 
 __all__ = [
@@ -531,19 +530,10 @@ class _BayesNetBase(Learner):
         self.order_ = mi_order(self.mi_)
 
 
-def _check_int(learner: str, name: str, value: object, low: int) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-        raise LearnerError(
-            f"{learner}: parameter '{name}' must be an integer ≥ {low}, got {value!r}"
-        )
-    return int(value)
-
-
 class KDB(_BayesNetBase):
     """k-dependence Bayesian classifier (Sahami 1996) with the JMLR 2016 semantics."""
 
-    def __init__(self, k: int = 1) -> None:
-        self.k = _check_int("KDB", "k", k, 0)
+    parameters = (integer("k", 1, 0),)
 
     def fit(self, data: Dataset) -> "KDB":
         """Order by MI, pick ≤ k parents per attribute by CMI, count."""
@@ -561,9 +551,6 @@ class KDB(_BayesNetBase):
 
 class TAN(_BayesNetBase):
     """Tree-augmented naive Bayes: Prim's maximum spanning tree on CMI, no back-off."""
-
-    def __init__(self) -> None:
-        pass
 
     def fit(self, data: Dataset) -> "TAN":
         """Build the tree rooted at the first attribute, then count."""
@@ -584,23 +571,11 @@ class SKDB(_BayesNetBase):
     `loss` = "rmse" (Σ (1 − P(y*|x))²) or "zero_one".
     """
 
-    def __init__(
-        self,
-        k_max: int = 5,
-        select: Literal["both", "k", "attributes"] = "both",
-        loss: Literal["rmse", "zero_one"] = "rmse",
-    ) -> None:
-        self.k_max = _check_int("SKDB", "k_max", k_max, 0)
-        if select not in ("both", "k", "attributes"):
-            raise LearnerError(
-                f"SKDB: parameter 'select' must be one of 'both', 'k', 'attributes', got {select!r}"
-            )
-        if loss not in ("rmse", "zero_one"):
-            raise LearnerError(
-                f"SKDB: parameter 'loss' must be one of 'rmse', 'zero_one', got {loss!r}"
-            )
-        self.select = select
-        self.loss = loss
+    parameters = (
+        integer("k_max", 5, 0),
+        choice("select", "both", ("both", "k", "attributes")),
+        choice("loss", "rmse", ("rmse", "zero_one")),
+    )
 
     def fit(self, data: Dataset) -> "SKDB":
         """Learn the KDB(k_max) structure, evaluate all candidates by LOO, keep the best."""

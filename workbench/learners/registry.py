@@ -21,6 +21,7 @@ from importlib import metadata
 from typing import Any, Callable
 
 from workbench.errors import LearnerError
+from workbench.learners.base import Learner, Param
 
 _BUILTIN_MODULES = (
     "workbench.learners.ande",
@@ -43,6 +44,9 @@ class LearnerSpec:
 
     def parameters(self) -> dict[str, Any]:
         """All constructor parameters with their effective defaults for this name."""
+        declared = _declared(self.factory)
+        if declared is not None:
+            return {n: self.defaults.get(n, p.default) for n, p in declared.items()}
         out = {}
         for p in _signature_params(self.factory).values():
             out[p.name] = self.defaults.get(
@@ -53,6 +57,31 @@ class LearnerSpec:
 
 _REGISTRY: dict[str, LearnerSpec] = {}
 _builtins_loaded = False
+
+
+def _declared(factory: Callable[..., Any]) -> dict[str, Param] | None:
+    """The declared parameters of a `Learner` class that uses the base constructor
+    (`base.Param`), None for factories described by their signature (plugins' own
+    ``__init__``)."""
+    if inspect.isclass(factory) and issubclass(factory, Learner) and \
+            factory.__init__ is Learner.__init__:
+        return {p.name: p for p in factory.parameters}
+    return None
+
+
+def _check_value(learner: str, factory: Callable[..., Any], key: str, value: Any,
+                 unknown: str) -> None:
+    """One parameter value against the factory's declaration or signature."""
+    declared = _declared(factory)
+    if declared is not None:
+        if key not in declared:
+            raise LearnerError(unknown.format(params=", ".join(declared) or "none"))
+        declared[key].check(f"learner '{learner}'", value)
+        return
+    params = _signature_params(factory)
+    if key not in params:
+        raise LearnerError(unknown.format(params=", ".join(params) or "none"))
+    _check_type(learner, key, value, params[key])
 
 
 def _signature_params(factory: Callable[..., Any]) -> dict[str, inspect.Parameter]:
@@ -106,16 +135,12 @@ def register(
             raise LearnerError(
                 f"learner '{name}' is registered twice: by {prev.source} and by {src}"
             )
-        params = _signature_params(f)
         for key, value in defaults.items():
             if key == PREPROCESSING_KEY:
                 continue
-            if key not in params:
-                raise LearnerError(
-                    f"register('{name}'): {key!r} is not a parameter of "
-                    f"{getattr(f, '__name__', f)} (has: {', '.join(params) or 'none'})"
-                )
-            _check_type(name, key, value, params[key])
+            _check_value(name, f, key, value,
+                         f"register('{name}'): {key!r} is not a parameter of "
+                         f"{getattr(f, '__name__', f)} (has: {{params}})")
         doc = description or (inspect.getdoc(f) or "").split("\n")[0]
         _REGISTRY[name] = LearnerSpec(name, f, dict(defaults), src, doc)
         return f
@@ -197,15 +222,10 @@ def create(name: str, **overrides: Any):
     input instead of being passed to the constructor.
     """
     spec = get(name)
-    params = _signature_params(spec.factory)
     preprocessing = overrides.pop(PREPROCESSING_KEY, spec.defaults.get(PREPROCESSING_KEY))
     for key, value in overrides.items():
-        if key not in params:
-            raise LearnerError(
-                f"learner '{name}': unknown parameter '{key}' "
-                f"(parameters: {', '.join(params) or 'none'})"
-            )
-        _check_type(name, key, value, params[key])
+        _check_value(name, spec.factory, key, value,
+                     f"learner '{name}': unknown parameter '{key}' (parameters: {{params}})")
     kwargs = {k: v for k, v in spec.defaults.items() if k != PREPROCESSING_KEY}
     kwargs.update(overrides)
     learner = spec.factory(**kwargs)
