@@ -103,3 +103,33 @@ def test_declared_parameters_get_set_and_validate_once():
     assert registry.get("SKDB").parameters() == {"k_max": 5, "select": "both", "loss": "rmse"}
     with pytest.raises(LearnerError, match="learner 'SKDB': parameter 'k_max' must be"):
         registry.create("SKDB", k_max=-1)
+
+
+def test_a_learner_written_with_hooks_only():
+    """The template: parameters declared, `_fit` and `_joint_log_likelihood` written; the
+    base validates, remembers the header, drops missing-class rows and normalises once."""
+    import numpy as np
+
+    from workbench.data.dataset import Attribute, Dataset
+    from workbench.learners.base import Learner, number
+
+    class Prior(Learner):
+        parameters = (number("alpha", 1.0, 0.0),)
+
+        def _fit(self, rows):
+            self.counts_ = np.bincount(rows.y, minlength=rows.n_classes) + self.alpha
+
+        def _joint_log_likelihood(self, data):
+            return np.tile(np.log(self.counts_), (data.n_instances, 1))
+
+    atts = (Attribute("a", ("p", "q")),)
+    cls = Attribute("c", ("x", "y", "z"))
+    data = Dataset("d", atts, cls, np.zeros((5, 1)), np.array([0, 0, 1, -1, 0]))
+    p = Prior(alpha=0.5).fit(data).predict_proba(data)
+    np.testing.assert_allclose(p[0], np.array([3.5, 1.5, 0.5]) / 5.5, rtol=1e-15)
+    with pytest.raises(LearnerError, match="fit expects a Dataset"):
+        Prior().fit([[1, 2]])
+    with pytest.raises(WorkbenchError, match="no training rows with a known class"):
+        Prior().fit(data.replace(y=np.full(5, -1)))
+    with pytest.raises(LearnerError, match="'alpha' must be float ≥ 0"):
+        Prior(alpha=-1)

@@ -82,6 +82,14 @@ def choice(name: str, default: Any, values: tuple) -> Param:
     return Param(name, default, f"one of {shown}", lambda v: v in values)
 
 
+def normalise_log(logscore: np.ndarray) -> np.ndarray:
+    """Rows of log-scores to distributions: exp(s − max) / Σ (no underflow, no overflow)."""
+    s = logscore - logscore.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=1, keepdims=True)
+    return p
+
+
 class Learner:
     """Base class: declared parameters, header bookkeeping, fitted-state checks and
     `predict` from `predict_proba`."""
@@ -127,12 +135,31 @@ class Learner:
         type(self).__init__(self, **merged)
         return self
 
-    # ----- to implement --------------------------------------------------------------------
-    def fit(self, data: Dataset) -> "Learner":  # pragma: no cover - interface
-        raise NotImplementedError
+    # ----- the template: learners implement the hooks ----------------------------------
+    def fit(self, data: Dataset) -> "Learner":
+        """Forget the last fit, remember the header, learn from the labelled rows
+        (`Dataset.training_rows`: none is an error) through the `_fit` hook."""
+        if not isinstance(data, Dataset):
+            raise LearnerError(
+                f"{type(self).__name__}: fit expects a Dataset, got {type(data).__name__}")
+        self._reset()
+        self._remember_header(data)
+        self._fit(data.training_rows())
+        return self
 
-    def predict_proba(self, data: Dataset) -> np.ndarray:  # pragma: no cover - interface
-        raise NotImplementedError
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        """Class distributions (n, K): the `_joint_log_likelihood` hook, normalised once."""
+        self._check_fitted(data)
+        return normalise_log(self._joint_log_likelihood(data))
+
+    def _fit(self, rows: Dataset) -> None:  # pragma: no cover - interface
+        """Learn from the rows with a known class (the header is remembered already)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither fit nor _fit")
+
+    def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:  # pragma: no cover
+        """log P(y, x) per row and class, up to a constant per row."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither predict_proba nor _joint_log_likelihood")
 
     # ----- optional reports (metrics `model_bytes`, `iterations`) ------------------------
     def model_bytes(self) -> int | None:

@@ -89,10 +89,8 @@ class RandomForest(Learner):
     def _old(self) -> bool:
         return self.weka_version == "3.5.7"
 
-    def fit(self, data: Dataset) -> "RandomForest":
+    def _fit(self, d: Dataset) -> None:
         """Grow the trees on the rows with a known class (file order)."""
-        self._remember_header(data)
-        d = data.training_rows()
         n = d.n_instances
         K = default_k(d.n_attributes, self.k_features, self._old)
         R = JavaRandom(self.seed)
@@ -103,7 +101,6 @@ class RandomForest(Learner):
             tree_seed = R.next_int()
             self.trees_.append(build_tree(d, bag, tree_seed, K, self.min_num,
                                           self.max_depth, self._old))
-        return self
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         """Per-class sums of the trees' distributions (tree order), divided by their total."""
@@ -148,14 +145,11 @@ class RandomTree(RandomForest):
     parameters = tuple(p for p in RandomForest.parameters if p.name != "n_trees")
     n_trees = 1
 
-    def fit(self, data: Dataset) -> "RandomTree":
-        self._remember_header(data)
-        d = data.training_rows()
+    def _fit(self, d: Dataset) -> None:
         K = default_k(d.n_attributes, self.k_features, self._old)
         rows = np.arange(d.n_instances, dtype=np.int64)
         self.trees_ = [build_tree(d, rows, self.seed, K, self.min_num, self.max_depth,
                                   self._old)]
-        return self
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         """The tree's own distribution (not renormalised, as Weka's RandomTree)."""
@@ -182,18 +176,15 @@ class SKRandomForest(Learner):
         self.classes_: np.ndarray | None = None
         self.prior_: np.ndarray | None = None
 
-    def fit(self, data: Dataset) -> "SKRandomForest":
+    def _fit(self, d: Dataset) -> None:
         """Fit on rows with a known class (nominal codes and numeric values, NaN missing)."""
         from sklearn.ensemble import RandomForestClassifier
 
-        self._remember_header(data)
-        d = data.training_rows()
-        K = data.n_classes
+        K = d.n_classes
         counts = np.bincount(d.y, minlength=K)[:K].astype(np.float64)
         self.prior_ = counts / counts.sum()
-        self.model_ = None
         if d.n_attributes == 0 or np.count_nonzero(counts) < 2:
-            return self  # nothing to split on: predict the class frequencies
+            return  # nothing to split on: predict the class frequencies
         a = d.n_attributes
         mf = weka_max_features(a) if self.max_features == "log2+1" else min(self.max_features, a)
         self.model_ = RandomForestClassifier(
@@ -201,7 +192,6 @@ class SKRandomForest(Learner):
             min_samples_leaf=1, bootstrap=True, random_state=self.seed, n_jobs=1)
         self.model_.fit(d.X, d.y)
         self.classes_ = self.model_.classes_.astype(np.int64)
-        return self
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         """(n, K) distributions over all declared classes (unseen classes get 0)."""

@@ -426,13 +426,6 @@ def _table_log_probs(
     return out
 
 
-def _normalise(logscore: np.ndarray) -> np.ndarray:
-    s = logscore - logscore.max(axis=1, keepdims=True)
-    p = np.exp(s)
-    p /= p.sum(axis=1, keepdims=True)
-    return p
-
-
 # ================================================================================================
 # Learners
 # ================================================================================================
@@ -500,9 +493,8 @@ class _BayesNetBase(Learner):
         K = self.n_classes_
         return np.log((self.class_counts_ + 1.0 / K) / (self.n_train_ + 1.0))
 
-    def predict_proba(self, data: Dataset) -> np.ndarray:
-        """Class distributions (n, K): normalised P(y) Π_i P(x_i | π_i, y)."""
-        self._check_fitted(data)
+    def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
+        """log P(y) + Σ_i log P(x_i | π_i, y) per row and class (normalised by the base)."""
         Xt = _map_codes(data.codes(), self.missing_code_)
         K = self.n_classes_
         logscore = np.tile(self._log_prior(), (Xt.shape[0], 1))
@@ -510,7 +502,7 @@ class _BayesNetBase(Learner):
             logscore += _table_log_probs(
                 self.tables_[a], Xt, self.cards_, K, self.depth_cap_, self.backoff_
             )
-        return _normalise(logscore)
+        return logscore
 
     def _check_fitted(self, data: Dataset) -> None:
         if not isinstance(data, Dataset):
