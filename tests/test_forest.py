@@ -272,3 +272,17 @@ def test_errors():
         registry.create("SKRF10", n_estimators="ten")
     with pytest.raises(LearnerError, match="max_features"):
         SKRandomForest(max_features=0)
+
+
+def test_rf10_uses_seed_1_in_every_fold():
+    # SPEC RF: "In cross-validation, every training fold builds a new forest with seed = 1"
+    from workbench.evaluation.pipeline import fold_seed, make_learner
+
+    assert make_learner("RF10", {}, seed=fold_seed(1, 3, 1)).seed == 1
+    assert make_learner("RF10", {"seed": 5}, seed=fold_seed(1, 3, 1)).seed == 5
+    # a variant that does not fix its seed still gets the per-fold one
+    registry.register("RF-free-seed-test", RandomForest, n_trees=2, source="test")
+    try:
+        assert make_learner("RF-free-seed-test", {}, seed=7).seed == 7
+    finally:
+        registry.unregister("RF-free-seed-test")

@@ -22,9 +22,7 @@ from workbench.evaluation.pipeline import (
     FoldResult,
     fold_seed,
     make_learner,
-    pack_folds,
     run_fold,
-    unpack_folds,
 )
 from workbench.evaluation.splits import fold_indices, make_splits
 from workbench.learners.base import Learner
@@ -202,24 +200,13 @@ def test_fold_result_contents_times_and_records(fake_discretize):
     assert rec.train_cpu_seconds == res.train_cpu_seconds
     res2 = run_fold(data, PriorLearner, {}, test_idx, train_idx, round=0, fold=0)
     assert res2.cuts is None and res2.preprocessing == "none"
-    unpacked = unpack_folds(pack_folds([res, res2]))
-    for a, b in zip(unpacked, [res, res2]):
+    for b in (res, res2):
+        a = FoldResult.from_record(b.to_record())
         assert (a.round, a.fold, a.n_train, a.preprocessing, a.cuts) == (
             b.round, b.fold, b.n_train, b.preprocessing, b.cuts)
         assert np.array_equal(a.test_index, b.test_index)
         assert np.array_equal(a.proba, b.proba)
         assert a.test_wall_seconds == b.test_wall_seconds
-
-
-def test_pack_folds_through_npz(tmp_path, fake_discretize):
-    data = numeric_data(20)
-    res = [run_fold(data, FirstAttributeLearner, {}, *fold_indices(make_splits(20, 1, 2, 1), 0, f),
-                    fold=f) for f in range(2)]
-    np.savez(tmp_path / "f.npz", **pack_folds(res))
-    with np.load(tmp_path / "f.npz", allow_pickle=False) as z:
-        back = unpack_folds(z)
-    assert [b.cuts for b in back] == [r.cuts for r in res]
-    assert all(np.array_equal(a.proba, b.proba) for a, b in zip(back, res))
 
 
 def test_missing_class_rows(fake_discretize):

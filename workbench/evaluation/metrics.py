@@ -90,11 +90,6 @@ def metric_names(**flags: object) -> tuple[str, ...]:
                  if all(getattr(m, k) == v for k, v in flags.items()))
 
 
-def title(name: str) -> str:
-    """The metric's title (its name when it is not declared)."""
-    m = METRICS.get(name)
-    return m.title if m is not None else name
-
 LOG_LOSS_EPSILON = float(np.finfo(np.float64).eps)
 """Clip of the true-class probability in `log_loss`: to [eps, 1 − eps], eps = float64 machine
 epsilon ≈ 2.22e-16 (so a 0 costs −ln(eps) ≈ 36.04); the same convention as

@@ -33,6 +33,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
+from workbench.learners.base import declared_parameters
 
 LearnerLike = str | Callable[..., Any]
 SEED_PARAMETERS = ("seed", "random_state")
@@ -115,57 +116,14 @@ def _optional_number(value: Any) -> float | None:
     return None if value != value else value
 
 
-_SCALARS = ("round", "fold", "n_train", "train_cpu_seconds", "test_cpu_seconds",
-            "train_wall_seconds", "test_wall_seconds")
-
-
-def pack_folds(results: Sequence[FoldResult]) -> dict[str, np.ndarray]:
-    """Many fold results as a few flat arrays (for ``np.savez``; no pickling needed).
-
-    Keys: the scalar fields as 1-d arrays (one entry per fold), ``test_count``,
-    ``test_index`` and ``proba`` concatenated over folds in the given order,
-    ``preprocessing`` and ``cuts`` (JSON strings, '' for none). `unpack_folds` inverts it.
-    """
-    out: dict[str, np.ndarray] = {}
-    for key in _SCALARS:
-        dtype = np.int64 if key in ("round", "fold", "n_train") else np.float64
-        out[key] = np.array([getattr(r, key) for r in results], dtype=dtype)
-    out["test_count"] = np.array([r.n_test for r in results], dtype=np.int64)
-    k = results[0].proba.shape[1] if results else 0
-    out["test_index"] = (np.concatenate([r.test_index for r in results]).astype(np.int64)
-                         if results else np.zeros(0, np.int64))
-    out["proba"] = (np.concatenate([r.proba for r in results]).astype(np.float64)
-                    if results else np.zeros((0, k)))
-    out["preprocessing"] = np.array([r.preprocessing for r in results], dtype=str)
-    out["cuts"] = np.array(["" if r.cuts is None else json.dumps(r.cuts) for r in results],
-                           dtype=str)
-    return out
-
-
-def unpack_folds(packed: Mapping[str, np.ndarray]) -> list[FoldResult]:
-    """Inverse of `pack_folds` (accepts the mapping returned by ``np.load`` too)."""
-    counts = np.asarray(packed["test_count"], dtype=np.int64)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    index = np.asarray(packed["test_index"])
-    proba = np.asarray(packed["proba"])
-    out = []
-    for j in range(counts.size):
-        rec = {key: np.asarray(packed[key])[j] for key in _SCALARS}
-        rec["test_index"] = index[starts[j]:ends[j]]
-        rec["proba"] = proba[starts[j]:ends[j]]
-        rec["preprocessing"] = str(np.asarray(packed["preprocessing"])[j])
-        rec["cuts"] = str(np.asarray(packed["cuts"])[j])
-        out.append(FoldResult.from_record(rec))
-    return out
-
-
-# ----- learner construction -------------------------------------------------------------
 def _learner_parameters(learner: LearnerLike) -> set[str]:
     if isinstance(learner, str):
         from workbench.learners import registry
 
         return set(registry.get(learner).parameters())
+    declared = declared_parameters(learner)
+    if declared is not None:
+        return set(declared)
     target = learner.__init__ if inspect.isclass(learner) else learner
     try:
         return {p for p in inspect.signature(target).parameters if p != "self"}
@@ -178,14 +136,21 @@ def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
     """A fresh, unfitted learner from a registered name or a factory, with `params`.
 
     ``preprocessing`` in `params` overrides the learner's declared input. If `seed` is given
-    and the learner takes a ``seed`` / ``random_state`` parameter not set in `params`, that
-    parameter is set to `seed` (so randomised learners are reproducible per fold).
+    and the learner takes a ``seed`` / ``random_state`` parameter that neither `params` nor
+    the registered variant sets, that parameter is set to `seed` (so randomised learners
+    are reproducible per fold). A variant that fixes its seed keeps it in every fold, as
+    Weka does (RF10 = ``RandomForest -S 1`` builds every fold's forest with seed 1).
     """
     kw = dict(params or {})
     if seed is not None:
         accepted = _learner_parameters(learner)
+        fixed = set(kw)
+        if isinstance(learner, str):
+            from workbench.learners import registry
+
+            fixed |= set(registry.get(learner).defaults)
         for name in SEED_PARAMETERS:
-            if name in accepted and name not in kw:
+            if name in accepted and name not in fixed:
                 kw[name] = int(seed)
                 break
     if isinstance(learner, str):

@@ -78,9 +78,6 @@ class CostModel:
         self._est[task] = (learner, seconds)
         self._left[learner] = self._left.get(learner, 0.0) + seconds
 
-    def estimate(self, task: Any) -> float:
-        return self._est[task][1]
-
     def _factor(self, learner: str) -> float:
         """The learner's measured/prior ratio relative to all learners' (1 until known)."""
         if self._count.get(learner, 0) < MIN_OBSERVED:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import pickle
 import platform

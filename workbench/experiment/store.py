@@ -365,9 +365,10 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         try:
             df = pd.read_csv(csv_path)
             per_fold = _csv_per_fold(fm_path) if stamp[1] else {}
+        except StoreCorrupt:
+            raise
         except Exception as exc:  # an empty or truncated CSV
-            raise StoreCorrupt(csv_path if not isinstance(exc, _FoldCsvError) else fm_path,
-                               f"{type(exc).__name__}: {exc}") from None
+            raise StoreCorrupt(csv_path, f"{type(exc).__name__}: {exc}") from None
         if not {"dataset", "learner"} <= set(df.columns):
             raise StoreCorrupt(csv_path, "no dataset/learner columns")
         for rec in df.to_dict("records"):
@@ -382,19 +383,15 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-class _FoldCsvError(Exception):
-    pass
-
-
 def _csv_per_fold(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
     import pandas as pd
 
     try:
         wide = pd.read_csv(path)
     except Exception as exc:
-        raise _FoldCsvError(str(exc)) from None
+        raise StoreCorrupt(path, f"{type(exc).__name__}: {exc}") from None
     if not set(_FOLD_KEYS) <= set(wide.columns):
-        raise _FoldCsvError("missing dataset/learner/round/fold columns")
+        raise StoreCorrupt(path, "missing dataset/learner/round/fold columns")
     wide = wide.sort_values(_FOLD_KEYS, kind="mergesort")
     metrics = [c for c in wide.columns if c not in _FOLD_KEYS]
     out = {}

@@ -192,3 +192,12 @@ class Learner:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def declared_parameters(factory: Any) -> dict[str, Param] | None:
+    """The declared parameters of a `Learner` class that uses the base constructor, None
+    for factories described by their signature (a plugin's own ``__init__``)."""
+    if inspect.isclass(factory) and issubclass(factory, Learner) and \
+            factory.__init__ is Learner.__init__:
+        return {p.name: p for p in factory.parameters}
+    return None

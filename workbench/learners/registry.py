@@ -21,7 +21,7 @@ from importlib import metadata
 from typing import Any, Callable
 
 from workbench.errors import LearnerError
-from workbench.learners.base import Learner, Param
+from workbench.learners.base import declared_parameters
 
 _BUILTIN_MODULES = (
     "workbench.learners.ande",
@@ -44,7 +44,7 @@ class LearnerSpec:
 
     def parameters(self) -> dict[str, Any]:
         """All constructor parameters with their effective defaults for this name."""
-        declared = _declared(self.factory)
+        declared = declared_parameters(self.factory)
         if declared is not None:
             return {n: self.defaults.get(n, p.default) for n, p in declared.items()}
         out = {}
@@ -59,20 +59,10 @@ _REGISTRY: dict[str, LearnerSpec] = {}
 _builtins_loaded = False
 
 
-def _declared(factory: Callable[..., Any]) -> dict[str, Param] | None:
-    """The declared parameters of a `Learner` class that uses the base constructor
-    (`base.Param`), None for factories described by their signature (plugins' own
-    ``__init__``)."""
-    if inspect.isclass(factory) and issubclass(factory, Learner) and \
-            factory.__init__ is Learner.__init__:
-        return {p.name: p for p in factory.parameters}
-    return None
-
-
 def _check_value(learner: str, factory: Callable[..., Any], key: str, value: Any,
                  unknown: str) -> None:
     """One parameter value against the factory's declaration or signature."""
-    declared = _declared(factory)
+    declared = declared_parameters(factory)
     if declared is not None:
         if key not in declared:
             raise LearnerError(unknown.format(params=", ".join(declared) or "none"))
