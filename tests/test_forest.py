@@ -195,14 +195,28 @@ def test_empty_branch_falls_back_to_the_parent_distribution():
     np.testing.assert_array_equal(p[0], [2 / 6, 4 / 6])
 
 
-def test_weka_quicksort_sorts_with_ties():
+def test_weka_quicksorts_sort_with_ties():
     rng = np.random.default_rng(0)
-    for n in (1, 2, 3, 4, 17, 200):
-        keys = rng.integers(0, 5, n).astype(float)
-        perm = np.arange(n)
-        rt.weka_quicksort(keys, perm, np.empty(4 * n + 16, dtype=np.int64))
-        assert sorted(perm) == list(range(n))
-        assert np.all(np.diff(keys[perm]) >= 0)
+    for sort in (rt.weka_quicksort, rt.weka357_quicksort):
+        for n in (1, 2, 3, 4, 17, 200):
+            keys = rng.integers(0, 5, n).astype(float)
+            perm = np.arange(n)
+            sort(keys, perm, np.empty(4 * n + 16, dtype=np.int64))
+            assert sorted(perm) == list(range(n))
+            assert np.all(np.diff(keys[perm]) >= 0)
+
+
+def test_weka_357_rules_on_missing_values():
+    # 3.5.7: per-attribute instance orders sorted once at the root, gain > 0 (RF-V)
+    labor = load_dataset(shared_file("labor"))
+    old = registry.create("RF10", weka_version="3.5.7")
+    p = old.fit(labor).predict_proba(labor)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(p, registry.create("RF10", weka_version="3.5.7")
+                                  .fit(labor).predict_proba(labor))
+    assert (p.argmax(1) == labor.y).mean() > 0.9
+    tree = RandomTree(weka_version="3.5.7").fit(labor).trees_[0]
+    assert tree.n_nodes > 1 and tree.kind[0] == rt.KIND_SPLIT
 
 
 # ----- RF-W: the worked example -----------------------------------------------------------------

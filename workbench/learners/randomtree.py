@@ -11,9 +11,11 @@ the probabilities — are the same doubles as Weka 3.6.14's.
 A grown tree is a set of flat arrays (`Tree`); `predict_tree` walks them without recursion
 (an explicit stack keeps the nested sums of missing-value branches in Weka's order).
 
-``old_rules`` switches on Weka 3.5.7's rules 3–5 of RF-V (gain > 0 instead of > 1e-6,
-x·ln x = 0 below 1e-6, the plain midpoint as threshold); 3.5.7's sort-once-at-the-root
-instance order (rule 6) is not reproduced, so that variant is statistical, not bitwise.
+``old_rules`` switches on Weka 3.5.7's rules 3–6 of RF-V: gain > 0 instead of > 1e-6,
+x·ln x = 0 below 1e-6, the plain midpoint as threshold, and each attribute's own instance
+order sorted once at the root (3.5.7's quicksort; nominal attributes: bag order, missing
+last), restricted to each node's instances. That variant is statistically, not bitwise,
+reproducible (SPEC: Java's and C's logarithms may differ in the last bit).
 """
 
 from __future__ import annotations
@@ -159,6 +161,41 @@ def weka_quicksort(keys, perm, stack):
         sp += 4
 
 
+@numba.njit(cache=True, nogil=True)
+def weka357_quicksort(keys, perm, stack):
+    """Weka 3.5.7's quicksort of `perm` by ``keys[perm[·]]`` (RF-V rule 6)."""
+    stack[0] = 0
+    stack[1] = perm.shape[0] - 1
+    sp = 2
+    while sp > 0:
+        hi = stack[sp - 1]
+        lo = stack[sp - 2]
+        sp -= 2
+        if lo >= hi:
+            continue
+        pivot = keys[perm[(lo + hi) // 2]]
+        i = lo
+        j = hi
+        while i < j:
+            while keys[perm[i]] < pivot and i < j:
+                i += 1
+            while keys[perm[j]] > pivot and i < j:
+                j -= 1
+            if i < j:
+                t = perm[i]
+                perm[i] = perm[j]
+                perm[j] = t
+                i += 1
+                j -= 1
+        if i == j and keys[perm[j]] > pivot:
+            j -= 1
+        stack[sp] = lo
+        stack[sp + 1] = j
+        stack[sp + 2] = j + 1
+        stack[sp + 3] = hi
+        sp += 4
+
+
 # ----- evaluating one attribute on a node's list (RF-5) -----------------------------------------
 @numba.njit(cache=True, nogil=True)
 def _eval_nominal(X, y, att, nb, C, rows, wts, off, n, T, P):
@@ -186,21 +223,27 @@ def _eval_nominal(X, y, att, nb, C, rows, wts, off, n, T, P):
 def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, keys, perm, tmp_r, tmp_w,
                   qstack, old_rules):
     """Re-order the node's list by the attribute (missing last), find the best threshold;
-    returns it (NaN when all known values are equal or none is known)."""
-    for p in range(n):
-        v = X[rows[off + p], att]
-        keys[p] = DBL_MAX if np.isnan(v) else v
-        perm[p] = p
-    weka_quicksort(keys[:n], perm[:n], qstack)
+    returns it (NaN when all known values are equal or none is known). Under the 3.5.7
+    rules the list is the attribute's own, already in root-sorted order (RF-V rule 6)."""
     f = 0
-    for p in range(n):
-        tmp_r[p] = rows[off + perm[p]]
-        tmp_w[p] = wts[off + perm[p]]
-        if not np.isnan(X[tmp_r[p], att]):
-            f += 1
-    for p in range(n):
-        rows[off + p] = tmp_r[p]
-        wts[off + p] = tmp_w[p]
+    if old_rules:
+        for p in range(off, off + n):
+            if not np.isnan(X[rows[p], att]):
+                f += 1
+    else:
+        for p in range(n):
+            v = X[rows[off + p], att]
+            keys[p] = DBL_MAX if np.isnan(v) else v
+            perm[p] = p
+        weka_quicksort(keys[:n], perm[:n], qstack)
+        for p in range(n):
+            tmp_r[p] = rows[off + perm[p]]
+            tmp_w[p] = wts[off + perm[p]]
+            if not np.isnan(X[tmp_r[p], att]):
+                f += 1
+        for p in range(n):
+            rows[off + p] = tmp_r[p]
+            wts[off + p] = tmp_w[p]
     for b in range(2):
         for j in range(C):
             cur[b, j] = 0.0
@@ -277,18 +320,49 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
     for p in range(n0):
         dist[y[rows0[p]]] += wts0[p]
     cn_off[0] = 0
-    # list pool and the stack of pending nodes (node, depth, offset, length)
-    rows = np.empty(max(2 * n0, 16), dtype=np.int64)
-    wts = np.empty(max(2 * n0, 16), dtype=np.float64)
-    rows[:n0] = rows0
-    wts[:n0] = wts0
+    # list pool and the stack of pending nodes (node, depth, offset, length). A node's region
+    # holds `nl` lists of its n entries: one (3.6 rules), or one per attribute in that
+    # attribute's order, sorted once at the root (3.5.7 rules, RF-V rule 6)
+    nl = a if old_rules else 1
+    rows = np.empty(max(2 * nl * n0, 16), dtype=np.int64)
+    wts = np.empty(max(2 * nl * n0, 16), dtype=np.float64)
+    if old_rules:
+        rkeys = np.empty(max(n0, 1))
+        rperm = np.empty(max(n0, 1), dtype=np.int64)
+        rstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
+        for j in range(a):
+            base = j * n0
+            if is_nominal[j]:  # bag order, missing values last
+                q = 0
+                for p in range(n0):
+                    if not np.isnan(X[rows0[p], j]):
+                        rows[base + q] = rows0[p]
+                        wts[base + q] = wts0[p]
+                        q += 1
+                for p in range(n0):
+                    if np.isnan(X[rows0[p], j]):
+                        rows[base + q] = rows0[p]
+                        wts[base + q] = wts0[p]
+                        q += 1
+            else:
+                for p in range(n0):
+                    v = X[rows0[p], j]
+                    rkeys[p] = DBL_MAX if np.isnan(v) else v
+                    rperm[p] = p
+                weka357_quicksort(rkeys[:n0], rperm[:n0], rstack)
+                for p in range(n0):
+                    rows[base + p] = rows0[rperm[p]]
+                    wts[base + p] = wts0[rperm[p]]
+    else:
+        rows[:n0] = rows0
+        wts[:n0] = wts0
     st_node = np.empty(64, dtype=np.int64)
     st_depth = np.empty(64, dtype=np.int64)
     st_off = np.empty(64, dtype=np.int64)
     st_len = np.empty(64, dtype=np.int64)
     st_top = np.zeros(65, dtype=np.int64)  # st_top[s] = max list end of frames 0..s−1
     st_node[0], st_depth[0], st_off[0], st_len[0] = 0, 0, 0, n0
-    st_top[1] = n0
+    st_top[1] = nl * n0
     sp = 1
     # scratch
     T = np.empty((vmax, C))
@@ -343,13 +417,14 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
             window[m - 1] = at
             m -= 1
             tried += 1
+            lo = off + at * n if old_rules else off  # the attribute's list
             if is_nominal[at]:
                 nb = n_values[at]
-                _eval_nominal(X, y, at, nb, C, rows, wts, off, n, T, P)
+                _eval_nominal(X, y, at, nb, C, rows, wts, lo, n, T, P)
                 thr = np.nan
             else:
                 nb = 2
-                thr = _eval_numeric(X, y, at, C, rows, wts, off, n, T, P, cur, keys, perm,
+                thr = _eval_numeric(X, y, at, C, rows, wts, lo, n, T, P, cur, keys, perm,
                                     tmp_r, tmp_w, qstack, old_rules)
             g = _h_cols(T, nb, C, old_rules) - _h_rows(T, nb, C, old_rules)
             if g > eps:
@@ -405,35 +480,38 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
                 counts[0] += 1
             else:
                 counts[1] += 1
-        start = max(live_top, off + n)
+        start = max(live_top, off + nl * n)
         need = start
         for b in range(nb):
             starts[b] = need
-            need += counts[b]
+            need += nl * counts[b]
         if need > rows.shape[0]:
             rows = _grow(rows, need)
             wts = _grow(wts, need)
-        fill = starts[:nb].copy()
-        for p in range(off, off + n):
-            r = rows[p]
-            w = wts[p]
-            v = X[r, best_att]
-            if np.isnan(v):
-                for b in range(nb):
-                    if bestP[b] > 0.0:
-                        rows[fill[b]] = r
-                        wts[fill[b]] = bestP[b] * w
-                        fill[b] += 1
-                continue
-            if nominal:
-                b = int(v)
-            elif v < best_thr:
-                b = 0
-            else:
-                b = 1
-            rows[fill[b]] = r
-            wts[fill[b]] = w
-            fill[b] += 1
+        for li in range(nl):  # each list in its own order (3.6: the one list)
+            fill = starts[:nb].copy()
+            for b in range(nb):
+                fill[b] += li * counts[b]
+            for p in range(off + li * n, off + (li + 1) * n):
+                r = rows[p]
+                w = wts[p]
+                v = X[r, best_att]
+                if np.isnan(v):
+                    for b in range(nb):
+                        if bestP[b] > 0.0:
+                            rows[fill[b]] = r
+                            wts[fill[b]] = bestP[b] * w
+                            fill[b] += 1
+                    continue
+                if nominal:
+                    b = int(v)
+                elif v < best_thr:
+                    b = 0
+                else:
+                    b = 1
+                rows[fill[b]] = r
+                wts[fill[b]] = w
+                fill[b] += 1
         # children: class weights = rows of the winning table; pushed last-first
         if sp + nb + 1 > st_node.shape[0]:
             size = sp + nb + 1
@@ -453,7 +531,7 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
             st_depth[sp] = depth + 1
             st_off[sp] = starts[b]
             st_len[sp] = counts[b]
-            st_top[sp + 1] = max(st_top[sp], starts[b] + counts[b])
+            st_top[sp + 1] = max(st_top[sp], starts[b] + nl * counts[b])
             sp += 1
         n_nodes += nb
     return (kind[:n_nodes].copy(), att_[:n_nodes].copy(), thr_[:n_nodes].copy(),
