@@ -477,3 +477,18 @@ def test_corrupt_predictions_of_a_complete_pair_are_recomputed(tmp_path, plugin_
     err = capsys.readouterr().err
     assert f"corrupt: {parquet}" in err and "1 pair(s) already complete" in err
     assert store.load_predictions(out, "iris", "S").equals(before)
+
+
+def test_corrupt_metadata_is_reported_and_replaced(tmp_path, plugin_file, capsys):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    (out / "metadata.json").write_text('{"name": ')
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 2
+    assert "metadata.json: corrupt stored result" in capsys.readouterr().err
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "corrupt:" in err and "metadata.json" in err and "2 pair(s) already complete" in err
+    assert json.loads((out / "metadata.json").read_text())["invocations"][-1]["status"] == \
+        "complete"

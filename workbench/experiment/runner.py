@@ -281,7 +281,7 @@ def run_experiment(
         started = time.monotonic()
         meta, invocation = _start_metadata(run_dir, config, config_hash, found, missing,
                                            infos, warnings, jobs, backend, scheduler,
-                                           datasets, learners)
+                                           datasets, learners, stream)
         tasks, remaining, to_summarize = _plan_tasks(run_dir, config, sel_found, sel_learners,
                                                      infos, result, stream)
         model = CostModel()
@@ -371,7 +371,8 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
                     found: list[DatasetRef], missing: list[str],
                     infos: dict[str, _DataInfo], warnings: list[str], jobs: int,
                     backend: str, scheduler: str | None, datasets: Sequence[str] | None,
-                    learners: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+                    learners: Sequence[str] | None, stream: TextIO
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Write config.yaml, config_hash and metadata.json with this invocation as running."""
     run_dir.mkdir(parents=True, exist_ok=True)
     store.atomic_write_text(
@@ -382,7 +383,8 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
     store.atomic_write_text(run_dir / store.CONFIG_HASH, config_hash + "\n")
     try:
         meta = store.read_metadata(run_dir)
-    except store.StoreCorrupt:
+    except store.StoreCorrupt as exc:
+        print(f"corrupt: {exc}; starting its run history afresh", file=stream)
         meta = {}
     if meta.get("config_hash") not in (None, config_hash):
         meta = {"previous_config_hash": meta.get("config_hash")}
