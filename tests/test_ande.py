@@ -639,3 +639,50 @@ def test_classes_absent_in_training():
         p = proba(AnDE(n=n), train, X_TOY)
         assert p.shape == (1, 3) and 0 < p[0, 2] < p[0].max()
         np.testing.assert_allclose(p.sum(), 1.0)
+
+
+def _masked(n, train, test, parent_ok, child_ok):
+    model = AnDE(n=n).fit(train)
+    model.parent_mask_ = np.asarray(parent_ok, dtype=bool)
+    model.child_mask_ = np.asarray(child_ok, dtype=bool)
+    return model.predict_proba(test)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_attribute_masks_equal_dropping_the_attribute(n):
+    """An attribute that is neither parent nor child scores like a data set without it
+    (no missing values: every row has a used parent set, so the NB fallback never runs)."""
+    cards = [3, 2, 3, 4, 2, 5]
+    train = random_data(300, 6, cards, 3, seed=7)
+    test = random_data(60, 6, cards, 3, seed=8)
+    keep = [0, 1, 3, 4, 5]
+    drop = lambda d: d.replace(attributes=tuple(d.attributes[i] for i in keep),  # noqa: E731
+                               X=d.X[:, keep])
+    ok = [i != 2 for i in range(6)]
+    np.testing.assert_allclose(_masked(n, train, test, ok, ok),
+                               AnDE(n=n).fit(drop(train)).predict_proba(drop(test)), rtol=1e-12)
+
+
+def test_a1de_parent_mask_is_a_sum_of_spodes():
+    """A1DE restricted to parents {p, q}: P(y|x) ∝ Σ_{s ∈ {p,q}} P(y, x_s) Π_{c ≠ s} P(x_c|y, x_s),
+    children masked out drop their factor from every SPODE (hand-built from the counts)."""
+    rows = [(0, 1, 0, 0), (1, 1, 0, 1), (0, 0, 1, 1), (1, 0, 1, 0), (0, 1, 1, 1),
+            (1, 1, 1, 1)]
+    train = make(rows)
+    x = (0, 1, 1)
+    N, K, cards = len(rows), 2, [2, 2, 2]
+
+    def c(cond):  # #(rows with r[column] == value for every (column, value))
+        return sum(all(r[k] == v for k, v in cond) for r in rows)
+
+    def spode(s, y, children):
+        v = (c([(s, x[s]), (3, y)]) + 1 / (K * cards[s])) / (N + 1)
+        for ch in children:
+            if ch != s:
+                v *= (c([(s, x[s]), (ch, x[ch]), (3, y)]) + 1 / cards[ch]) / \
+                     (c([(s, x[s]), (3, y)]) + 1)
+        return v
+
+    expect = norm([spode(0, y, [0, 2]) + spode(2, y, [0, 2]) for y in (0, 1)])
+    got = _masked(1, train, test_rows(train, [x]), [True, False, True], [True, False, True])
+    np.testing.assert_allclose(got[0], expect, rtol=1e-12)

@@ -11,10 +11,14 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 * `WorkbenchError` — the one user-facing error type.
 """
 
-from workbench.data.dataset import Attribute, Dataset
-from workbench.errors import WorkbenchError
-from workbench.learners.base import Learner
-from workbench.learners.registry import create, register
+from workbench.jit import configure_cache
+
+configure_cache()  # before any kernel module is imported (see workbench.jit)
+
+from workbench.data.dataset import Attribute, Dataset  # noqa: E402
+from workbench.errors import WorkbenchError  # noqa: E402
+from workbench.learners.base import Learner  # noqa: E402
+from workbench.learners.registry import create, register  # noqa: E402
 
 __version__ = "0.1.0"
 

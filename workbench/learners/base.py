@@ -194,6 +194,31 @@ class Learner:
         return f"{type(self).__name__}({args})"
 
 
+class CountingLearner(Learner):
+    """A learner whose model is additive counts: `fit` is one `partial_fit` on fresh counts,
+    and any split of the training data into chunks gives the same model (streams, data
+    larger than memory). Subclasses implement `_add_counts` (and `_joint_log_likelihood`)."""
+
+    def _fit(self, rows: Dataset) -> None:
+        self._add_counts(rows)
+
+    def partial_fit(self, data: Dataset) -> "CountingLearner":
+        """Add a chunk of training data (the first chunk fixes the header)."""
+        if not isinstance(data, Dataset):
+            raise LearnerError(f"{type(self).__name__}: partial_fit expects a Dataset, "
+                               f"got {type(data).__name__}")
+        if self._header is None:
+            self._remember_header(data)
+        else:
+            self._check_fitted(data)
+        self._add_counts(data.training_rows())
+        return self
+
+    def _add_counts(self, rows: Dataset) -> None:  # pragma: no cover - interface
+        """Add labelled rows to the counts (creating them on the first call)."""
+        raise NotImplementedError(f"{type(self).__name__} implements no _add_counts")
+
+
 def declared_parameters(factory: Any) -> dict[str, Param] | None:
     """The declared parameters of a `Learner` class that uses the base constructor, None
     for factories described by their signature (a plugin's own ``__init__``)."""

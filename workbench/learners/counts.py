@@ -131,26 +131,31 @@ def _totals_kernel(ids, kind, off, vbase, bsize, dense, skeys, svals, out):
         out[b] = t
 
 
+@numba.njit(cache=True, nogil=True)
+def lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out):
+    """`lookup_k` for a sparse or empty block (kept out of line: inlining the search into
+    every caller's hot loop makes the dense reads several times slower)."""
+    for yy in range(K):
+        out[yy] = 0
+    if kind[b] != KIND_SPARSE:
+        return
+    key = vbase[b] + loc0
+    i = np.searchsorted(skeys, key)
+    n = skeys.shape[0]
+    while i < n and skeys[i] < key + K:
+        out[skeys[i] - key] = svals[i]
+        i += 1
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def lookup_k(kind, off, vbase, dense, skeys, svals, b, loc0, K, out):
     """out[y] = count of cell loc0 + y of block b (loc0 = value-combination index · K)."""
-    k = kind[b]
-    if k == KIND_DENSE:
+    if kind[b] == KIND_DENSE:
         base = off[b] + loc0
         for yy in range(K):
             out[yy] = dense[base + yy]
-    elif k == KIND_SPARSE:
-        key = vbase[b] + loc0
-        i = np.searchsorted(skeys, key)
-        for yy in range(K):
-            out[yy] = 0
-        n = skeys.shape[0]
-        while i < n and skeys[i] < key + K:
-            out[skeys[i] - key] = svals[i]
-            i += 1
     else:
-        for yy in range(K):
-            out[yy] = 0
+        lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,0 +1,63 @@
+"""SPEC §2's m-estimates as inlined numba helpers, each written once.
+
+Scores are products kept per (parent set, instance, class) in linear space; a product that
+falls below `RESCALE` moves into a log accumulator, so 100+ attributes never underflow.
+
+* child factor  P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c ?) + m)
+* parent joint  P(y, x_s) = (#(y, x_s) + m/(K·Π|X_s|)) / (N − miss(s) + m)
+* naive Bayes   P(y) Π_c P(x_c | y) with P(y) = (#y + m/K) / (N + m)
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+RESCALE = 1e-280
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def times_child_missing(prod, lacc, cnt, q, r, cc, mc, madd, m, K):
+    """The child factor when the child has missing training values (its denominator drops
+    the rows where it is missing, mc[y] = #(y, x_s, x_c ?)); rescales at once, True if so."""
+    small = False
+    for y in range(K):
+        pv = prod[q, r, y] * (cc[y] + madd) / (cnt[q, r, y] - mc[y] + m)
+        if pv < RESCALE:
+            lacc[q, r, y] += np.log(pv)
+            pv = 1.0
+            small = True
+        prod[q, r, y] = pv
+    return small
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def rescale(prod, lacc, q, r, K):
+    """Move parent set q's tiny products for instance r into the log accumulator."""
+    for y in range(K):
+        pv = prod[q, r, y]
+        if pv < RESCALE:
+            lacc[q, r, y] += np.log(pv)
+            prod[q, r, y] = 1.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def joint_term(cnt_y, prod_y, m, K, n_values, w, ptot_b):
+    """w · P(y, x_s) · Π child factors, in linear space."""
+    return (cnt_y + m / (K * n_values)) * (w / (ptot_b + m)) * prod_y
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def log_joint_term(cnt_y, prod_y, lacc_y, m, K, n_values, lw, ptot_b):
+    """log of `joint_term` when the product was rescaled (lw = log w)."""
+    return lw + lacc_y + np.log((cnt_y + m / (K * n_values)) / (ptot_b + m) * prod_y)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def add_log(mx, acc, y, v):
+    """Streaming log-sum-exp: fold v into (running max mx[y], scaled sum acc[y])."""
+    if v > mx[y]:
+        acc[y] = acc[y] * np.exp(mx[y] - v) + 1.0
+        mx[y] = v
+    else:
+        acc[y] += np.exp(v - mx[y])

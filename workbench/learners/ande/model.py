@@ -1,0 +1,167 @@
+"""The AnDE learner: parameters, counting, derived tables (parent totals, NB denominators,
+MI weights) and the registered variants NB, A1DE, A1DE-S, …, A3DE."""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.errors import LearnerError
+from workbench.learners.ande.predict import a1de_fast_ok, log_scores
+from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
+from workbench.learners.ande.weights import mi_weights
+from workbench.learners.base import CountingLearner, choice, integer, number
+from workbench.learners.counts import AnDECounts
+from workbench.learners.registry import register
+
+MAX_ORDER = 3
+_BATCH_BYTES = 64 << 20
+
+
+class AnDE(CountingLearner):
+    """Averaged n-dependence estimators (n = 0 is naive Bayes) with optional SR and MI weights.
+
+    Attribute selection: a subclass (or caller) may set ``parent_mask_`` / ``child_mask_``
+    (boolean per attribute) after fitting; a masked attribute is in no parent set / is no
+    child. The naive Bayes fallback always uses every present attribute."""
+
+    preprocessing = "mdl"
+
+    parameters = (
+        integer("n", 1, 0, MAX_ORDER),
+        number("m", 1.0, 0.0, strict=True),
+        integer("frequency_limit", 1, 0),
+        integer("subsumption", None, 0, optional=True),
+        choice("weighting", None, (None, "mi")),
+        choice("mi_estimate", "reference", ("reference", "consistent")),
+    )
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.counts_: AnDECounts | None = None
+        self.parent_mask_: np.ndarray | None = None
+        self.child_mask_: np.ndarray | None = None
+        self._prepared: dict | None = None
+
+    # ----- training --------------------------------------------------------------------
+    def required_level(self) -> int:
+        """Largest attribute-combination size the counts must hold for this variant."""
+        return max(self.n + 1, 2 if self.subsumption is not None else 1)
+
+    def _add_counts(self, rows: Dataset) -> None:
+        """Count the rows in one pass (AnDE needs all-nominal data)."""
+        if not rows.is_all_nominal:
+            names = ", ".join(f"'{rows.attributes[i].name}'" for i in rows.numeric_indices[:5])
+            raise LearnerError(
+                f"{type(self).__name__}: numeric attribute(s) {names} in "
+                f"{rows.source or rows.name}; AnDE needs nominal data (use preprocessing "
+                "'mdl' or 'ef:B')"
+            )
+        if self.counts_ is None:
+            self.counts_ = AnDECounts(rows.cardinalities, rows.n_classes, self.required_level(),
+                                      parent_levels=self.n, rows_hint=rows.n_instances)
+        self.counts_.partial_fit(rows.codes(), rows.y)
+        self._prepared = None
+
+    def derive(self, **params) -> "AnDE":
+        """A fitted variant with other parameters sharing this model's counts (no re-count),
+        e.g. ``a2de.derive(subsumption=100, weighting="mi")``."""
+        if self.counts_ is None:
+            raise LearnerError(f"{type(self).__name__}: derive called before fit")
+        merged = {**self.get_params(), **params}
+        other = type(self)(**merged)
+        ct = self.counts_
+        if (other.required_level() > ct.max_level and ct.max_level < ct.d) or \
+                (other.n > ct.parent_levels and other.n < ct.d):
+            raise LearnerError(
+                f"AnDE: these counts hold parent sets up to size {ct.parent_levels} and "
+                f"combinations up to size {ct.max_level}; {other!r} needs more")
+        other._header = self._header
+        other.counts_ = self.counts_
+        return other
+
+    def model_bytes(self) -> int | None:
+        """Bytes of the count tables."""
+        return None if self.counts_ is None else int(self.counts_.nbytes)
+
+    # ----- derived tables --------------------------------------------------------------
+    def _top(self) -> int:
+        return min(self.n, self.counts_.max_level)
+
+    def _prepare(self) -> dict:
+        """Tables and inputs of the kernels, computed once per fitted model."""
+        if self._prepared is not None:
+            return self._prepared
+        ct = self.counts_
+        assert ct is not None
+        st = ct.store
+        top = self._top()
+        parent_ids = np.arange(int(ct.levels.base[1]) if top >= 1 else 0,
+                               int(ct.levels.base[top + 1]) if top >= 1 else 0, dtype=np.int64)
+        ptot = st.block_totals(parent_ids)
+        d, K = ct.d, ct.K
+        nb_den = np.zeros((max(d, 1), K), dtype=np.int64)
+        if ct.max_level >= 1:
+            for a in range(d):
+                nb_den[a] = st.block(int(ct.levels.base[1]) + a).sum(axis=0)
+        tb = tables_of(ct)
+        if self.weighting == "mi":
+            wts = np.zeros(st.n_blocks, dtype=np.float64)
+            if parent_ids.size:
+                mi_weights(parent_ids, st.blen, st.battrs, tb, self.m, ptot, ct.class_counts,
+                           float(ct.n), self.mi_estimate == "reference" and self.n == 1, wts)
+        else:
+            wts = np.ones(st.n_blocks, dtype=np.float64)
+        masks = [np.ones(max(d, 1), dtype=np.bool_) if mk is None else
+                 np.asarray(mk, dtype=np.bool_) for mk in (self.parent_mask_, self.child_mask_)]
+        est = Inputs(self.m, int(self.frequency_limit), ptot, wts, *masks, float(ct.n),
+                     ct.class_counts, nb_den)
+        self._prepared = {"tb": tb, "est": est}
+        return self._prepared
+
+    def weights(self, level: int | None = None) -> np.ndarray:
+        """MI weights of the parent sets of one level (colex order), as used in scoring."""
+        ct = self.counts_
+        if ct is None:
+            raise LearnerError(f"{type(self).__name__}: weights requested before fit")
+        level = self.n if level is None else level
+        w = self._prepare()["est"].wts
+        b0 = int(ct.levels.base[level])
+        return w[b0: b0 + int(ct.levels.ncomb[level])].copy()
+
+    # ----- classification --------------------------------------------------------------
+    def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
+        """log P̂(y, x) per row and class (SPEC §2), up to a constant per row."""
+        ct = self.counts_
+        prep = self._prepare()
+        tb: Tables = prep["tb"]
+        est: Inputs = prep["est"]
+        codes = np.ascontiguousarray(data.codes(), dtype=np.int64)
+        top = self._top()
+        n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
+        ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
+        sr = self.subsumption is not None
+        return log_scores(codes, top, tb, est, ws, sr, int(self.subsumption) if sr else 0,
+                          a1de_fast_ok(tb, est, top))
+
+    def _batch_size(self, n_test: int, n_sets: int) -> int:
+        """Test instances scored together (block-major) within a ~64 MB workspace."""
+        per = max(1, n_sets * self.counts_.K * 8 * 4)
+        return int(max(1, min(64, max(n_test, 1), _BATCH_BYTES // per)))
+
+
+# ----- registered variants ---------------------------------------------------------------
+register("NB", AnDE, n=0, description="naive Bayes (A0DE) with m-estimates")
+register("A1DE", AnDE, n=1, description="AODE with m-estimates")
+register("A1DE-S", AnDE, n=1, subsumption=100, description="A1DE + subsumption resolution")
+register("A1DE-W", AnDE, n=1, weighting="mi", description="A1DE + MI weights")
+register("A1DE-SW", AnDE, n=1, subsumption=100, weighting="mi",
+         description="A1DE + subsumption resolution + MI weights")
+register("A2DE", AnDE, n=2, description="A2DE with m-estimates")
+register("A2DE-S", AnDE, n=2, subsumption=100, description="A2DE + subsumption resolution")
+register("A2DE-W", AnDE, n=2, weighting="mi", description="A2DE + MI weights")
+register("A2DE-SW", AnDE, n=2, subsumption=100, weighting="mi",
+         description="A2DE + subsumption resolution + MI weights")
+register("A3DE", AnDE, n=3, description="A3DE with m-estimates")

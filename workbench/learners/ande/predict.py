@@ -1,0 +1,244 @@
+"""AnDE classification (numba): which attribute values take part, the top level in batches,
+fallback to lower orders down to naive Bayes, and an instance-major A1DE fast path.
+
+`log_scores` returns log P̂(y, x) up to a constant per row; the learner template normalises.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from workbench.learners.ande.estimates import RESCALE
+from workbench.learners.ande.scoring import score_level
+from workbench.learners.ande.tables import read, read_row
+
+_NO_UNDERFLOW = np.log(1e-280)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt, pr):
+    """The attributes of row r that take part, in increasing order, into actl[r, 0:na]
+    (vc[t] = class-free count #(x_a)); returns na. Missing values never take part; with
+    subsumption resolution (sr, critical count crit) x_i is deleted when some x_j with
+    #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower attribute index)."""
+    d = X.shape[1]
+    na = 0
+    for a in range(d):
+        if X[r, a] >= 0:
+            actl[r, na] = a
+            na += 1
+    if tb.lbase.shape[0] > 2:
+        for t in range(na):
+            a = actl[r, t]
+            read(tb, tb.lbase[1] + a, X[r, a], cnt)
+            vc[t] = cnt.sum()
+    if not sr or na < 2:
+        return na
+    for t in range(na):
+        deleted[t] = False
+        i = actl[r, t]
+        for u in range(na):
+            if u == t or vc[u] <= crit or vc[t] < vc[u]:
+                continue
+            j = actl[r, u]
+            if vc[t] == vc[u] and i < j:
+                continue  # tie: only the higher attribute index is deleted
+            pr[0] = min(i, j)
+            pr[1] = max(i, j)
+            read_row(tb, tb.lbase[2] + tb.binom[pr[0], 1] + tb.binom[pr[1], 2], pr, 2, X, r, cnt)
+            if cnt.sum() == vc[u]:
+                deleted[t] = True
+                break
+    k = 0
+    for t in range(na):
+        if not deleted[t]:
+            actl[r, k] = actl[r, t]
+            vc[k] = vc[t]
+            k += 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod):
+    """Naive Bayes log scores lp[r] of row r over its active attributes actl[r, 0:na] (the
+    last fallback): P(y) Π_c (#(y, x_c) + m/|X_c|) / (#y − #(y, x_c ?) + m)."""
+    K = tb.K
+    m = est.m
+    for y in range(K):
+        prod[y] = 1.0
+        lp[r, y] = np.log((est.class_counts[y] + m / K) / (est.N + m))
+    for t in range(na):
+        c = actl[r, t]
+        read(tb, tb.lbase[1] + c, X[r, c], cnt)
+        madd = m / tb.cards[c]
+        for y in range(K):
+            prod[y] *= (cnt[y] + madd) / (est.nb_den[c, y] + m)
+            if prod[y] < RESCALE:
+                lp[r, y] += np.log(prod[y])
+                prod[y] = 1.0
+    for y in range(K):
+        lp[r, y] += np.log(prod[y])
+
+
+def a1de_fast_ok(tb, est, top):
+    """Can the instance-major A1DE path run? Order 1, every pair table dense, no attribute
+    with missing training values, and products that cannot underflow."""
+    d = tb.cards.shape[0]
+    if top != 1 or d < 2 or (tb.miss_base[1, :d] >= 0).any():
+        return False
+    pairs = slice(int(tb.lbase[2]), int(tb.lbase[2] + tb.binom[d, 2]))
+    if (tb.kind[pairs] != 0).any():
+        return False
+    # every factor (#+m/|X_c|)/(#+m) ≥ (m/max|X|)/(N+m); d−1 of them times P(y, x_p)
+    fmin = (est.m / max(int(tb.cards.max()), 1)) / (est.N + est.m)
+    return bool(d * np.log(fmin) > _NO_UNDERFLOW)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp):
+    """A1DE for rows 0..nb−1 of X without any checks (see `a1de_fast_ok`); an unseen value
+    simply reads zero counts from the dense tables."""
+    K = tb.K
+    d = X.shape[1]
+    s_cnt = np.empty((d, K), dtype=np.int64)
+    s_inv = np.empty((d, K))
+    s_prod = np.empty((d, K))
+    s_used = np.empty(d, dtype=np.bool_)
+    s_child = np.empty(d, dtype=np.bool_)
+    s_madd = np.empty(d)
+    acc = np.empty(K)
+    m = est.m
+    lb1 = tb.lbase[1]
+    for r in range(nb):
+        na = nact[r]
+        nused = 0
+        wsum = 0.0
+        for t in range(na):
+            a = actl[r, t]
+            o = tb.off[lb1 + a] + X[r, a] * K
+            tot = 0
+            for y in range(K):
+                cv = tb.dense[o + y]
+                tot += cv
+                s_cnt[t, y] = cv
+                s_inv[t, y] = 1.0 / (cv + m)
+                s_prod[t, y] = 1.0
+            s_used[t] = tot >= est.F and est.parent_ok[a]
+            s_child[t] = est.child_ok[a]
+            s_madd[t] = m / tb.cards[a]
+            if s_used[t]:
+                nused += 1
+                wsum += est.wts[lb1 + a]
+        done[r] = nused > 0
+        if not done[r]:
+            continue
+        for u in range(1, na):
+            j = actl[r, u]
+            xj = X[r, j]
+            cj = tb.cards[j]
+            base_j = tb.lbase[2] + j * (j - 1) // 2
+            into_t = s_child[u]  # parent t gets child j
+            into_u = s_used[u]
+            for t in range(u):
+                i = actl[r, t]
+                o = tb.off[base_j + i] + (X[r, i] * cj + xj) * K
+                if s_used[t] and into_t:
+                    for y in range(K):
+                        s_prod[t, y] *= (tb.dense[o + y] + s_madd[u]) * s_inv[t, y]
+                if into_u and s_child[t]:
+                    for y in range(K):
+                        s_prod[u, y] *= (tb.dense[o + y] + s_madd[t]) * s_inv[u, y]
+        equal = wsum <= 0.0
+        for y in range(K):
+            acc[y] = 0.0
+        for t in range(na):
+            if s_used[t]:
+                b = lb1 + actl[r, t]
+                w = 1.0 if equal else est.wts[b]
+                if w > 0.0:
+                    f = w / (est.ptot[b] + m)
+                    mk = m / (K * tb.cards[actl[r, t]])
+                    for y in range(K):
+                        acc[y] += (s_cnt[t, y] + mk) * f * s_prod[t, y]
+        for y in range(K):
+            lp[r, y] = np.log(acc[y])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
+    """Score the rows that no parent set of order `top` qualified for at orders top−1 … 1."""
+    K = tb.K
+    k = 0
+    for r in range(nb):
+        k += not done[r]
+    if k == 0:
+        return
+    rows = np.empty(nb, dtype=np.int64)
+    for lev in range(top - 1, 0, -1):
+        k = 0
+        for r in range(nb):
+            if not done[r]:
+                rows[k] = r
+                k += 1
+        if k == 0:
+            return
+        Xs = np.empty((k, d), dtype=X.dtype)
+        acts = np.empty((d, k), dtype=np.bool_)
+        seens = np.empty((d, k), dtype=np.bool_)
+        for i in range(k):
+            Xs[i] = X[rows[i]]
+            for a in range(d):
+                acts[a, i] = act[a, rows[i]]
+                seens[a, i] = seen[a, rows[i]]
+        dsub = np.empty(k, dtype=np.bool_)
+        lsub = np.empty((k, K))
+        score_level(Xs, acts, seens, k, lev, d, tb, est, ws, dsub, lsub)
+        for i in range(k):
+            if dsub[i]:
+                done[rows[i]] = True
+                lp[rows[i]] = lsub[i]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def log_scores(X, top, tb, est, ws, sr, crit, fast1):
+    """log P̂(y, x) of AnDE of order `top` (falling back per row to lower orders and finally
+    naive Bayes), for every row of X, in batches of ws.used.shape[1] rows."""
+    n, d = X.shape
+    K = tb.K
+    B = ws.used.shape[1]
+    out = np.empty((n, K))
+    vc = np.empty(d, dtype=np.int64)
+    deleted = np.zeros(d, dtype=np.bool_)
+    cnt = np.empty(K, dtype=np.int64)
+    pr = np.empty(2, dtype=np.int64)
+    actl = np.empty((B, d), dtype=np.int64)
+    nact = np.empty(B, dtype=np.int64)
+    act = np.zeros((d, B), dtype=np.bool_)
+    seen = np.zeros((d, B), dtype=np.bool_)
+    done = np.zeros(B, dtype=np.bool_)
+    lpb = np.empty((B, K))
+    prod = np.empty(K)
+    for r0 in range(0, n, B):
+        nb = min(B, n - r0)
+        Xb = X[r0:r0 + nb]
+        act[:, :] = False
+        seen[:, :] = False
+        for rr in range(nb):
+            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt, pr)
+            nact[rr] = na
+            for t in range(na):
+                act[actl[rr, t], rr] = True
+                seen[actl[rr, t], rr] = vc[t] > 0
+        done[:] = False
+        if fast1:
+            a1de_instance_major(Xb, actl, nact, nb, tb, est, done, lpb)
+        elif top >= 1:
+            score_level(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb)
+        if top >= 2:
+            _fall_back(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb)
+        for rr in range(nb):
+            if not done[rr]:
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lpb, cnt, prod)
+            out[r0 + rr] = lpb[rr]
+    return out
