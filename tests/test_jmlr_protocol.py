@@ -16,7 +16,7 @@ from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import ConfigError
 from workbench.evaluation.cv import FOLD_METRICS, cross_validate
 from workbench.evaluation.pipeline import fold_seed, run_fold
-from workbench.experiment import store
+from workbench import store
 from workbench.experiment.config import parse_config
 from workbench.experiment.runner import run_experiment
 from workbench.stats.wdl import fold_wdl_table, wilcoxon_fold_outcome

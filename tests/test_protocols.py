@@ -15,7 +15,7 @@ from workbench.evaluation.protocols import (
     RandomSampling,
 )
 from workbench.evaluation.splits import fold_indices, make_splits
-from workbench.experiment import store
+from workbench import store
 from workbench.experiment.config import parse_config
 from workbench.experiment.runner import run_experiment
 

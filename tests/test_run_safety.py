@@ -24,7 +24,8 @@ import pytest
 
 from workbench.__main__ import main
 from workbench.errors import ConfigError
-from workbench.experiment import rundir, store
+from workbench import store
+from workbench.experiment import rundir
 from workbench.experiment.config import load_config, resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 

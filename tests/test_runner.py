@@ -25,7 +25,8 @@ import pandas as pd
 import pytest
 
 from workbench.__main__ import main
-from workbench.experiment import runner, store
+from workbench import store
+from workbench.experiment import runner
 from workbench.experiment.config import load_config
 from workbench.experiment.progress import Progress
 

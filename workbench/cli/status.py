@@ -15,7 +15,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from workbench.errors import WorkbenchError
-    from workbench.experiment import rundir, store
+    from workbench import store
+    from workbench.experiment import rundir
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():

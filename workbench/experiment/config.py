@@ -37,7 +37,7 @@ from workbench import yamlnum
 from workbench.data import catalog
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.evaluation import protocols
-from workbench.experiment.store import safe_name
+from workbench.store import safe_name
 from workbench.learners import registry
 from workbench.plugins import load_plugins
 

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.experiment import store
+from workbench import store
 
 PUBLISHED = "PUBLISHED"
 LOCK = ".lock"

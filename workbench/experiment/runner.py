@@ -39,7 +39,8 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.evaluation.cv import evaluation_data, summarize_folds
 from workbench.evaluation.pipeline import FoldResult, fold_seed, run_fold
 from workbench.evaluation.protocols import KFold, Protocol
-from workbench.experiment import rundir, store, workers
+from workbench import store
+from workbench.experiment import rundir, workers
 from workbench.experiment.config import (
     DatasetRef,
     ExperimentConfig,

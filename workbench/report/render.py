@@ -43,6 +43,7 @@ from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
 from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
 from workbench.stats.wdl import metric_matrix, wilcoxon_from_matrix
+from workbench.store import load_fold_metrics, load_summary, read_metadata
 
 REPORT_DIR = "report"
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
@@ -56,8 +57,6 @@ def _timestamp() -> str:
 
 
 def _load_summary(run_dir: Path) -> pd.DataFrame:
-    from workbench.experiment.store import load_summary
-
     return load_summary(run_dir)
 
 
@@ -102,8 +101,6 @@ class _Report:
 def _run_warnings(run_dir: Path) -> list[str]:
     """The run's data warnings (single class, all-missing attribute, k > attributes), as
     recorded in its metadata."""
-    from workbench.experiment.store import read_metadata
-
     try:
         return [str(w) for w in read_metadata(run_dir).get("warnings") or []]
     except WorkbenchError:
@@ -111,8 +108,6 @@ def _run_warnings(run_dir: Path) -> list[str]:
 
 
 def _load_fold_metrics(run_dir: Path) -> pd.DataFrame:
-    from workbench.experiment.store import load_fold_metrics
-
     return load_fold_metrics(run_dir)
 
 
