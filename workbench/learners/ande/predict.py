@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from workbench.learners.ande.estimates import RESCALE
+from workbench.learners.ande.estimates import RESCALE, joint_term
 from workbench.learners.ande.scoring import score_level
 from workbench.learners.ande.tables import read, read_row
 
@@ -157,10 +157,10 @@ def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp):
                 b = lb1 + actl[r, t]
                 w = 1.0 if equal else est.wts[b]
                 if w > 0.0:
-                    f = w / (est.ptot[b] + m)
-                    mk = m / (K * tb.cards[actl[r, t]])
+                    nv = tb.cards[actl[r, t]]
                     for y in range(K):
-                        acc[y] += (s_cnt[t, y] + mk) * f * s_prod[t, y]
+                        acc[y] += joint_term(s_cnt[t, y], s_prod[t, y], m, K, nv, w,
+                                             est.ptot[b])
         for y in range(K):
             lp[r, y] = np.log(acc[y])
 

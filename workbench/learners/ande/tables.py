@@ -50,15 +50,6 @@ def new_work(n_sets: int, batch: int, K: int) -> Work:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def rank(attrs, l, binom):
-    """Colex rank of the sorted combination attrs[0:l] among the l-combinations."""
-    r = 0
-    for t in range(l):
-        r += binom[attrs[t], t + 1]
-    return r
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def cell(tb, attrs, l, X, r):
     """Index of row r's value combination on attributes attrs[0:l] within their block."""
     loc = 0
