@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from workbench.__main__ import main
@@ -29,7 +30,8 @@ from workbench.experiment import rundir
 from workbench.experiment.config import load_config, resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 
-from test_runner import assert_same_results, make_config, run_cli, stored_fold_count
+from test_runner import (assert_same_results, make_config, metrics_frame, run_cli,
+                         stored_fold_count)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -238,6 +240,41 @@ def test_summary_only_results_are_complete(tmp_path, plugin_file, capsys):
     df = store.load_summary(out)
     assert len(df) == 9 and set(df["learner"]) == {"S", "S-half", "S-2"}
     assert len(store.load_fold_metrics(out)) == len(fm) * 3 // 2
+
+
+def test_summary_csv_row_never_completes_a_pair_being_recomputed(tmp_path, plugin_file,
+                                                                   capsys):
+    """summary.csv describes pairs that have no directory of their own; a pair directory
+    without summary.json is partial whatever an older summary.csv says, and removing a pair
+    (stale or corrupt) removes its rows too, so a stop before it is recomputed loses nothing."""
+    cfg = make_config(tmp_path, plugin_file)
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    before = (out / "summary.csv").read_text().splitlines()
+    full = metrics_frame(out)
+    # a complete pair turned back into a partial one (one stored fold, no summary.json)
+    pq = store.parquet_path(out, "labor", "S")
+    first = next(iter(store.parquet_folds(pq).values()))
+    store.summary_path(out, "labor", "S").unlink()
+    pq.unlink()
+    store.write_fold(out, "labor", "S", first)
+    assert store.read_summary(out, "labor", "S") is None
+    assert not store.is_complete(out, "labor", "S")
+    states = {(s.dataset, s.learner): s.state for s in store.pair_statuses(out)}
+    assert states[("labor", "S")] == "partial" and states[("iris", "S")] == "done"
+    # removing a pair drops exactly its rows from both CSV files
+    store.remove_pair(out, "contact-lenses", "S-half")
+    after = (out / "summary.csv").read_text().splitlines()
+    assert [l for l in before if not l.startswith("contact-lenses,S-half,")] == after
+    assert len(after) == len(before) - 1
+    fm = store.load_fold_metrics(out)
+    assert not ((fm["dataset"] == "contact-lenses") & (fm["learner"] == "S-half")).any()
+    assert store.read_summary(out, "contact-lenses", "S-half") is None
+    capsys.readouterr()
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "4 pair(s) already complete" in err and "1 fold(s) already stored" in err, err
+    pd.testing.assert_frame_equal(metrics_frame(out), full)
 
 
 # ----- 2. data identity -----------------------------------------------------------------------

@@ -297,19 +297,30 @@ def _read_json(path: Path) -> dict[str, Any]:
     return row
 
 
-def read_summary(run_dir: Path, dataset: str, learner: str) -> dict[str, Any] | None:
-    """The pair's summary (``summary.json``, else its ``summary.csv`` row), None when the
-    pair is not complete; `StoreCorrupt` when its ``summary.json`` cannot be read."""
-    path = summary_path(run_dir, dataset, learner)
-    if path.is_file():
-        return _read_json(path)
+def _csv_row(run_dir: Path, dataset: str, learner: str) -> dict[str, Any] | None:
+    """The pair's ``summary.csv`` row when the pair is summary-only: it has no directory of
+    its own. A pair directory without ``summary.json`` is a pair being (re)computed, whose
+    own stored folds are the truth, whatever an older ``summary.csv`` says."""
+    if pair_dir(run_dir, dataset, learner).exists():
+        return None
     return _csv_summaries(Path(run_dir)).get((dataset, learner))
 
 
+def read_summary(run_dir: Path, dataset: str, learner: str) -> dict[str, Any] | None:
+    """The pair's summary (``summary.json``, else the ``summary.csv`` row of a summary-only
+    pair), None when the pair is not complete; `StoreCorrupt` when its ``summary.json``
+    cannot be read."""
+    path = summary_path(run_dir, dataset, learner)
+    if path.is_file():
+        return _read_json(path)
+    return _csv_row(run_dir, dataset, learner)
+
+
 def is_complete(run_dir: Path, dataset: str, learner: str) -> bool:
-    """A summary is stored for the pair (its own ``summary.json`` or a ``summary.csv`` row)."""
+    """A summary is stored for the pair (its own ``summary.json``, or a ``summary.csv`` row
+    of a summary-only pair)."""
     return summary_path(run_dir, dataset, learner).is_file() or \
-        (dataset, learner) in _csv_summaries(Path(run_dir))
+        _csv_row(run_dir, dataset, learner) is not None
 
 
 def iter_summaries(run_dir: Path, corrupt: list[Path] | None = None
@@ -335,7 +346,7 @@ def iter_summaries(run_dir: Path, corrupt: list[Path] | None = None
             seen.add((str(row["dataset"]), str(row["learner"])))
             yield row
     for key, row in _csv_summaries(run_dir).items():
-        if key not in seen and not summary_path(run_dir, *key).is_file():
+        if key not in seen and not pair_dir(run_dir, *key).exists():
             yield row
 
 
@@ -426,7 +437,10 @@ def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
 
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
-        return pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is
+        df = pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is, less
+        own = [pair_dir(run_dir, str(d), str(l)).exists()  # pairs being recomputed
+               for d, l in zip(df["dataset"], df["learner"])]
+        return df[~np.asarray(own, dtype=bool)].reset_index(drop=True) if any(own) else df
     rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
             for row in iter_summaries(run_dir)]
     if not rows:
@@ -630,9 +644,33 @@ def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
 
 
 def remove_pair(run_dir: Path, dataset: str, learner: str) -> None:
-    """Delete one pair's stored folds and summary (stale results)."""
+    """Delete one pair's stored folds and summary (stale or corrupt results), including its
+    rows in ``summary.csv`` and ``fold_metrics.csv``: otherwise, once its directory is
+    gone, a run stopped before recomputing it would take the old row for a complete pair."""
     import shutil
 
+    run_dir = Path(run_dir)
+    for name in (SUMMARY_CSV, FOLD_METRICS_CSV):
+        path = run_dir / name
+        if not path.is_file():
+            continue
+        import pandas as pd
+
+        try:
+            df = pd.read_csv(path, dtype={"dataset": str, "learner": str})
+        except Exception:  # unreadable: the next run reports and rewrites it
+            continue
+        if not {"dataset", "learner"} <= set(df.columns):
+            continue
+        drop = ((df["dataset"] == dataset) & (df["learner"] == learner)).to_numpy()
+        if not drop.any():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        if len(lines) == len(df) + 1:  # one line per row: keep the others byte for byte
+            text = lines[0] + "".join(l for l, d in zip(lines[1:], drop) if not d)
+        else:
+            text = df[~drop].to_csv(index=False, float_format="%.17g")
+        atomic_write_text(path, text)
     d = pair_dir(run_dir, dataset, learner)
     if d.exists():
         shutil.rmtree(d)
