@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.data.catalog import load_dataset
+from workbench.evaluation.cv import evaluate
 from workbench.evaluation.protocols import (
     PROTOCOLS,
+    GivenSplits,
     Holdout,
     KFold,
     LearningCurve,
@@ -54,6 +57,19 @@ def test_kfold_is_make_splits():
         np.testing.assert_array_equal(spec.test, test)
     assert proto.to_dict() == {"rounds": 3, "folds": 4, "seed": 5, "stratify": False}
     assert proto.fold_sizes(N, 0) == (150, 50)
+
+
+def test_given_splits_are_the_matrix():
+    splits = make_splits(N, 2, 3, 9)
+    proto = GivenSplits(splits, seed=4)
+    plan = _check_common(proto)
+    assert (proto.rounds, proto.folds) == (2, 3)
+    for (r, f), spec in plan.items():
+        np.testing.assert_array_equal(spec.test, np.flatnonzero(splits[r] == f))
+    assert proto.to_dict()["splits_sha256"] != GivenSplits(make_splits(N, 2, 3, 8)).to_dict()[
+        "splits_sha256"]
+    with pytest.raises(WorkbenchError, match="splits cover 200 instances, data has 199"):
+        proto.plan(N - 1)
 
 
 def test_holdout_sizes():
@@ -136,3 +152,32 @@ def test_kfold_config_hash_is_unchanged():
     cfg = parse_config(CONFIG.replace("PROTOCOL", "{rounds: 2, folds: 2, seed: 1}")
                        .replace("OUT", "/tmp/x"))
     assert cfg.to_dict()["protocol"] == {"rounds": 2, "folds": 2, "seed": 1, "stratify": False}
+
+
+@pytest.mark.parametrize("protocol", [
+    "{rounds: 2, folds: 3, seed: 4}",
+    "{type: holdout, fraction: 0.2, seed: 3}",
+    "{type: sampled, n_train: 20, n_test: 15, repetitions: 4}",
+    "{type: learning_curve, sizes: [10, 20, 30], n_test: 15}",
+])
+def test_cv_driver_and_runner_agree(tmp_path, protocol):
+    """One driver: `evaluate` (what ``cv`` runs) and the runner's stored folds give the same
+    fold rows, the same probabilities and the same summary, for every protocol."""
+    out = tmp_path / "run"
+    cfg = parse_config(CONFIG.replace("PROTOCOL", protocol).replace("OUT", str(out))
+                       .replace("[iris, labor]", "[labor]"))
+    run_experiment(cfg, jobs=1, stream=open("/dev/null", "w"))
+    stored = store.read_summary(out, "labor", "A1DE")
+    held = {(int(r.round), int(r.fold)): r for r in
+            evaluate(load_dataset("labor"), "A1DE", {}, cfg.protocol.plan).fold_results}
+    res = evaluate(load_dataset("labor"), "A1DE", {}, cfg.protocol.plan, n_jobs=2)
+    pred = store.load_predictions(out, "labor", "A1DE")
+    assert len(held) == cfg.protocol.plan.n_folds_total == len(res.fold_results)
+    for (r, f), grp in pred.groupby(["round", "fold"]):
+        mine = held[(r, f)]
+        np.testing.assert_array_equal(grp["index"].to_numpy(), mine.test_index)
+        p = grp[[c for c in grp.columns if c.startswith("p_")]].to_numpy()
+        np.testing.assert_array_equal(p, mine.proba)
+    for key, value in res.summary.items():
+        if "seconds" not in key:
+            assert stored[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key

@@ -536,7 +536,7 @@ def write_fold_metrics_csv(run_dir: Path) -> Path:
     (data set, learner, round, fold), one column per metric; a third of the long form)."""
     long = load_fold_metrics(run_dir)
     metrics = list(dict.fromkeys(long["metric"]))
-    from workbench.evaluation.cv import FOLD_METRICS
+    from workbench.evaluation.summary import FOLD_METRICS
 
     metrics = [m for m in FOLD_METRICS if m in metrics] + sorted(
         m for m in metrics if m not in FOLD_METRICS)

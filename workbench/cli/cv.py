@@ -33,24 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def load_data(spec: str):
-    """A Dataset from a file path or a catalog slug."""
-    import importlib
-    from pathlib import Path
+    """A Dataset from a file path or a catalog slug (`catalog.load_dataset`)."""
+    from workbench.data.catalog import load_dataset
 
-    from workbench.errors import WorkbenchError
-
-    try:
-        catalog = importlib.import_module("workbench.data.catalog")
-    except ImportError:
-        catalog = None
-    if catalog is not None and hasattr(catalog, "load_dataset"):
-        return catalog.load_dataset(spec)
-    if Path(spec).is_file():
-        from workbench.data.arff import load_arff
-
-        return load_arff(spec)
-    raise WorkbenchError(f"--data: no such file '{spec}' (catalog slugs need "
-                         "workbench.data.catalog)")
+    return load_dataset(spec)
 
 
 def write_predictions(path: str, cv) -> None:
@@ -91,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if args.discretize_sample is not None and args.discretize_sample < 1:
         raise WorkbenchError(f"--discretize-sample: expected a positive integer, got "
                              f"{args.discretize_sample}")
+    for flag, value, minimum in (("--rounds", args.rounds, 1), ("--folds", args.folds, 2),
+                                 ("--seed", args.seed, 0)):
+        if value is not None and value < minimum:
+            raise WorkbenchError(f"{flag}: {flag[2:]} must be >= {minimum}, got {value}")
     data = load_data(args.data)
     splits = None
     if args.folds_in:

@@ -12,7 +12,7 @@ runner, the store and the summary only rely on this contract:
 * `to_dict` is what enters the config hash (k-fold's is the historical one, so existing
   runs keep their hash).
 
-Implementations: `KFold` (r × k-fold CV), `Holdout` (one train/test split),
+Implementations: `KFold` (r × k-fold CV), `GivenSplits` (CV on given folds), `Holdout` (one train/test split),
 `RandomSampling` (a fixed random test set, training sets drawn afresh each repetition:
 PAKDD 2014's bias/variance protocol, 1,000 / 1,000 × 10) and `LearningCurve` (a fixed test
 set, nested training samples of growing size). A prequential stream fits the same seam:
@@ -21,13 +21,14 @@ its rounds are the chunks.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.splits import fold_indices, make_splits, round_rng
+from workbench.evaluation.splits import check_splits, fold_indices, make_splits, round_rng
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +52,7 @@ class Protocol:
 
     kind: ClassVar[str]
     repeats: ClassVar[bool] = True  # rounds are repetitions: bias/variance are meaningful
+    tests_all_rows: ClassVar[bool] = False  # each round tests every row (else a fixed set)
 
     seed: int
 
@@ -93,6 +95,7 @@ class KFold(Protocol):
     seed: int = 1
     stratify: bool = False
     kind: ClassVar[str] = "kfold"
+    tests_all_rows: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _int("protocol.rounds", self.rounds, 1)
@@ -111,6 +114,43 @@ class KFold(Protocol):
     def to_dict(self):
         return {"rounds": self.rounds, "folds": self.folds, "seed": self.seed,
                 "stratify": self.stratify}
+
+
+@dataclass(frozen=True, eq=False)
+class GivenSplits(Protocol):
+    """Cross-validation on a given (rounds, n) matrix of fold ids (``cv --folds-in``, the
+    authors' own folds); `seed` only seeds the learners. Hashed by identity."""
+
+    splits: np.ndarray
+    seed: int = 1
+    kind: ClassVar[str] = "splits"
+    tests_all_rows: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "splits", check_splits(self.splits))
+        _int("protocol.seed", self.seed, 0)
+
+    @property
+    def rounds(self) -> int:
+        return int(self.splits.shape[0])
+
+    @property
+    def folds(self) -> int:
+        return int(self.splits.max()) + 1
+
+    def plan(self, n, labels=None):
+        check_splits(self.splits, n=n)
+        return {(r, f): FoldSpec(r, f, *fold_indices(self.splits, r, f))
+                for r, f in self.keys()}
+
+    def fold_sizes(self, n, round_):
+        n_test = max(n // self.folds, 1)
+        return n - n_test, n_test
+
+    def to_dict(self):
+        digest = hashlib.sha256(np.ascontiguousarray(self.splits, np.int64).tobytes())
+        return {"type": self.kind, "rounds": self.rounds, "folds": self.folds,
+                "splits_sha256": digest.hexdigest(), "seed": self.seed}
 
 
 def _test_set(n: int, n_test: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,8 @@
 """Run an experiment: the (data set, learner, round, fold) task grid over joblib or Dask.
 
-The runner only wires stages: the catalog loads data, `evaluation.splits` makes the
-partitions, `evaluation.pipeline.run_fold` runs one fold, `evaluation.cv.summarize_folds`
-aggregates a pair, `store` keeps everything atomically. Each task is a pure function of
+The runner only wires stages: the catalog loads data, the config's `Protocol` plans the
+folds, `evaluation.cv.protocol_fold` runs one (the driver ``cv`` uses too),
+`evaluation.summary.summarize` aggregates a pair, `store` keeps everything atomically. Each task is a pure function of
 (data file, learner definition, protocol, round, fold), so results do not depend on the
 number of jobs, the backend or the order in which tasks finish.
 
@@ -36,9 +36,10 @@ import yaml
 from workbench.data.catalog import load_dataset
 from workbench.data.checks import data_warnings, file_sha256
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.evaluation.cv import evaluation_data, summarize_folds
-from workbench.evaluation.pipeline import FoldResult, fold_seed, run_fold
-from workbench.evaluation.protocols import KFold, Protocol
+from workbench.evaluation.cv import evaluation_data, protocol_fold
+from workbench.evaluation.pipeline import FoldResult
+from workbench.evaluation.protocols import Protocol
+from workbench.evaluation.summary import summarize
 from workbench import store
 from workbench.experiment import rundir, workers
 from workbench.experiment.config import (
@@ -124,17 +125,8 @@ def run_task(task: Task) -> dict[str, Any]:
                                   description=s.description, **s.defaults)
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
-        result = run_fold(
-            data,
-            task.registry_name,
-            dict(task.params),
-            spec.train,
-            spec.test,
-            round=task.round,
-            fold=task.fold,
-            seed=fold_seed(task.protocol.seed, task.round, task.fold),
-            discretize_sample=task.discretize_sample,
-        )
+        result = protocol_fold(data, task.registry_name, dict(task.params), task.protocol,
+                               spec, task.discretize_sample)
         record = result.to_record()
         record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
         record[store.DATA_HASH_KEY] = task.data_sha256
@@ -165,13 +157,7 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
         y[r["test_index"]] = r["y"]
     n_classes = int(recs[0]["proba"].shape[1])
     results = [FoldResult.from_record(r) for r in recs]
-    test_rows = None
-    if not isinstance(protocol, KFold):  # a fixed test set: round 0's rows
-        test_rows = np.unique(np.concatenate([r["test_index"] for r in recs
-                                              if int(r["round"]) == 0]))
-    summary = summarize_folds(results, y, n_classes, protocol.rounds, protocol.folds,
-                              per_fold=True, test_rows=test_rows,
-                              bias_variance=protocol.repeats)
+    summary = summarize(results, y, n_classes, protocol, per_fold=True)
     store.consolidate_pair(run_dir, dataset, learner)
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:

@@ -1,0 +1,182 @@
+"""The per-(data set, learner) summary of a protocol's fold results.
+
+Aggregation, `summarize` (`summarize_folds` for k-fold shapes given as numbers):
+
+* ``zero_one_loss``, ``rmse``, ``rmse_true_class``, ``log_loss``: pooled over all r×n test
+  predictions (every tested row is tested once per round). Pooled RMSE = sqrt of the
+  pooled mean squared error (Weka: over n·K terms per round; true-class: over n terms per round),
+  not the mean of per-fold RMSEs.
+* ``bias``, ``variance``, ``bias_weka_corrected``: Kohavi–Wolpert over the (r, n) matrix of
+  predicted classes (`metrics.bias_variance`); ``bias + variance == zero_one_loss``.
+* ``*_seconds``: totals over all r×k folds (training includes discretisation).
+* ``model_bytes``, ``iterations``: means over the folds whose learner reports them
+  (`Learner.model_bytes()` / `iterations()`); absent when none does.
+* ``<metric>_std``: sample standard deviation (ddof=1) over the r×k folds of the per-fold
+  value of that metric (0 when only one fold).
+* ``per_fold`` (only with ``summarize_folds(..., per_fold=True)``, as the runner stores it):
+  ``{metric: [value of fold (0, 0), (0, 1), ..., (r-1, k-1)]}`` for each metric of
+  `FOLD_METRICS` — the per-fold losses (each fold's test rows pooled) and the fold's
+  CPU times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+from workbench.evaluation import metrics
+from workbench.evaluation.pipeline import FoldResult
+from workbench.evaluation.protocols import Protocol
+
+# views of the metric registry (`metrics.METRICS`), in its order
+PER_FOLD_METRICS = metrics.metric_names(aggregate="pooled", per_fold=True)
+TIME_KEYS = metrics.metric_names(aggregate="total")
+MEAN_KEYS = metrics.metric_names(aggregate="mean")
+FOLD_METRICS = metrics.metric_names(per_fold=True)
+SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
+                "n_instances", "rounds", "folds")
+
+
+def _small_int_dtype(max_value: int) -> np.dtype:
+    for dt in (np.int8, np.int16, np.int32):
+        if max_value <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
+             folds: int, test_rows: np.ndarray | None = None
+             ) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
+    """Check the fold results cover each (round, fold) once and each instance once per round
+    (each of `test_rows` only, for protocols with a fixed test set).
+
+    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n),
+    untested rows −1); the two matrices use the smallest integer dtype that fits
+    (poker-hand: 20 × 1M entries).
+    """
+    by_key: dict[tuple[int, int], FoldResult] = {}
+    for res in results:
+        key = (int(res.round), int(res.fold))
+        if not (0 <= key[0] < rounds and 0 <= key[1] < folds):
+            raise WorkbenchError(f"fold result for round {key[0]}, fold {key[1]} is outside "
+                                 f"{rounds} rounds × {folds} folds")
+        if key in by_key:
+            raise WorkbenchError(f"two fold results for round {key[0]}, fold {key[1]}")
+        by_key[key] = res
+    missing = [(r, f) for r in range(rounds) for f in range(folds) if (r, f) not in by_key]
+    if missing:
+        r, f = missing[0]
+        raise WorkbenchError(f"no fold result for round {r}, fold {f} "
+                             f"({len(missing)} of {rounds * folds} missing)")
+    ordered = [by_key[(r, f)] for r in range(rounds) for f in range(folds)]
+    preds = np.zeros((rounds, n), dtype=_small_int_dtype(n_classes))
+    splits = np.full((rounds, n), -1, dtype=_small_int_dtype(folds))
+    for res in ordered:
+        idx = np.asarray(res.test_index, dtype=np.int64)
+        if res.proba.shape != (idx.size, n_classes):
+            raise WorkbenchError(f"round {res.round}, fold {res.fold}: distributions have "
+                                 f"shape {res.proba.shape}, expected ({idx.size}, {n_classes})")
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise WorkbenchError(f"round {res.round}, fold {res.fold}: test index out of "
+                                 f"range for {n} instances")
+        if (splits[res.round, idx] >= 0).any() or np.unique(idx).size != idx.size:
+            raise WorkbenchError(f"round {res.round}: an instance is tested twice "
+                                 f"(fold {res.fold})")
+        splits[res.round, idx] = res.fold
+        preds[res.round, idx] = np.argmax(res.proba, axis=1)
+    expected = np.zeros(n, dtype=bool)
+    expected[np.arange(n) if test_rows is None else np.asarray(test_rows, dtype=np.int64)] = True
+    for r in range(rounds):
+        untested = np.flatnonzero((splits[r] < 0) & expected)
+        if untested.size:
+            raise WorkbenchError(f"round {r}: instance {int(untested[0])} is never tested")
+        extra = np.flatnonzero((splits[r] >= 0) & ~expected)
+        if extra.size:
+            raise WorkbenchError(f"round {r}: instance {int(extra[0])} is tested but not in "
+                                 "the protocol's test set")
+    return ordered, preds, splits
+
+
+def _std(values: list[float]) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def summarize_folds(
+    results: Sequence[FoldResult],
+    y: np.ndarray,
+    n_classes: int,
+    rounds: int,
+    folds: int,
+    *,
+    per_fold: bool = False,
+    test_rows: np.ndarray | None = None,
+    bias_variance: bool = True,
+) -> dict[str, Any]:
+    """The per-(data set, learner) summary dict from stored fold results (any order).
+
+    `y` are the true class codes of the evaluated rows (`evaluation_data(data).y`). Keys:
+    `SUMMARY_KEYS` plus ``<m>_std`` for each m in `PER_FOLD_METRICS` (see module docstring
+    for the exact aggregation), plus ``per_fold`` (per-fold values of `FOLD_METRICS` in
+    (round, fold) order) when `per_fold` is true. Independent of the order of `results`;
+    memory is O(r·n) small integers plus one fold's distributions, never (r, n, K).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    n = int(y.size)
+    ordered, preds, _ = assemble(results, n, n_classes, rounds, folds, test_rows)
+    return _summary(ordered, preds, y, n_classes, rounds, folds, per_fold=per_fold,
+                    test_rows=test_rows, bias_variance=bias_variance)
+
+
+def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_classes: int,
+             rounds: int, folds: int, per_fold: bool = False,
+             test_rows: np.ndarray | None = None, bias_variance: bool = True
+             ) -> dict[str, Any]:
+    sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
+    out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
+    if bias_variance:  # over the rounds' predictions of the tested rows
+        cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
+        bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
+        out["bias"] = bv.bias
+        out["variance"] = bv.variance
+        out["bias_weka_corrected"] = bv.bias_weka_corrected
+    for key in TIME_KEYS:
+        out[key] = float(sum(getattr(res, key) for res in ordered))
+    reported = {k: [getattr(res, k) for res in ordered] for k in MEAN_KEYS}
+    reported = {k: v for k, v in reported.items() if any(x is not None for x in v)}
+    for key, values in reported.items():
+        known = [float(x) for x in values if x is not None]
+        out[key] = float(sum(known) / len(known))
+    out["n_instances"] = int(y.size)
+    out["rounds"] = int(rounds)
+    out["folds"] = int(folds)
+    fold_values = [metrics.pooled_metrics([s], n_classes) for s in sums]
+    for m in PER_FOLD_METRICS:
+        out[f"{m}_std"] = _std([pf[m] for pf in fold_values])
+    if per_fold:
+        table = {m: [float(pf[m]) for pf in fold_values] for m in PER_FOLD_METRICS}
+        table.update({k: [float(getattr(res, k)) for res in ordered] for k in FOLD_METRICS
+                      if k in TIME_KEYS})
+        table.update({k: [float("nan") if x is None else float(x) for x in v]
+                      for k, v in reported.items()})
+        out["per_fold"] = {m: table[m] for m in FOLD_METRICS if m in table}
+    return out
+
+
+def test_rows_of(protocol: Protocol, results: Sequence[FoldResult]) -> np.ndarray | None:
+    """The rows every round tests: None (all rows) when the protocol tests every row, else
+    round 0's test rows (a fixed test set)."""
+    if protocol.tests_all_rows:
+        return None
+    return np.unique(np.concatenate([np.asarray(r.test_index, dtype=np.int64)
+                                     for r in results if int(r.round) == 0]))
+
+
+def summarize(results: Sequence[FoldResult], y: np.ndarray, n_classes: int,
+              protocol: Protocol, *, per_fold: bool = False) -> dict[str, Any]:
+    """`summarize_folds` for `protocol`'s fold results: its shape, its test set, and
+    bias/variance when its rounds are repetitions."""
+    return summarize_folds(results, y, n_classes, protocol.rounds, protocol.folds,
+                           per_fold=per_fold, test_rows=test_rows_of(protocol, results),
+                           bias_variance=protocol.repeats)
