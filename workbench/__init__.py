@@ -11,6 +11,8 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 * `WorkbenchError` — the one user-facing error type.
 """
 
+import importlib
+
 from workbench.jit import configure_cache
 
 configure_cache()  # before any kernel module is imported (see workbench.jit)
@@ -44,7 +46,5 @@ _LAZY = {
 def __getattr__(name: str):
     """Import the heavier parts (numba kernels) only when they are used."""
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -35,13 +35,18 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from workbench.errors import WorkbenchError
+from workbench.evaluation.summary import FOLD_METRICS
 from workbench.fileio import atomic_write_bytes, atomic_write_text
 
 PREDICTIONS = "predictions"
@@ -159,8 +164,6 @@ def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
 
 
 def _read_parquet(path: Path, columns: list[str] | None = None):
-    import pyarrow.parquet as pq
-
     try:
         return pq.read_table(path, columns=columns)
     except FileNotFoundError:
@@ -180,9 +183,6 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str) -> Path:
     tested instance: round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
     (times, n_train, model_bytes, iterations, preprocessing, cuts, data hash) — and remove
     its per-fold files (27,200 files for PAKDD 2013 become 680)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     recs = read_folds(run_dir, dataset, learner)
     cols: dict[str, Any] = {}
     sizes = [int(np.asarray(r["test_index"]).size) for r in recs]
@@ -230,10 +230,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
 
 
 def load_predictions(run_dir: str | Path, dataset: str, learner: str
-                     ) -> "pandas.DataFrame":  # noqa: F821
+                     ) -> pd.DataFrame:
     """A pair's per-instance predictions as a DataFrame: round, fold, index, y, p_0 …"""
-    import pandas as pd
-
     recs = read_folds(Path(run_dir), dataset, learner)
     frames = []
     for r in recs:
@@ -371,8 +369,6 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         return hit[1]
     out: dict[tuple[str, str], dict[str, Any]] = {}
     if stamp[0]:
-        import pandas as pd
-
         try:
             df = pd.read_csv(csv_path)
             per_fold = _csv_per_fold(fm_path) if stamp[1] else {}
@@ -395,8 +391,6 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _csv_per_fold(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
-    import pandas as pd
-
     try:
         wide = pd.read_csv(path)
     except Exception as exc:
@@ -426,15 +420,13 @@ def _has_pair_summaries(run_dir: Path) -> bool:
     return root.is_dir() and next(root.glob(f"*/*/{SUMMARY_JSON}"), None) is not None
 
 
-def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
+def load_summary(run_dir: str | Path) -> pd.DataFrame:
     """One row per complete (data set, learner): dataset, learner, n_instances + metrics.
 
     Reads the per-pair summaries under ``predictions/`` (without their ``per_fold`` lists,
     see `load_fold_metrics`); a run directory committed without its (git-ignored)
     predictions falls back to ``summary.csv``.
     """
-    import pandas as pd
-
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
         df = pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is, less
@@ -452,8 +444,8 @@ def load_summary(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     return _in_plan_order(run_dir, df, ["dataset", "learner"])
 
 
-def _in_plan_order(run_dir: Path, df: "pandas.DataFrame", keys: list[str]  # noqa: F821
-                   ) -> "pandas.DataFrame":  # noqa: F821
+def _in_plan_order(run_dir: Path, df: pd.DataFrame, keys: list[str]
+                   ) -> pd.DataFrame:
     """`df` sorted by data set and learner in plan order (metadata.json), then `keys`."""
     order = _plan_order(run_dir)
     if order is not None:
@@ -503,7 +495,7 @@ def fold_metrics_rows(row: dict[str, Any]) -> list[tuple[str, str, int, int, str
 _FOLD_KEYS = ["dataset", "learner", "round", "fold"]
 
 
-def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
+def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
     """Per-fold metric values, long format: dataset, learner, round, fold, metric, value.
 
     Read from the ``per_fold`` lists of the pair summaries under ``predictions/``; a run
@@ -512,8 +504,6 @@ def load_fold_metrics(run_dir: str | Path) -> "pandas.DataFrame":  # noqa: F821
     to 10 significant digits, CPU times to 6). Pairs summarised before per-fold values were
     stored contribute no rows; the frame is empty when no pair has them.
     """
-    import pandas as pd
-
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / FOLD_METRICS_CSV).is_file():
         wide = pd.read_csv(run_dir / FOLD_METRICS_CSV)
@@ -536,8 +526,6 @@ def write_fold_metrics_csv(run_dir: Path) -> Path:
     (data set, learner, round, fold), one column per metric; a third of the long form)."""
     long = load_fold_metrics(run_dir)
     metrics = list(dict.fromkeys(long["metric"]))
-    from workbench.evaluation.summary import FOLD_METRICS
-
     metrics = [m for m in FOLD_METRICS if m in metrics] + sorted(
         m for m in metrics if m not in FOLD_METRICS)
     wide = long.set_index([*_FOLD_KEYS, "metric"])["value"].unstack("metric")
@@ -647,15 +635,11 @@ def remove_pair(run_dir: Path, dataset: str, learner: str) -> None:
     """Delete one pair's stored folds and summary (stale or corrupt results), including its
     rows in ``summary.csv`` and ``fold_metrics.csv``: otherwise, once its directory is
     gone, a run stopped before recomputing it would take the old row for a complete pair."""
-    import shutil
-
     run_dir = Path(run_dir)
     for name in (SUMMARY_CSV, FOLD_METRICS_CSV):
         path = run_dir / name
         if not path.is_file():
             continue
-        import pandas as pd
-
         try:
             df = pd.read_csv(path, dtype={"dataset": str, "learner": str})
         except Exception:  # unreadable: the next run reports and rewrites it
@@ -678,8 +662,6 @@ def remove_pair(run_dir: Path, dataset: str, learner: str) -> None:
 
 def remove_run(run_dir: Path) -> None:
     """Delete a run directory's contents written by the runner (for ``--fresh``)."""
-    import shutil
-
     run_dir = Path(run_dir)
     for name in (PREDICTIONS,):
         p = run_dir / name

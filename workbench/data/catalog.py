@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal
 
+from workbench.data.arff import load_arff
 from workbench.data.dataset import Dataset
 from workbench.errors import WorkbenchError
 
@@ -224,8 +225,6 @@ def load_dataset(
 
     Raises `WorkbenchError` saying where it looked when the data set cannot be found.
     """
-    from workbench.data.arff import load_arff
-
     extra_dirs = list(extra_dirs)
     text = os.fspath(slug_or_path)
     if isinstance(slug_or_path, Path) or _looks_like_path(text):

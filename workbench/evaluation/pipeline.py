@@ -33,6 +33,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
+from workbench.learners import registry
 from workbench.learners.base import declared_parameters
 
 LearnerLike = str | Callable[..., Any]
@@ -118,8 +119,6 @@ def _optional_number(value: Any) -> float | None:
 
 def _learner_parameters(learner: LearnerLike) -> set[str]:
     if isinstance(learner, str):
-        from workbench.learners import registry
-
         return set(registry.get(learner).parameters())
     declared = declared_parameters(learner)
     if declared is not None:
@@ -146,16 +145,12 @@ def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
         accepted = _learner_parameters(learner)
         fixed = set(kw)
         if isinstance(learner, str):
-            from workbench.learners import registry
-
             fixed |= set(registry.get(learner).defaults)
         for name in SEED_PARAMETERS:
             if name in accepted and name not in fixed:
                 kw[name] = int(seed)
                 break
     if isinstance(learner, str):
-        from workbench.learners import registry
-
         return registry.create(learner, **kw)
     if not callable(learner):
         raise LearnerError(f"learner must be a registered name or a factory, got {learner!r}")

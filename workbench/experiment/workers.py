@@ -18,6 +18,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
+from joblib.externals.loky import ProcessPoolExecutor
+
 from workbench.errors import WorkbenchError
 
 T = TypeVar("T")
@@ -75,8 +77,6 @@ class StoppedEarly(KeyboardInterrupt):
 
 def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
                    ) -> Iterator[tuple[T, Any]]:
-    from joblib.externals.loky import ProcessPoolExecutor
-
     # the resource tracker that outlives a killed run would warn about the dead run's
     # semaphores; that is expected, not news to the user
     quiet = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Callable
 
+from workbench.discretize import check_method
 from workbench.errors import LearnerError
 from workbench.learners.base import declared_parameters
 
@@ -220,8 +221,6 @@ def create(name: str, **overrides: Any):
     kwargs.update(overrides)
     learner = spec.factory(**kwargs)
     if preprocessing is not None:
-        from workbench.discretize import check_method
-
         check_method(preprocessing, where=f"learner '{name}': parameter 'preprocessing'")
         learner.preprocessing = preprocessing
     return learner

@@ -34,6 +34,7 @@ import yaml
 from workbench import yamlnum
 from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
+from workbench.report.tables import TABLE_METRICS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl")
@@ -196,8 +197,6 @@ def options_from_config(
 
 def _scatter_options(opts: ReportOptions, value: Any, present: set[str]) -> None:
     """Fill ``opts.scatter*`` from ``report.scatter`` (list of pairs, or a mapping)."""
-    from workbench.report.tables import TABLE_METRICS
-
     where = "report.scatter"
     pairs = value
     if isinstance(value, Mapping):

@@ -34,6 +34,7 @@ from workbench.evaluation.metrics import metric_names
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
+from workbench.report.html import markdown_to_html
 from workbench.report.options import (
     ReportOptions,
     options_from_config,
@@ -301,8 +302,6 @@ def render_report(
 
     text = "\n".join(rep.md)
     write_text(out / "report.md", text)
-    from workbench.report.html import markdown_to_html
-
     write_text(out / "report.html", markdown_to_html(text, f"Report: {opts.name}", out))
     return out
 
