@@ -11,13 +11,13 @@ import numpy as np
 
 from workbench.learners.ande.estimates import RESCALE, joint_term
 from workbench.learners.ande.scoring import score_level
-from workbench.learners.ande.tables import read, read_row
+from workbench.learners.ande.tables import read
 
 _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt, pr):
+def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt):
     """The attributes of row r that take part, in increasing order, into actl[r, 0:na]
     (vc[t] = class-free count #(x_a)); returns na. Missing values never take part; with
     subsumption resolution (sr, critical count crit) x_i is deleted when some x_j with
@@ -44,9 +44,9 @@ def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt, pr):
             j = actl[r, u]
             if vc[t] == vc[u] and i < j:
                 continue  # tie: only the higher attribute index is deleted
-            pr[0] = min(i, j)
-            pr[1] = max(i, j)
-            read_row(tb, tb.lbase[2] + tb.binom[pr[0], 1] + tb.binom[pr[1], 2], pr, 2, X, r, cnt)
+            lo, hi = min(i, j), max(i, j)
+            read(tb, tb.lbase[2] + tb.binom[lo, 1] + tb.binom[hi, 2],
+                 X[r, lo] * tb.cards[hi] + X[r, hi], cnt)
             if cnt.sum() == vc[u]:
                 deleted[t] = True
                 break
@@ -211,7 +211,6 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
     vc = np.empty(d, dtype=np.int64)
     deleted = np.zeros(d, dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
-    pr = np.empty(2, dtype=np.int64)
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     act = np.zeros((d, B), dtype=np.bool_)
@@ -225,7 +224,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
         act[:, :] = False
         seen[:, :] = False
         for rr in range(nb):
-            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt, pr)
+            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt)
             nact[rr] = na
             for t in range(na):
                 act[actl[rr, t], rr] = True

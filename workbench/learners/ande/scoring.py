@@ -86,27 +86,40 @@ def _rows_in(X, act, nb, L1, idx, cards, rows, loc):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _children_dense(X, act, nb, L1, idx, qs, madd, child, o_block, tb, ws, resc, orow, small):
+def _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, o_block, tb, ws, resc, rows,
+                    orow, small):
     """Child factors from one dense (lev+1)-block when no child has missing training values:
     parent set qs[t] = S∖{idx[t]} gets child idx[t] (if child[t]). Child-major, so each
-    parent set's constants stay in registers over the batch."""
+    parent set's constants stay in registers. `allact` (a compile-time constant, see
+    `child_pass`): every value of the batch takes part, so the loops run over the batch
+    directly; otherwise (subsumption resolution deletes most values) the instances whose
+    values of S all take part are gathered into rows[0:k] first."""
     K = tb.K
     used, prod, inv, lacc, dense, cards = ws.used, ws.prod, ws.inv, ws.lacc, tb.dense, tb.cards
+    k = 0
     for r in range(nb):
-        ok = True
         v = 0
-        for t in range(L1):
-            a = idx[t]
-            ok = ok and act[a, r]
-            v = v * cards[a] + X[r, a]
-        orow[r] = o_block + v * K if ok else -1
+        if allact:  # no early exit: the compiler unrolls this loop
+            for t in range(L1):
+                v = v * cards[idx[t]] + X[r, idx[t]]
+        else:
+            for t in range(L1):
+                a = idx[t]
+                if not act[a, r]:
+                    v = -1
+                    break
+                v = v * cards[a] + X[r, a]
+        orow[r] = o_block + v * K if v >= 0 else -1
+        rows[k] = r
         small[r] = False
+        k += v >= 0
     for t in range(L1):
         if not child[t]:
             continue
         q = qs[t]
         ma = madd[t]
-        for r in range(nb):
+        for i in range(nb if allact else k):
+            r = i if allact else rows[i]
             o = orow[r]
             if o < 0 or not used[q, r]:
                 continue
@@ -116,7 +129,8 @@ def _children_dense(X, act, nb, L1, idx, qs, madd, child, o_block, tb, ws, resc,
                 prod[q, r, y] = pv
                 sm |= pv < RESCALE
             small[r] |= sm
-    for r in range(nb):
+    for i in range(k):
+        r = rows[i]
         if small[r]:
             resc[r] = True
             for t in range(L1):
@@ -196,9 +210,9 @@ def _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb
                     rescale(prod, lacc, qs[t], r, K)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def child_pass(X, act, seen, nb, lev, d, tb, est, ws, resc):
-    """Multiply every used parent set by its children's factors, one (lev+1)-block at a time."""
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _child_blocks(X, act, seen, nb, lev, d, tb, est, ws, resc, allact):
+    """`child_pass` for one value of `allact`, which callers pass as a constant."""
     L1 = lev + 1
     if d <= lev:
         return
@@ -237,20 +251,46 @@ def child_pass(X, act, seen, nb, lev, d, tb, est, ws, resc):
             if tb.kind[b2] == KIND_DENSE and not anymiss:
                 # literal orders let the compiler unroll the loops over the combination
                 if L1 == 2:
-                    _children_dense(X, act, nb, 2, idx, qs, madd, child, tb.off[b2], tb, ws,
-                                    resc, loc, small)
+                    _children_dense(X, act, allact, nb, 2, idx, qs, madd, child, tb.off[b2],
+                                    tb, ws, resc, rows, loc, small)
                 elif L1 == 3:
-                    _children_dense(X, act, nb, 3, idx, qs, madd, child, tb.off[b2], tb, ws,
-                                    resc, loc, small)
+                    _children_dense(X, act, allact, nb, 3, idx, qs, madd, child, tb.off[b2],
+                                    tb, ws, resc, rows, loc, small)
                 else:
-                    _children_dense(X, act, nb, L1, idx, qs, madd, child, tb.off[b2], tb, ws,
-                                    resc, loc, small)
+                    _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, tb.off[b2],
+                                    tb, ws, resc, rows, loc, small)
             else:
                 _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb,
                                   est, ws, resc, rows, loc, small, ccb, mc, s)
         q2 += 1
         if not next_colex(idx, L1, d):
             return
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _child_pass_all(X, act, seen, nb, lev, d, tb, est, ws, resc):
+    _child_blocks(X, act, seen, nb, lev, d, tb, est, ws, resc, True)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _child_pass_some(X, act, seen, nb, lev, d, tb, est, ws, resc):
+    _child_blocks(X, act, seen, nb, lev, d, tb, est, ws, resc, False)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def child_pass(X, act, seen, nb, lev, d, tb, est, ws, resc):
+    """Multiply every used parent set by its children's factors, one (lev+1)-block at a
+    time. Two compiled versions: one for batches where every value takes part, and one for
+    batches where some do not (subsumption resolution, missing values) — one loop serving
+    both compiles ~20 % slower for A2DE, and gathering saves ~25 % for A2DE-S."""
+    allact = True
+    for a in range(d):
+        for r in range(nb):
+            allact = allact and act[a, r]
+    if allact:
+        _child_pass_all(X, act, seen, nb, lev, d, tb, est, ws, resc)
+    else:
+        _child_pass_some(X, act, seen, nb, lev, d, tb, est, ws, resc)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
