@@ -272,7 +272,8 @@ class Discretizer:
         if self.method == "none":
             return self.attributes
         return tuple(
-            Attribute(a.name, bin_labels(self.cuts[a.name])) if a.values is None else a
+            Attribute(a.name, bin_labels(self.cuts[a.name]), a.has_missing)
+            if a.values is None else a
             for a in self.attributes
         )
 

@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     create(args.learner, **params)
     train = load_arff(args.train, class_attribute=args.class_attribute)
     test = load_arff(args.test, class_attribute=args.class_attribute)
+    # one data set split in two: `?` is declared for an attribute if either half has one
+    train, test = train.with_missing_flags_of(test), test.with_missing_flags_of(train)
     _, test_pp, proba = predict_rows(args.learner, train, test, args.discretize, params)
     text = format_csv(test_pp, proba)
     if args.out:

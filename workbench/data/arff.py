@@ -272,9 +272,11 @@ def load_arff(
     yf = matrix[:, ci]
     y = np.where(np.isnan(yf), -1, yf).astype(np.int64)
 
+    missing = np.isnan(X).any(axis=0)
     attributes = tuple(
-        Attribute(attrs[j][0], tuple(attrs[j][1]) if isinstance(attrs[j][1], list) else None)
-        for j in keep
+        Attribute(attrs[j][0], tuple(attrs[j][1]) if isinstance(attrs[j][1], list) else None,
+                  has_missing=bool(missing[i]))
+        for i, j in enumerate(keep)
     )
     return Dataset(
         name=name or dataset_stem(path),

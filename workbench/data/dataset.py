@@ -32,6 +32,10 @@ class Attribute:
 
     name: str
     values: tuple[str, ...] | None = None  # None = numeric
+    # `?` occurs for this attribute somewhere in the data set it came from (the whole file,
+    # not only the rows at hand): learners that treat missing as a value (SPEC §5.1) declare
+    # `?` as one more value iff this is set. Not part of the header's identity.
+    has_missing: bool = field(default=False, compare=False)
 
     @property
     def is_nominal(self) -> bool:
@@ -153,6 +157,16 @@ class Dataset:
     def replace(self, **changes) -> "Dataset":
         """A copy with some fields replaced (e.g. attributes + X after discretisation)."""
         return _dc_replace(self, **changes)
+
+    def with_missing_flags_of(self, *others: "Dataset") -> "Dataset":
+        """This data set with `Attribute.has_missing` set wherever it is set here or in one
+        of `others` (same header): the halves of one split declare `?` alike."""
+        flags = [a.has_missing or any(o.attributes[i].has_missing for o in others)
+                 for i, a in enumerate(self.attributes)]
+        if flags == [a.has_missing for a in self.attributes]:
+            return self
+        return self.replace(attributes=tuple(_dc_replace(a, has_missing=f)
+                                             for a, f in zip(self.attributes, flags)))
 
     def same_header(self, other: "Dataset") -> bool:
         """True if both have identical attributes (names, kinds, declared values) and class."""

@@ -10,6 +10,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande.predict import a1de_fast_ok, log_scores
+from workbench.learners.ande.selection import ELIMINATIONS, asaode_select, bse_select, mi_order
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
 from workbench.learners.base import CountingLearner, choice, integer, number
@@ -25,7 +26,18 @@ class AnDE(CountingLearner):
 
     Attribute selection: a subclass (or caller) may set ``parent_mask_`` / ``child_mask_``
     (boolean per attribute) after fitting; a masked attribute is in no parent set / is no
-    child. The naive Bayes fallback always uses every present attribute."""
+    child. The naive Bayes fallback always uses every present attribute.
+
+    Selection (SPEC §5, n = 1, needs ``missing="value"``): ``selection="loo"`` is ASAODE
+    (the MI-ranked nested parent × child models, the one with the smallest leave-one-out
+    RMSE kept), ``"bse"`` is BSEAODE (backward elimination of `elimination` = child,
+    parent or parent_and_child, with Petal's `initial_candidate_sse`). `fit` runs the
+    search after counting; the result is ``parent_mask_`` / ``child_mask_``.
+
+    Missing values: ``missing="skip"`` (SPEC §2: a missing value is left out of every
+    estimate) or ``"value"`` (SPEC §5.1: `?` is one more declared value of each attribute
+    whose `Attribute.has_missing` is set, or that has a `?` in the first training rows;
+    counted, a parent value and looked up like any other)."""
 
     preprocessing = "mdl"
 
@@ -36,11 +48,17 @@ class AnDE(CountingLearner):
         integer("subsumption", None, 0, optional=True),
         choice("weighting", None, (None, "mi")),
         choice("mi_estimate", "reference", ("reference", "consistent")),
+        choice("missing", "skip", ("skip", "value")),
+        choice("selection", None, (None, "loo", "bse")),
+        choice("elimination", "child", tuple(ELIMINATIONS)),
+        number("initial_candidate_sse", 1.0, 0.0),
     )
 
     def _reset(self) -> None:
         super()._reset()
         self.counts_: AnDECounts | None = None
+        self.missing_value_: np.ndarray | None = None  # per attribute: `?` is a value
+        self.selection_: dict | None = None  # what the search chose (and its RMSEs)
         self.parent_mask_: np.ndarray | None = None
         self.child_mask_: np.ndarray | None = None
         self._prepared: dict | None = None
@@ -59,11 +77,61 @@ class AnDE(CountingLearner):
                 f"{rows.source or rows.name}; AnDE needs nominal data (use preprocessing "
                 "'mdl' or 'ef:B')"
             )
+        codes = rows.codes()
         if self.counts_ is None:
-            self.counts_ = AnDECounts(rows.cardinalities, rows.n_classes, self.required_level(),
+            cards = rows.cardinalities
+            if self.missing == "value":
+                self.missing_value_ = np.array([a.has_missing for a in rows.attributes],
+                                               dtype=bool) | (codes < 0).any(axis=0)
+                cards = cards + self.missing_value_
+            self.counts_ = AnDECounts(cards, rows.n_classes, self.required_level(),
                                       parent_levels=self.n, rows_hint=rows.n_instances)
-        self.counts_.partial_fit(rows.codes(), rows.y)
+        self.counts_.partial_fit(self.recode(codes), rows.y)
         self._prepared = None
+
+    def _fit(self, rows: Dataset) -> None:
+        if self.selection is not None:
+            if self.n != 1 or self.missing != "value" or self.subsumption is not None \
+                    or self.weighting is not None:
+                raise LearnerError(
+                    f"AnDE: selection '{self.selection}' is specified for n = 1 with "
+                    "missing 'value', no subsumption and no weighting (SPEC §5)")
+        super()._fit(rows)
+        if self.selection is not None:
+            self.select(rows)
+
+    def select(self, rows: Dataset) -> "AnDE":
+        """Run the attribute search on the training rows `rows` (already counted) and set
+        ``parent_mask_`` / ``child_mask_`` (one extra pass per search step)."""
+        ct = self.counts_
+        codes = np.ascontiguousarray(self.recode(rows.codes()), dtype=np.int64)
+        y = np.ascontiguousarray(rows.y, dtype=np.int64)
+        tb = tables_of(ct)
+        d = ct.d
+        if self.selection == "loo":
+            order = mi_order([ct.joint([i]) for i in range(d)], ct.class_counts, ct.n)
+            r, s, rmse = asaode_select(tb, codes, y, order)
+            self.parent_mask_ = np.isin(np.arange(d), order[:r])
+            self.child_mask_ = np.isin(np.arange(d), order[:s])
+            self.selection_ = {"order": order.tolist(), "parents": r, "children": s,
+                               "rmse": rmse}
+        else:
+            parents, children, gone = bse_select(tb, codes, y, ELIMINATIONS[self.elimination],
+                                                 self.initial_candidate_sse)
+            self.parent_mask_, self.child_mask_ = parents, children
+            self.selection_ = {"eliminated": gone, "parents": int(parents.sum()),
+                               "children": int(children.sum())}
+        self._prepared = None
+        return self
+
+    def recode(self, codes: np.ndarray) -> np.ndarray:
+        """Value codes as the counts see them: with ``missing="value"``, a `?` (−1) of an
+        attribute that declares it becomes its last code; any other `?` stays missing."""
+        if self.missing_value_ is None or not self.missing_value_.any():
+            return codes
+        last = self.counts_.cards - 1  # the declared values, then `?`
+        return np.where((codes < 0) & self.missing_value_[None, :], last[None, :],
+                        codes).astype(codes.dtype, copy=False)
 
     def derive(self, **params) -> "AnDE":
         """A fitted variant with other parameters sharing this model's counts (no re-count),
@@ -78,8 +146,11 @@ class AnDE(CountingLearner):
             raise LearnerError(
                 f"AnDE: these counts hold parent sets up to size {ct.parent_levels} and "
                 f"combinations up to size {ct.max_level}; {other!r} needs more")
+        if other.missing != self.missing:
+            raise LearnerError("AnDE: derive cannot change 'missing' (the counts depend on it)")
         other._header = self._header
         other.counts_ = self.counts_
+        other.missing_value_ = self.missing_value_
         return other
 
     def model_bytes(self) -> int | None:
@@ -138,7 +209,7 @@ class AnDE(CountingLearner):
         prep = self._prepare()
         tb: Tables = prep["tb"]
         est: Inputs = prep["est"]
-        codes = np.ascontiguousarray(data.codes(), dtype=np.int64)
+        codes = np.ascontiguousarray(self.recode(data.codes()), dtype=np.int64)
         top = self._top()
         n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
         ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
@@ -165,3 +236,13 @@ register("A2DE-W", AnDE, n=2, weighting="mi", description="A2DE + MI weights")
 register("A2DE-SW", AnDE, n=2, subsumption=100, weighting="mi",
          description="A2DE + subsumption resolution + MI weights")
 register("A3DE", AnDE, n=3, description="A3DE with m-estimates")
+register("ASAODE", AnDE, n=1, missing="value", selection="loo",
+         description="attribute-selective AODE: MI-ranked parents × children, LOO RMSE "
+                     "(PAKDD 2014, SPEC §5.3)")
+for _name, _elim in (("BSEAODE", "child"), ("BSEAODE-PE", "parent"),
+                     ("BSEAODE-PACE", "parent_and_child")):
+    for _suffix, _s0 in (("", 1.0), ("-I0", 0.0)):
+        register(_name + _suffix, AnDE, n=1, missing="value", selection="bse",
+                 elimination=_elim, initial_candidate_sse=_s0,
+                 description=f"AODE with backward elimination ({_elim.replace('_', ' ')}s) "
+                             f"by LOO RMSE, first-step SSE offset {_s0:g} (SPEC §5.4)")
