@@ -80,7 +80,9 @@ def test_declared_parameters_get_set_and_validate_once():
 
     a = AnDE(2, m=0.5)  # positional in declaration order
     assert a.get_params() == {"n": 2, "m": 0.5, "frequency_limit": 1, "subsumption": None,
-                              "weighting": None, "mi_estimate": "reference"}
+                              "weighting": None, "mi_estimate": "reference", "missing": "skip",
+                              "selection": None, "elimination": "child",
+                              "initial_candidate_sse": 1.0}
     assert repr(a).startswith("AnDE(n=2, m=0.5,")
     train = registry.create("NB")
     from workbench.data.catalog import load_dataset

@@ -339,3 +339,24 @@ def test_registered_variants_and_bad_combinations():
         AnDE(n=1, selection="loo").fit(data)
     with pytest.raises(LearnerError, match="parameter 'elimination'"):
         AnDE(n=1, missing="value", selection="bse", elimination="both")
+
+
+def test_selection_is_reported_per_fold_and_stored(tmp_path):
+    from workbench import store
+    from workbench.evaluation.pipeline import FoldResult, run_fold
+
+    data, _ = split(60, 10, 5, [2, 3, 3, 2, 4], 2, 4, 0.1)
+    res = run_fold(data, "BSEAODE-PACE", {}, np.arange(40), np.arange(40, 60))
+    names = [a.name for a in data.attributes]
+    rep = res.fit_report
+    assert set(rep) == {"parents", "children", "eliminated"}
+    assert rep["parents"] == rep["children"] and set(rep["parents"]) <= set(names)
+    assert set(rep["eliminated"]) == set(names) - set(rep["parents"])
+    rec = res.to_record()
+    assert FoldResult.from_record(rec).fit_report == rep
+    rec["y"] = data.y[res.test_index]
+    store.write_fold(tmp_path, "d", "L", rec)
+    store.consolidate_pair(tmp_path, "d", "L")
+    back = store.read_folds(tmp_path, "d", "L")[0]
+    assert FoldResult.from_record(back).fit_report == rep
+    assert run_fold(data, "A1DE", {}, np.arange(40), np.arange(40, 60)).fit_report is None

@@ -156,7 +156,7 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
 PAIR_PARQUET = "predictions.parquet"
 _FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
                  "test_wall_seconds", "model_bytes", "iterations")
-_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY)
+_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report")
 
 
 def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
@@ -223,8 +223,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
         for key in _FOLD_SCALARS:
             v = float(first[key])
             rec[key] = "" if v != v else (int(v) if key == "n_train" else v)
-        for key in _FOLD_TEXT:
-            rec[key] = str(first[key])
+        for key in _FOLD_TEXT:  # (files written before a field existed lack it)
+            rec[key] = str(first[key]) if key in first.index else ""
         out[(int(r), int(f))] = rec
     return out
 

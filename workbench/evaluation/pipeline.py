@@ -61,6 +61,7 @@ class FoldResult:
     cuts: dict[str, list[float]] | None = field(default=None)
     model_bytes: float | None = None  # `Learner.model_bytes()` after fit (None: not reported)
     iterations: float | None = None  # `Learner.iterations()` after fit
+    fit_report: dict | None = None  # `Learner.fit_report()` after fit (e.g. selection)
 
     @property
     def n_test(self) -> int:
@@ -82,16 +83,13 @@ class FoldResult:
             "cuts": None if self.cuts is None else json.dumps(self.cuts),
             "model_bytes": _optional_number(self.model_bytes),
             "iterations": _optional_number(self.iterations),
+            "fit_report": None if self.fit_report is None else json.dumps(self.fit_report),
         }
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> "FoldResult":
         """Inverse of `to_record` (also accepts `cuts` already decoded, or absent)."""
-        cuts = rec.get("cuts")
-        if isinstance(cuts, np.ndarray):
-            cuts = cuts.item()
-        if isinstance(cuts, str):
-            cuts = json.loads(cuts) if cuts else None
+        cuts, report = (_json_field(rec.get(k)) for k in ("cuts", "fit_report"))
         return cls(
             round=int(rec["round"]),
             fold=int(rec["fold"]),
@@ -106,7 +104,17 @@ class FoldResult:
             cuts=cuts,
             model_bytes=_optional_number(rec.get("model_bytes")),
             iterations=_optional_number(rec.get("iterations")),
+            fit_report=report,
         )
+
+
+def _json_field(value: Any) -> Any:
+    """A stored JSON text field (a 0-d array, '' or absent for none) decoded."""
+    if isinstance(value, np.ndarray):
+        value = value.item()
+    if isinstance(value, str):
+        return json.loads(value) if value else None
+    return value
 
 
 def _optional_number(value: Any) -> float | None:
@@ -257,6 +265,7 @@ def run_fold(
     cpu2, wall2 = time.process_time(), time.perf_counter()
     size = model.model_bytes() if hasattr(model, "model_bytes") else None
     iters = model.iterations() if hasattr(model, "iterations") else None
+    report = model.fit_report() if hasattr(model, "fit_report") else None
 
     proba = np.asarray(proba, dtype=np.float64)
     if proba.shape != (test_idx.size, data.n_classes):
@@ -281,4 +290,5 @@ def run_fold(
         cuts=cuts,
         model_bytes=_optional_number(size),
         iterations=_optional_number(iters),
+        fit_report=report,
     )

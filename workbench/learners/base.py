@@ -170,6 +170,11 @@ class Learner:
         """Iterations of the optimiser of the last `fit` (learners that optimise)."""
         return None
 
+    def fit_report(self) -> dict | None:
+        """What the last `fit` chose that a report may tabulate (JSON-able, e.g. the
+        attributes a selective learner kept); None when there is nothing to say."""
+        return None
+
     # ----- shared helpers ------------------------------------------------------------------
     def predict(self, data: Dataset) -> np.ndarray:
         """Class codes: the first maximum of each distribution."""

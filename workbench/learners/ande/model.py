@@ -92,10 +92,12 @@ class AnDE(CountingLearner):
     def _fit(self, rows: Dataset) -> None:
         if self.selection is not None:
             if self.n != 1 or self.missing != "value" or self.subsumption is not None \
-                    or self.weighting is not None:
+                    or self.weighting is not None or self.m != 1.0 \
+                    or self.frequency_limit != 1:
                 raise LearnerError(
                     f"AnDE: selection '{self.selection}' is specified for n = 1 with "
-                    "missing 'value', no subsumption and no weighting (SPEC §5)")
+                    "missing 'value', m = 1, frequency_limit = 1, no subsumption and no "
+                    "weighting (SPEC §5)")
         super()._fit(rows)
         if self.selection is not None:
             self.select(rows)
@@ -152,6 +154,18 @@ class AnDE(CountingLearner):
         other.counts_ = self.counts_
         other.missing_value_ = self.missing_value_
         return other
+
+    def fit_report(self) -> dict | None:
+        """The attribute search's result: selected parents and children (by name), and the
+        eliminated attributes in order for BSEAODE."""
+        if self.selection_ is None or self._header is None:
+            return None
+        names = self._header.attribute_names
+        out = {"parents": [names[i] for i in np.flatnonzero(self.parent_mask_)],
+               "children": [names[i] for i in np.flatnonzero(self.child_mask_)]}
+        if "eliminated" in self.selection_:
+            out["eliminated"] = [names[i] for i in self.selection_["eliminated"]]
+        return out
 
     def model_bytes(self) -> int | None:
         """Bytes of the count tables."""

@@ -17,9 +17,9 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt):
+def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt, counts):
     """The attributes of row r that take part, in increasing order, into actl[r, 0:na]
-    (vc[t] = class-free count #(x_a)); returns na. Missing values never take part; with
+    (with `counts`, vc[t] = class-free count #(x_a)); returns na. Missing values never take part; with
     subsumption resolution (sr, critical count crit) x_i is deleted when some x_j with
     #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower attribute index)."""
     d = X.shape[1]
@@ -28,7 +28,7 @@ def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt):
         if X[r, a] >= 0:
             actl[r, na] = a
             na += 1
-    if tb.lbase.shape[0] > 2:
+    if counts and tb.lbase.shape[0] > 2:
         for t in range(na):
             a = actl[r, t]
             read(tb, tb.lbase[1] + a, X[r, a], cnt)
@@ -221,14 +221,16 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
-        act[:, :] = False
-        seen[:, :] = False
+        if top >= 1:
+            act[:, :] = False
+            seen[:, :] = False
         for rr in range(nb):
-            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt)
+            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt, sr or top >= 1)
             nact[rr] = na
-            for t in range(na):
-                act[actl[rr, t], rr] = True
-                seen[actl[rr, t], rr] = vc[t] > 0
+            if top >= 1:
+                for t in range(na):
+                    act[actl[rr, t], rr] = True
+                    seen[actl[rr, t], rr] = vc[t] > 0
         done[:] = False
         if fast1:
             a1de_instance_major(Xb, actl, nact, nb, tb, est, done, lpb)
