@@ -86,6 +86,19 @@ def _rows_in(X, act, nb, L1, idx, cards, rows, loc):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _rescale_small(rows, k, small, resc, L1, child, used, qs, prod, lacc, K):
+    """For each instance rows[i] (i < k) with a product below RESCALE, move the products of
+    every parent set that took a child from this block into the log accumulator."""
+    for i in range(k):
+        r = rows[i]
+        if small[r]:
+            resc[r] = True
+            for t in range(L1):
+                if child[t] and used[qs[t], r]:
+                    rescale(prod, lacc, qs[t], r, K)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, o_block, tb, ws, resc, rows,
                     orow, small):
     """Child factors from one dense (lev+1)-block when no child has missing training values:
@@ -129,13 +142,7 @@ def _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, o_block, tb, w
                 prod[q, r, y] = pv
                 sm |= pv < RESCALE
             small[r] |= sm
-    for i in range(k):
-        r = rows[i]
-        if small[r]:
-            resc[r] = True
-            for t in range(L1):
-                if child[t] and used[qs[t], r]:
-                    rescale(prod, lacc, qs[t], r, K)
+    _rescale_small(rows, k, small, resc, L1, child, used, qs, prod, lacc, K)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -201,13 +208,7 @@ def _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb
                 mc[:] = 0
             if times_child_missing(prod, lacc, wcnt, q, r, ccb[i], mc, ma, m, K):
                 resc[r] = True
-    for i in range(k):
-        r = rows[i]
-        if small[r]:
-            resc[r] = True
-            for t in range(L1):
-                if child[t] and used[qs[t], r]:
-                    rescale(prod, lacc, qs[t], r, K)
+    _rescale_small(rows, k, small, resc, L1, child, used, qs, prod, lacc, K)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
