@@ -290,6 +290,165 @@ def _grow(a, size):
 
 
 @numba.njit(cache=True, nogil=True)
+def _root_lists(X, rows0, wts0, is_nominal, old_rules):
+    """The root's list pool: one list in bag order (3.6 rules), or one per attribute —
+    nominal in bag order with missing values last, numeric sorted once with 3.5.7's
+    quicksort (RF-V rule 6). Room for the children's lists follows."""
+    a = X.shape[1]
+    n0 = rows0.shape[0]
+    nl = a if old_rules else 1
+    rows = np.empty(max(2 * nl * n0, 16), dtype=np.int64)
+    wts = np.empty(max(2 * nl * n0, 16), dtype=np.float64)
+    if not old_rules:
+        rows[:n0] = rows0
+        wts[:n0] = wts0
+        return rows, wts
+    rkeys = np.empty(max(n0, 1))
+    rperm = np.empty(max(n0, 1), dtype=np.int64)
+    rstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
+    for j in range(a):
+        base = j * n0
+        if is_nominal[j]:  # bag order, missing values last
+            q = 0
+            for missing in (False, True):
+                for p in range(n0):
+                    if np.isnan(X[rows0[p], j]) == missing:
+                        rows[base + q] = rows0[p]
+                        wts[base + q] = wts0[p]
+                        q += 1
+        else:
+            for p in range(n0):
+                v = X[rows0[p], j]
+                rkeys[p] = DBL_MAX if np.isnan(v) else v
+                rperm[p] = p
+            weka357_quicksort(rkeys[:n0], rperm[:n0], rstack)
+            for p in range(n0):
+                rows[base + p] = rows0[rperm[p]]
+                wts[base + p] = wts0[rperm[p]]
+    return rows, wts
+
+
+@numba.njit(cache=True, nogil=True)
+def _partition(X, rows, wts, off, n, nl, att, nominal, thr, props, nb, counts, starts,
+               start):
+    """Split the node's nl lists at rows[off:off + nl·n] by attribute `att` into nb child
+    regions from `start` on, each list in its current order: child b gets counts[b] entries
+    per list at starts[b]; a missing value goes to every branch b with props[b] > 0 with
+    weight props[b]·w. Returns the (possibly grown) pool."""
+    for b in range(nb):
+        counts[b] = 0
+    for p in range(off, off + n):
+        v = X[rows[p], att]
+        if np.isnan(v):
+            for b in range(nb):
+                if props[b] > 0.0:
+                    counts[b] += 1
+        elif nominal:
+            counts[int(v)] += 1
+        elif v < thr:
+            counts[0] += 1
+        else:
+            counts[1] += 1
+    need = start
+    for b in range(nb):
+        starts[b] = need
+        need += nl * counts[b]
+    if need > rows.shape[0]:
+        rows = _grow(rows, need)
+        wts = _grow(wts, need)
+    for li in range(nl):  # each list in its own order (3.6: the one list)
+        fill = starts[:nb].copy()
+        for b in range(nb):
+            fill[b] += li * counts[b]
+        for p in range(off + li * n, off + (li + 1) * n):
+            r = rows[p]
+            w = wts[p]
+            v = X[r, att]
+            if np.isnan(v):
+                for b in range(nb):
+                    if props[b] > 0.0:
+                        rows[fill[b]] = r
+                        wts[fill[b]] = props[b] * w
+                        fill[b] += 1
+                continue
+            if nominal:
+                b = int(v)
+            elif v < thr:
+                b = 0
+            else:
+                b = 1
+            rows[fill[b]] = r
+            wts[fill[b]] = w
+            fill[b] += 1
+    return rows, wts
+
+
+@numba.njit(cache=True, nogil=True)
+def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window,
+                old_rules, T, P, bestT, bestP, cur, keys, perm, tmp_r, tmp_w, qstack):
+    """T3: draw attributes from the window (RNG advanced in place) until K are tried and one
+    has gain > eps; returns (gain, attribute, branches, threshold) of the best (equal gains:
+    the lower index), its table and branch proportions in bestT / bestP."""
+    a = X.shape[1]
+    best_gain = -DBL_MAX
+    best_att = 0
+    best_nb = 0
+    best_thr = np.nan
+    m = a
+    tried = 0
+    seen = False
+    while m > 0 and (tried < K or not seen):
+        c = next_int_bound(rng, m)
+        at = window[c]
+        window[c] = window[m - 1]
+        window[m - 1] = at
+        m -= 1
+        tried += 1
+        lo = off + at * n if old_rules else off  # the attribute's list
+        if is_nominal[at]:
+            nb = n_values[at]
+            _eval_nominal(X, y, at, nb, C, rows, wts, lo, n, T, P)
+            thr = np.nan
+        else:
+            nb = 2
+            thr = _eval_numeric(X, y, at, C, rows, wts, lo, n, T, P, cur, keys, perm,
+                                tmp_r, tmp_w, qstack, old_rules)
+        g = _h_cols(T, nb, C, old_rules) - _h_rows(T, nb, C, old_rules)
+        if g > eps:
+            seen = True
+        if g > best_gain or (g == best_gain and at < best_att):
+            best_gain = g
+            best_att = at
+            best_nb = nb
+            best_thr = thr
+            for b in range(nb):
+                bestP[b] = P[b]
+                for j in range(C):
+                    bestT[b, j] = T[b, j]
+    return best_gain, best_att, best_nb, best_thr
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_scratch(n):
+    """Work arrays for sorting a list of n entries (keys, permutation, rows, weights, stack)."""
+    return (np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty(n), np.empty(4 * n + 16, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _stays_leaf(dist, c0, C, min_num, depth, max_depth):
+    """T2: total weight below 2·min_num, (almost) one class only, or the depth limit."""
+    total = 0.0
+    mx = dist[c0]
+    for j in range(C):
+        total += dist[c0 + j]
+        if dist[c0 + j] > mx:
+            mx = dist[c0 + j]
+    return total < 2.0 * min_num or abs(mx - total) < 1e-6 or (max_depth > 0
+                                                               and depth >= max_depth)
+
+
+@numba.njit(cache=True, nogil=True)
 def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth, rng,
               window, old_rules):
     """Grow one tree from the list (rows0, wts0) with the tree RNG state `rng` and the
@@ -324,38 +483,7 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
     # holds `nl` lists of its n entries: one (3.6 rules), or one per attribute in that
     # attribute's order, sorted once at the root (3.5.7 rules, RF-V rule 6)
     nl = a if old_rules else 1
-    rows = np.empty(max(2 * nl * n0, 16), dtype=np.int64)
-    wts = np.empty(max(2 * nl * n0, 16), dtype=np.float64)
-    if old_rules:
-        rkeys = np.empty(max(n0, 1))
-        rperm = np.empty(max(n0, 1), dtype=np.int64)
-        rstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
-        for j in range(a):
-            base = j * n0
-            if is_nominal[j]:  # bag order, missing values last
-                q = 0
-                for p in range(n0):
-                    if not np.isnan(X[rows0[p], j]):
-                        rows[base + q] = rows0[p]
-                        wts[base + q] = wts0[p]
-                        q += 1
-                for p in range(n0):
-                    if np.isnan(X[rows0[p], j]):
-                        rows[base + q] = rows0[p]
-                        wts[base + q] = wts0[p]
-                        q += 1
-            else:
-                for p in range(n0):
-                    v = X[rows0[p], j]
-                    rkeys[p] = DBL_MAX if np.isnan(v) else v
-                    rperm[p] = p
-                weka357_quicksort(rkeys[:n0], rperm[:n0], rstack)
-                for p in range(n0):
-                    rows[base + p] = rows0[rperm[p]]
-                    wts[base + p] = wts0[rperm[p]]
-    else:
-        rows[:n0] = rows0
-        wts[:n0] = wts0
+    rows, wts = _root_lists(X, rows0, wts0, is_nominal, old_rules)
     st_node = np.empty(64, dtype=np.int64)
     st_depth = np.empty(64, dtype=np.int64)
     st_off = np.empty(64, dtype=np.int64)
@@ -372,11 +500,7 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
     cur = np.empty((2, C))
     counts = np.empty(vmax, dtype=np.int64)
     starts = np.empty(vmax, dtype=np.int64)
-    keys = np.empty(max(n0, 1))
-    perm = np.empty(max(n0, 1), dtype=np.int64)
-    tmp_r = np.empty(max(n0, 1), dtype=np.int64)
-    tmp_w = np.empty(max(n0, 1))
-    qstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
+    keys, perm, tmp_r, tmp_w, qstack = _sort_scratch(max(n0, 1))
     eps = 0.0 if old_rules else GAIN_EPS
     while sp > 0:
         sp -= 1
@@ -386,58 +510,14 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
             kind[node] = KIND_EMPTY
             continue
         kind[node] = KIND_LEAF
-        c0 = cn_off[node]
-        total = 0.0
-        mx = dist[c0]
-        for j in range(C):
-            total += dist[c0 + j]
-            if dist[c0 + j] > mx:
-                mx = dist[c0 + j]
-        if total < 2.0 * min_num or abs(mx - total) < 1e-6 or (max_depth > 0
-                                                                and depth >= max_depth):
+        if _stays_leaf(dist, cn_off[node], C, min_num, depth, max_depth):
             continue  # T2
         if n > keys.shape[0]:
-            keys = np.empty(n)
-            perm = np.empty(n, dtype=np.int64)
-            tmp_r = np.empty(n, dtype=np.int64)
-            tmp_w = np.empty(n)
-            qstack = np.empty(4 * n + 16, dtype=np.int64)
+            keys, perm, tmp_r, tmp_w, qstack = _sort_scratch(n)
         # T3: attribute search
-        best_gain = -DBL_MAX
-        best_att = 0
-        best_nb = 0
-        best_thr = np.nan
-        m = a
-        tried = 0
-        seen = False
-        while m > 0 and (tried < K or not seen):
-            c = next_int_bound(rng, m)
-            at = window[c]
-            window[c] = window[m - 1]
-            window[m - 1] = at
-            m -= 1
-            tried += 1
-            lo = off + at * n if old_rules else off  # the attribute's list
-            if is_nominal[at]:
-                nb = n_values[at]
-                _eval_nominal(X, y, at, nb, C, rows, wts, lo, n, T, P)
-                thr = np.nan
-            else:
-                nb = 2
-                thr = _eval_numeric(X, y, at, C, rows, wts, lo, n, T, P, cur, keys, perm,
-                                    tmp_r, tmp_w, qstack, old_rules)
-            g = _h_cols(T, nb, C, old_rules) - _h_rows(T, nb, C, old_rules)
-            if g > eps:
-                seen = True
-            if g > best_gain or (g == best_gain and at < best_att):
-                best_gain = g
-                best_att = at
-                best_nb = nb
-                best_thr = thr
-                for b in range(nb):
-                    bestP[b] = P[b]
-                    for j in range(C):
-                        bestT[b, j] = T[b, j]
+        best_gain, best_att, best_nb, best_thr = _best_split(
+            X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window, old_rules,
+            T, P, bestT, bestP, cur, keys, perm, tmp_r, tmp_w, qstack)
         if best_gain <= eps:
             continue  # T4: leaf
         # T4: split; children get contiguous node ids
@@ -464,54 +544,8 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         for b in range(nb):
             props[n_props + b] = bestP[b]
         n_props += nb
-        # partition the list, in its current order
-        nominal = is_nominal[best_att]
-        for b in range(nb):
-            counts[b] = 0
-        for p in range(off, off + n):
-            v = X[rows[p], best_att]
-            if np.isnan(v):
-                for b in range(nb):
-                    if bestP[b] > 0.0:
-                        counts[b] += 1
-            elif nominal:
-                counts[int(v)] += 1
-            elif v < best_thr:
-                counts[0] += 1
-            else:
-                counts[1] += 1
-        start = max(live_top, off + nl * n)
-        need = start
-        for b in range(nb):
-            starts[b] = need
-            need += nl * counts[b]
-        if need > rows.shape[0]:
-            rows = _grow(rows, need)
-            wts = _grow(wts, need)
-        for li in range(nl):  # each list in its own order (3.6: the one list)
-            fill = starts[:nb].copy()
-            for b in range(nb):
-                fill[b] += li * counts[b]
-            for p in range(off + li * n, off + (li + 1) * n):
-                r = rows[p]
-                w = wts[p]
-                v = X[r, best_att]
-                if np.isnan(v):
-                    for b in range(nb):
-                        if bestP[b] > 0.0:
-                            rows[fill[b]] = r
-                            wts[fill[b]] = bestP[b] * w
-                            fill[b] += 1
-                    continue
-                if nominal:
-                    b = int(v)
-                elif v < best_thr:
-                    b = 0
-                else:
-                    b = 1
-                rows[fill[b]] = r
-                wts[fill[b]] = w
-                fill[b] += 1
+        rows, wts = _partition(X, rows, wts, off, n, nl, best_att, is_nominal[best_att],
+                               best_thr, bestP, nb, counts, starts, max(live_top, off + nl * n))
         # children: class weights = rows of the winning table; pushed last-first
         if sp + nb + 1 > st_node.shape[0]:
             size = sp + nb + 1
