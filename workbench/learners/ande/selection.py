@@ -87,6 +87,7 @@ def asaode_sse(tb, X, yv, order, n):
     pair = np.zeros((d, d, K), dtype=np.int64)
     acc = np.zeros((d, K))
     prod = np.zeros(K)
+    den = np.zeros(K)
     scale = (1.0 / d) * (DBL_MAX / d)
     for r in range(X.shape[0]):
         ys = yv[r]
@@ -99,12 +100,13 @@ def asaode_sse(tb, X, yv, order, n):
             cp = tb.cards[p]
             for y in range(K):
                 prod[y] = (single[p, y] + 1.0 / (K * cp)) / n * scale
+                den[y] = 1.0 / (single[p, y] + 1.0)
             for s in range(d):
                 c = order[s]
                 if c != p:
                     inv = 1.0 / tb.cards[c]
                     for y in range(K):
-                        prod[y] *= (pair[p, c, y] + inv) / (single[p, y] + 1.0)
+                        prod[y] *= (pair[p, c, y] + inv) * den[y]
                 for y in range(K):
                     acc[s, y] += prod[y]
             for s in range(d):
