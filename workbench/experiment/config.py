@@ -545,10 +545,7 @@ def _is_known_slug(slug: str, data_dirs: tuple[Path, ...]) -> bool:
     """A catalog slug, a catalog alias, or a file found in the search path."""
     if _looks_like_path(slug):
         return False
-    if any(e.slug == slug for e in catalog.CATALOG):
-        return True
-    canonical = _canonical_slug(slug)
-    if canonical != slug and any(e.slug == canonical for e in catalog.CATALOG):
+    if catalog.get_entry(slug) is not None:  # a slug of a source paper, or an alias
         return True
     try:
         return catalog.find_dataset(slug, extra_dirs=data_dirs) is not None
@@ -582,7 +579,7 @@ def resolve_datasets(
     Returns (found, missing): missing are catalog slugs with no file in the search path
     (listed once by the caller and skipped, not fatal).
     """
-    by_slug = {e.slug: e for e in catalog.CATALOG}
+    by_slug = {e.slug: e for e in catalog.CATALOG + catalog.OTHER_PAPERS}
     wanted: list[str] = []
     for item in config.datasets:
         if item == ALL:
