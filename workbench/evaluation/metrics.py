@@ -66,6 +66,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
            per_fold=True, log=True),
     Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True),
+    # what a selective learner kept (`Learner.fit_report`): described, not ranked
+    Metric("selected_parents", "Selected parent attributes (mean over folds)", "mean",
+           per_fold=True, table=False),
+    Metric("selected_children", "Selected child attributes (mean over folds)", "mean",
+           per_fold=True, table=False),
     Metric("bias_weka_corrected", "Bias (Weka's finite-sample correction)", "decomposition",
            table=False, needs_repeats=True),
     Metric("train_wall_seconds", "Training time (total wall seconds over folds)", "total",

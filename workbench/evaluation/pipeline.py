@@ -67,6 +67,16 @@ class FoldResult:
     def n_test(self) -> int:
         return int(self.test_index.shape[0])
 
+    @property
+    def selected_parents(self) -> int | None:
+        """How many parent attributes the learner kept (`fit_report`), None if it says not."""
+        return _count(self.fit_report, "parents")
+
+    @property
+    def selected_children(self) -> int | None:
+        """How many child attributes the learner kept (`fit_report`), None if it says not."""
+        return _count(self.fit_report, "children")
+
     def to_record(self) -> dict[str, Any]:
         """Plain dict (ints, floats, str, two numpy arrays; `cuts` as a JSON string)."""
         return {
@@ -106,6 +116,10 @@ class FoldResult:
             iterations=_optional_number(rec.get("iterations")),
             fit_report=report,
         )
+
+
+def _count(report: dict | None, key: str) -> int | None:
+    return None if not report or key not in report else len(report[key])
 
 
 def _json_field(value: Any) -> Any:

@@ -300,6 +300,21 @@ def render_report(
         write_text(out / "tables" / f"per_dataset_{m}.md", md)
         rep.add(md)
 
+    # ---- what selective learners kept (metrics declared with table=False, mean over folds)
+    chosen = [m for m in metric_names(aggregate="mean", table=False)
+              if m in data.columns and data[m].notna().any()]
+    if chosen:
+        kept = tb.per_dataset_tidy(data, learners, groups, chosen)
+        kept = kept[kept["mean"].notna()]
+        write_csv(out / "tables" / "selected_attributes.csv", kept)
+        rep.add("## Appendix: attributes selected",
+                "Mean over folds ± standard deviation over folds of the attributes each "
+                "selective learner kept (its `fit_report`; the names per fold are stored with "
+                "the fold's predictions). Also in `tables/selected_attributes.csv`.")
+        for m in chosen:
+            rep.add(tb.per_dataset_markdown(kept, m, [l for l in learners
+                                                      if l in set(kept["learner"])]))
+
     text = "\n".join(rep.md)
     write_text(out / "report.md", text)
     write_text(out / "report.html", markdown_to_html(text, f"Report: {opts.name}", out))
