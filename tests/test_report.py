@@ -246,6 +246,17 @@ def test_markdown_and_latex_tables_from_tidy():
     assert md.splitlines()[3] == "| C | 1/0/2 | 1/0/2 |"
     tex = latex_table(tidy, ["A", "B", "C"], "cap_1", "tab:x")
     assert r"\caption{cap\_1}" in tex and "B & 1/0/2 &  \\\\" in tex
+    # with p-values, as PAKDD 2014's Table 2: 1 win vs 2 losses, two-tailed sign test p = 1
+    md = markdown_table(tidy, ["A", "B", "C"], p_values=True)
+    assert md.splitlines()[2] == "| B | 1/0/2 (1.000) |  |"
+    assert "1/0/2 (1.000)" in latex_table(tidy, ["A", "B", "C"], "c", "t", p_values=True)
+
+
+def test_p_value_text():
+    from workbench.report.tables import p_text
+
+    assert [p_text(v) for v in (0.0004999, 0.0005, 0.0021, 0.04099, 1.0)] == \
+        ["<0.001", "0.001", "0.002", "0.041", "1.000"]
 
 
 def test_agreement_flags_on_hand_made_results(tmp_path: Path):
@@ -325,3 +336,14 @@ def test_single_round_runs_have_no_bias_variance_tables(tmp_path):
     tidy = pd.read_csv(out / "tables" / "wdl.csv")
     assert not {"bias", "variance"} & set(tidy["metric"])
     assert "zero_one_loss" in set(tidy["metric"])
+
+
+def test_wdl_p_values_option_is_checked(tmp_path: Path):
+    from workbench.errors import ConfigError
+    from workbench.report.options import options_from_config
+
+    cfg = {"name": "x", "learners": ["A", "B"], "report": {"wdl_p_values": True}}
+    assert options_from_config(cfg, tmp_path, ["A", "B"]).wdl_p_values is True
+    assert options_from_config({**cfg, "report": {}}, tmp_path, ["A", "B"]).wdl_p_values is False
+    with pytest.raises(ConfigError, match="report.wdl_p_values: expected true or false"):
+        options_from_config({**cfg, "report": {"wdl_p_values": "yes"}}, tmp_path, ["A", "B"])

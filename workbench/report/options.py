@@ -16,7 +16,8 @@ What the report takes from the config (everything optional):
   false}``; A is on the y axis), ``wdl`` (how a data set counts in the W/D/L tables:
   ``sign`` (default, PAKDD 2013: the lower value wins) or ``wilcoxon-folds`` (JMLR 2016:
   a win/loss only when a Wilcoxon signed-rank test over the per-fold values is
-  significant at ``alpha``, else a draw)).
+  significant at ``alpha``, else a draw)), ``wdl_p_values`` (true: every W/D/L cell
+  also prints its p-value, as PAKDD 2014's Table 2 does).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -37,7 +38,7 @@ from workbench.errors import ConfigError
 from workbench.report.tables import TABLE_METRICS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
-               "scatter", "wdl")
+               "scatter", "wdl", "wdl_p_values")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 WDL_METHODS = ("sign", "wilcoxon-folds")
@@ -57,6 +58,7 @@ class ReportOptions:
     scatter_metrics: list[str] = field(default_factory=lambda: list(DEFAULT_SCATTER_METRICS))
     scatter_log: bool = False
     wdl: str = "sign"
+    wdl_p_values: bool = False  # print each W/D/L cell's p-value (PAKDD 2014's Table 2)
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -192,6 +194,10 @@ def options_from_config(
     if wdl not in WDL_METHODS:
         raise ConfigError(f"report.wdl: expected one of {', '.join(WDL_METHODS)}, got {wdl!r}")
     opts.wdl = str(wdl)
+    pv = report.get("wdl_p_values", False)
+    if not isinstance(pv, bool):
+        raise ConfigError(f"report.wdl_p_values: expected true or false, got {pv!r}")
+    opts.wdl_p_values = pv
     return opts
 
 

@@ -172,10 +172,12 @@ def render_report(
     rep.add("## Win/draw/loss tables", _wdl_intro(opts, metrics, fold_names))
     for m in metrics:
         method = tb.WDL_WILCOXON_FOLDS if m in fold_names else tb.WDL_SIGN
-        md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha, method)
+        md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha, method,
+                                opts.wdl_p_values)
         write_text(out / "tables" / f"wdl_{m}.md", md)
         write_text(out / "tables" / f"wdl_{m}.tex",
-                   tb.metric_latex(tidy, m, learners, sizes, opts.alpha, method))
+                   tb.metric_latex(tidy, m, learners, sizes, opts.alpha, method,
+                                   opts.wdl_p_values))
         rep.add(md)
 
     # ---- Wilcoxon, Friedman, ranks

@@ -120,10 +120,18 @@ def subset_rows(wide: pd.DataFrame, datasets: Sequence[str]) -> pd.DataFrame:
     return wide.loc[keep]
 
 
-def _grid(tidy: pd.DataFrame, learners: Sequence[str], bold: tuple[str, str]) -> list[list[str]]:
-    """Rows of the lower-triangle grid: [row learner, cell for col 0, ..., cell for col k-2]."""
+def p_text(p: float) -> str:
+    """A p-value as the papers print it: three decimals, "<0.001" below."""
+    return "<0.001" if p < 0.0005 else f"{p:.3f}"
+
+
+def _grid(tidy: pd.DataFrame, learners: Sequence[str], bold: tuple[str, str],
+          p_values: bool = False) -> list[list[str]]:
+    """Rows of the lower-triangle grid: [row learner, cell for col 0, ..., cell for col k-2];
+    with `p_values` each cell also shows its p-value, as PAKDD 2014's Table 2 does."""
     cells = {
-        (r.row, r.col): (f"{r.wins}/{r.draws}/{r.losses}", bool(r.significant))
+        (r.row, r.col): (f"{r.wins}/{r.draws}/{r.losses}"
+                         + (f" ({p_text(r.p_value)})" if p_values else ""), bool(r.significant))
         for r in tidy.itertuples(index=False)
     }
     out = []
@@ -139,14 +147,14 @@ def _grid(tidy: pd.DataFrame, learners: Sequence[str], bold: tuple[str, str]) ->
     return out
 
 
-def markdown_table(tidy: pd.DataFrame, learners: Sequence[str]) -> str:
+def markdown_table(tidy: pd.DataFrame, learners: Sequence[str], p_values: bool = False) -> str:
     """One lower-triangle W/D/L table (one metric, one collection) as Markdown."""
     learners = list(learners)
     if len(learners) < 2:
         return "_(fewer than two learners: nothing to compare)_\n"
     header = [""] + learners[:-1]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in _grid(tidy, learners, ("**", "**")):
+    for row in _grid(tidy, learners, ("**", "**"), p_values):
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
@@ -157,7 +165,8 @@ def _tex(s: str) -> str:
     return "".join(repl.get(ch, ch) for ch in s)
 
 
-def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label: str) -> str:
+def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label: str,
+                p_values: bool = False) -> str:
     """One lower-triangle W/D/L table as a LaTeX ``table`` (significant cells bold)."""
     learners = list(learners)
     if len(learners) < 2:
@@ -174,7 +183,7 @@ def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label
         " & ".join([""] + [_tex(x) for x in learners[:-1]]) + r" \\",
         r"\hline",
     ]
-    for row in _grid(tidy, learners, (r"\textbf{", "}")):
+    for row in _grid(tidy, learners, (r"\textbf{", "}"), p_values):
         lines.append(" & ".join([_tex(row[0])] + row[1:]) + r" \\")
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
@@ -195,7 +204,7 @@ def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN) -> str:
 
 def metric_markdown(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA, method: str = WDL_SIGN,
+    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False,
 ) -> str:
     """All collections of one metric as a Markdown document (like the paper's Table 4)."""
     title = TABLE_METRICS.get(metric, metric)
@@ -210,13 +219,13 @@ def metric_markdown(
         if sizes.get(coll, 1) == 0:
             parts.append("_No data set of this collection was run._\n")
             continue
-        parts.append(markdown_table(sub[sub["collection"] == coll], learners))
+        parts.append(markdown_table(sub[sub["collection"] == coll], learners, p_values))
     return "\n".join(parts)
 
 
 def metric_latex(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA, method: str = WDL_SIGN,
+    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False,
 ) -> str:
     """All collections of one metric as LaTeX tables (one ``table`` per collection)."""
     title = TABLE_METRICS.get(metric, metric)
@@ -228,7 +237,7 @@ def metric_latex(
             continue
         caption = f"Win/Draw/Loss of {title} comparison, {collection_title(coll, sizes.get(coll))}"
         out.append(latex_table(sub[sub["collection"] == coll], learners, caption,
-                               f"tab:wdl-{metric}-{coll}".replace("_", "-")))
+                               f"tab:wdl-{metric}-{coll}".replace("_", "-"), p_values))
     return "\n".join(out)
 
 
