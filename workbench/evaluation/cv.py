@@ -33,7 +33,7 @@ from workbench.evaluation.summary import (
     FOLD_METRICS,
     SUMMARY_KEYS,
     assemble,
-    summarize,
+    summarize_assembled,
     summarize_folds,
     test_rows_of,
 )
@@ -114,7 +114,9 @@ def evaluate(data: Dataset, learner: LearnerLike, params: Mapping[str, Any] | No
     test_rows = test_rows_of(protocol, results)
     ordered, preds, splits = assemble(results, n, d.n_classes, protocol.rounds,
                                       protocol.folds, test_rows)
-    summary = summarize(ordered, d.y, d.n_classes, protocol)
+    summary = summarize_assembled(ordered, preds, np.asarray(d.y, dtype=np.int64), d.n_classes,
+                                  protocol.rounds, protocol.folds, test_rows=test_rows,
+                                  bias_variance=protocol.repeats)
     dist = np.full((protocol.rounds, n, d.n_classes), np.nan)
     for res in ordered:
         dist[res.round, res.test_index] = res.proba

@@ -125,14 +125,17 @@ def summarize_folds(
     y = np.asarray(y, dtype=np.int64)
     n = int(y.size)
     ordered, preds, _ = assemble(results, n, n_classes, rounds, folds, test_rows)
-    return _summary(ordered, preds, y, n_classes, rounds, folds, per_fold=per_fold,
-                    test_rows=test_rows, bias_variance=bias_variance)
+    return summarize_assembled(ordered, preds, y, n_classes, rounds, folds,
+                               per_fold=per_fold, test_rows=test_rows,
+                               bias_variance=bias_variance)
 
 
-def _summary(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray, n_classes: int,
-             rounds: int, folds: int, per_fold: bool = False,
-             test_rows: np.ndarray | None = None, bias_variance: bool = True
-             ) -> dict[str, Any]:
+def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndarray,
+                        n_classes: int, rounds: int, folds: int, per_fold: bool = False,
+                        test_rows: np.ndarray | None = None, bias_variance: bool = True
+                        ) -> dict[str, Any]:
+    """`summarize_folds` from `assemble`'s output, for callers that keep its matrices too
+    (they need not check and assemble the folds twice)."""
     sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
     out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
     if bias_variance:  # over the rounds' predictions of the tested rows
