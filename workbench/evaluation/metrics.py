@@ -66,6 +66,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
            per_fold=True, log=True),
     Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True),
+    Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
+           "mean", per_fold=True, table=False),
     # what a selective learner kept (`Learner.fit_report`): described, not ranked
     Metric("selected_parents", "Selected parent attributes (mean over folds)", "mean",
            per_fold=True, table=False),

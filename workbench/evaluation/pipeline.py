@@ -77,6 +77,12 @@ class FoldResult:
         """How many child attributes the learner kept (`fit_report`), None if it says not."""
         return _count(self.fit_report, "children")
 
+    @property
+    def train_objective(self) -> float | None:
+        """The training objective where the optimiser stopped (`fit_report`), if reported."""
+        value = None if not self.fit_report else self.fit_report.get("train_objective")
+        return None if value is None else float(value)
+
     def to_record(self) -> dict[str, Any]:
         """Plain dict (ints, floats, str, two numpy arrays; `cuts` as a JSON string)."""
         return {

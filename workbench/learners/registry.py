@@ -26,6 +26,7 @@ from workbench.learners.base import declared_parameters
 
 _BUILTIN_MODULES = (
     "workbench.learners.ande",
+    "workbench.learners.anje",
     "workbench.learners.forest",
     "workbench.learners.kdb",
 )
