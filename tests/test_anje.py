@@ -15,7 +15,7 @@ from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import LearnerError
 from workbench.learners import registry
 from workbench.learners.anje import AnJE
-from workbench.learners.anje.objective import Problem, indicator
+from workbench.learners.anje.objective import Problem
 from workbench.learners.joins import JoinIndex, anje_exponent
 
 from conftest import needs_shared, shared_file
@@ -142,7 +142,7 @@ def problem_of(data, n, parameterisation, objective, l2=0.0):
     codes = np.nan_to_num(data.X, nan=0).astype(np.int64)
     idx = JoinIndex(data.cardinalities, data.n_classes, n)
     slots = idx.fit(codes, data.y)
-    return Problem(indicator(slots, idx.n_slots), data.y, idx.log_prior(),
+    return Problem(slots, data.y, idx.log_prior(),
                    idx.log_conditional(), idx.joins[idx.slot_join(), 0], data.n_attributes,
                    parameterisation, objective, l2)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.anje.objective import OBJECTIVES, Problem, indicator, softmax_rows
+from workbench.learners.anje.objective import OBJECTIVES, Problem, score_rows, softmax_rows
 from workbench.learners.anje.optimize import OPTIMIZERS, LbfgsSettings, lbfgs, stochastic
 from workbench.learners.base import Learner, choice, integer, number
 from workbench.learners.joins import JoinIndex, anje_exponent, missing_as_first_value
@@ -99,14 +99,14 @@ class AnJE(Learner):
         slots = index.fit(codes, y)
         self.index_ = index
         e = anje_exponent(A, self.n)
-        problem = Problem(indicator(slots, index.n_slots), y, index.log_prior(),
+        problem = Problem(slots, y, index.log_prior(),
                           index.log_conditional(), index.joins[index.slot_join(), 0], A,
                           "weighted" if self.model == "generative" else self.model,
                           self.objective, self.l2)
         unseen = index.log_unseen()
         if self.model == "generative":
             self._terms = (problem.log_prior, e * problem.log_cond, e * unseen)
-            s = np.asarray(problem.X @ self._terms[1]) + problem.log_prior[None, :]
+            s = score_rows(slots, *self._terms)
             self._report = {"train_objective": _objective_of(s, y, self.objective)}
             return
         theta0 = self._initial(problem, e)
@@ -115,7 +115,7 @@ class AnJE(Learner):
             out = lbfgs(problem, theta0, settings,
                         bounds=(0.0, 1.0) if self.model == "tied" else None)
         else:
-            out = stochastic(problem, slots, theta0, self.optimizer == "adagrad", self.eta,
+            out = stochastic(problem, theta0, self.optimizer == "adagrad", self.eta,
                              self.passes, self.shuffle_seed)
         self.theta_ = out.theta
         c, per_slot = problem.effective(out.theta)
@@ -146,13 +146,8 @@ class AnJE(Learner):
 
     # ----- prediction --------------------------------------------------------------------
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
-        c, per_slot, unseen = self._terms
         slots = self.index_.lookup(missing_as_first_value(data.codes()))
-        s = np.asarray(indicator(slots, self.index_.n_slots) @ per_slot) + c[None, :]
-        missed = slots < 0
-        if missed.any():
-            s += missed.astype(np.float64) @ unseen
-        return s
+        return score_rows(slots, *self._terms)
 
     # ----- reports -----------------------------------------------------------------------
     def iterations(self) -> int | None:

@@ -1,8 +1,8 @@
 """The discriminative models of SPEC §6.5 on fixed generative estimates, with the §6.6
 objectives and their exact gradients.
 
-A `Problem` holds the training rows as a sparse 0/1 matrix X (rows × slots; row i has a 1
-at the slot of its value of every join, see `joins.JoinIndex`) and the log estimates. The
+A `Problem` holds the training rows as their slots (the seen joint value of every join,
+see `joins.JoinIndex`) and the log estimates. The
 parameterisations (θ laid out as the K class entries, then the K entries of every slot):
 
 * ``weighted`` (W: WANBIA-C, ALR<n>): s(y) = θ_y·L(y) + Σ_α θ_{α,x_α,y}·L(x_α | y);
@@ -11,28 +11,19 @@ parameterisations (θ laid out as the K class entries, then the K entries of eve
 
 Objectives, summed over rows: ``cll`` f = Σ_i [−ln K − ln p_{i,y_i}] (0 at θ = 0) and
 ``mse`` f = Σ_i Σ_y (δ_iy − p_iy)²; the optional L2 term (CLL only) penalises a parameter
-once per training row in which it is active. Everything is vectorised (sparse products).
+once per training row in which it is active. f and ∇f come from one compiled pass over
+the rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
-import scipy.sparse as sp
 
 PARAMETERISATIONS = ("weighted", "direct", "tied")
 OBJECTIVES = ("cll", "mse")
-
-
-def indicator(slots: np.ndarray, n_slots: int) -> sp.csr_matrix:
-    """The (rows, slots) 0/1 matrix of a (rows, S) slot array (entries −1 are left out)."""
-    rows, S = slots.shape
-    flat = slots.ravel()
-    keep = flat >= 0
-    indptr = np.concatenate(([0], np.cumsum((slots >= 0).sum(axis=1)))).astype(np.int64)
-    data = np.ones(int(keep.sum()), dtype=np.float64)
-    return sp.csr_matrix((data, flat[keep], indptr), shape=(rows, n_slots))
 
 
 def softmax_rows(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,11 +34,88 @@ def softmax_rows(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e / tot, (m + np.log(tot))[:, 0]
 
 
+@numba.njit(cache=True, nogil=True)
+def _objective_pass(slots, y, c, E, mse, per_class, per_slot):
+    """One pass over the rows: Σ_i of the row objective (CLL without the −ln K offset, or
+    the squared error), and r_iy = ∂f_i/∂s_iy summed per class and per slot."""
+    N, S = slots.shape
+    K = c.shape[0]
+    s = np.empty(K)
+    r = np.empty(K)
+    per_class[:] = 0.0
+    per_slot[:, :] = 0.0
+    f = 0.0
+    for i in range(N):
+        for k in range(K):
+            s[k] = c[k]
+        for a in range(S):
+            j = slots[i, a]
+            for k in range(K):
+                s[k] += E[j, k]
+        m = s[0]
+        for k in range(1, K):
+            if s[k] > m:
+                m = s[k]
+        tot = 0.0
+        for k in range(K):
+            r[k] = np.exp(s[k] - m)
+            tot += r[k]
+        t = y[i]
+        if mse:
+            sd = 0.0
+            for k in range(K):
+                p = r[k] / tot
+                d = p - (1.0 if k == t else 0.0)
+                f += d * d
+                sd += p * d
+                r[k] = p
+            for k in range(K):
+                d = r[k] - (1.0 if k == t else 0.0)
+                r[k] = 2.0 * r[k] * (d - sd)
+        else:
+            f += m + np.log(tot) - s[t]
+            for k in range(K):
+                r[k] = r[k] / tot - (1.0 if k == t else 0.0)
+        for k in range(K):
+            per_class[k] += r[k]
+        for a in range(S):
+            j = slots[i, a]
+            for k in range(K):
+                per_slot[j, k] += r[k]
+    return f
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_rows(slots, c, E, U, out):
+    """s(y) = c(y) + Σ_α (E[slot] if the value was seen, else U[α]) per row."""
+    N, S = slots.shape
+    K = c.shape[0]
+    for i in range(N):
+        for k in range(K):
+            out[i, k] = c[k]
+        for a in range(S):
+            j = slots[i, a]
+            if j >= 0:
+                for k in range(K):
+                    out[i, k] += E[j, k]
+            else:
+                for k in range(K):
+                    out[i, k] += U[a, k]
+
+
+def score_rows(slots: np.ndarray, c: np.ndarray, E: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """(rows, K) scores from each row's slots (−1 = unseen: the join's `U` row instead)."""
+    out = np.empty((slots.shape[0], c.shape[0]))
+    _score_rows(np.ascontiguousarray(slots, dtype=np.int64), np.ascontiguousarray(c),
+                np.ascontiguousarray(E), np.ascontiguousarray(U), out)
+    return out
+
+
 @dataclass
 class Problem:
     """Training rows, estimates and the model form: f(θ) and ∇f(θ) (SPEC §6.6)."""
 
-    X: sp.csr_matrix  # (N, J) slot indicators
+    slots: np.ndarray  # (N, S) int64: the slot of each row's value of every join
     y: np.ndarray  # (N,) class codes
     log_prior: np.ndarray  # (K,) L(y)
     log_cond: np.ndarray  # (J, K) L(x_α = v | y) of the seen slots
@@ -56,19 +124,17 @@ class Problem:
     parameterisation: str = "weighted"
     objective: str = "cll"
     l2: float = 0.0
-    XT: sp.csr_matrix = field(init=False, repr=False)
     activity: np.ndarray = field(init=False, repr=False)  # rows activating each slot
-    onehot: np.ndarray = field(init=False, repr=False)  # (N, K) δ_iy
 
     def __post_init__(self) -> None:
-        self.XT = self.X.T.tocsr()
-        self.activity = np.asarray(self.X.sum(axis=0)).ravel()
-        self.onehot = np.zeros((self.N, self.K))
-        self.onehot[np.arange(self.N), self.y] = 1.0
+        self.slots = np.ascontiguousarray(self.slots, dtype=np.int64)
+        self.y = np.ascontiguousarray(self.y, dtype=np.int64)
+        self.log_cond = np.ascontiguousarray(self.log_cond, dtype=np.float64)
+        self.activity = np.bincount(self.slots.ravel(), minlength=self.J).astype(np.float64)
 
     @property
     def N(self) -> int:
-        return int(self.X.shape[0])
+        return int(self.slots.shape[0])
 
     @property
     def K(self) -> int:
@@ -76,7 +142,7 @@ class Problem:
 
     @property
     def J(self) -> int:
-        return int(self.X.shape[1])
+        return int(self.log_cond.shape[0])
 
     @property
     def size(self) -> int:
@@ -100,22 +166,19 @@ class Problem:
     def scores(self, theta: np.ndarray) -> np.ndarray:
         """(N, K) s(y) of every training row."""
         c, e = self.effective(theta)
-        return np.asarray(self.X @ e) + c[None, :]
+        return score_rows(self.slots, c, e, np.zeros((self.slots.shape[1], self.K)))
 
     # ----- objective and gradient -------------------------------------------------------------
     def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """f(θ) and its exact gradient ∇f(θ)."""
-        s = self.scores(theta)
-        p, lse = softmax_rows(s)
+        c, e = self.effective(theta)
+        per_class = np.empty(self.K)
+        per_slot = np.empty((self.J, self.K))
+        f = _objective_pass(self.slots, self.y, np.ascontiguousarray(c),
+                            np.ascontiguousarray(e), self.objective == "mse", per_class,
+                            per_slot)
         if self.objective == "cll":
-            f = float(np.sum(lse - s[np.arange(self.N), self.y]) - self.N * np.log(self.K))
-            r = p - self.onehot
-        else:
-            d = p - self.onehot
-            f = float(np.sum(d * d))
-            r = 2.0 * p * (d - np.sum(p * d, axis=1, keepdims=True))
-        per_class = r.sum(axis=0)
-        per_slot = np.asarray(self.XT @ r)
+            f -= self.N * np.log(self.K)
         if self.parameterisation == "tied":
             g = np.bincount(self.slot_attribute, weights=(per_slot * self.log_cond).sum(axis=1),
                             minlength=self.n_attributes)

@@ -104,7 +104,7 @@ def _sgd_pass(slots, y, order, log_prior, log_cond, tc, ts, gc, gs, weighted, ad
                     ts[j, k] -= eta * gk
 
 
-def stochastic(problem: Problem, slots: np.ndarray, theta0: np.ndarray, adagrad: bool,
+def stochastic(problem: Problem, theta0: np.ndarray, adagrad: bool,
                eta: float, passes: int, shuffle_seed: int | None) -> Outcome:
     """`passes` passes of SGD (or AdaGrad) over the rows (W or D form, CLL), in file order
     or, with `shuffle_seed`, a fresh ``default_rng(seed).permutation(N)`` per pass."""
@@ -112,12 +112,10 @@ def stochastic(problem: Problem, slots: np.ndarray, theta0: np.ndarray, adagrad:
     tc, ts = problem.split(theta)  # views: the kernel updates θ in place
     gc, gs = np.zeros_like(tc), np.zeros_like(ts)
     rng = None if shuffle_seed is None else np.random.default_rng(shuffle_seed)
-    slots = np.ascontiguousarray(slots, dtype=np.int64)
-    y = np.ascontiguousarray(problem.y, dtype=np.int64)
     for _ in range(passes):
         order = (np.arange(problem.N, dtype=np.int64) if rng is None
                  else rng.permutation(problem.N).astype(np.int64))
-        _sgd_pass(slots, y, order, problem.log_prior, np.ascontiguousarray(problem.log_cond),
+        _sgd_pass(problem.slots, problem.y, order, problem.log_prior, problem.log_cond,
                   tc, ts, gc, gs, problem.parameterisation == "weighted", adagrad, eta)
     return Outcome(theta, problem.value(theta), passes, passes * problem.N,
                    f"{passes} pass(es) of {'AdaGrad' if adagrad else 'SGD'}")
