@@ -181,3 +181,23 @@ def test_cv_driver_and_runner_agree(tmp_path, protocol):
     for key, value in res.summary.items():
         if "seconds" not in key:
             assert stored[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+def test_learning_curve_report_table_and_figure(tmp_path):
+    """The report of a learning-curve run tabulates and draws error against training size."""
+    import pandas as pd
+
+    from workbench.report.render import render_report
+    out = tmp_path / "run"
+    cfg = parse_config(CONFIG.replace("PROTOCOL", "{type: learning_curve, sizes: [10, 20, 30], "
+                                      "n_test: 15, seed: 2}").replace("OUT", str(out)))
+    run_experiment(cfg, jobs=1, stream=open("/dev/null", "w"))
+    rep = render_report(out)
+    curves = pd.read_csv(rep / "tables" / "learning_curves.csv")
+    nb = curves[(curves["dataset"] == "iris") & (curves["learner"] == "NB")
+                & (curves["metric"] == "zero_one_loss")]
+    assert list(nb["n_train"]) == [10, 20, 30]
+    stored = store.read_summary(out, "iris", "NB")["per_fold"]["zero_one_loss"]
+    assert list(nb["value"]) == pytest.approx(stored, abs=1e-9)  # the CSV rounds to 10 digits
+    assert (rep / "figures" / "learning_curve_zero_one_loss.png").is_file()
+    assert "## Learning curves" in (rep / "report.md").read_text()

@@ -65,7 +65,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            per_fold=True, log=True),
     Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
            per_fold=True, log=True),
-    Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True),
+    Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True,
+           log=True),
     Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
            "mean", per_fold=True, table=False),
     # what a selective learner kept (`Learner.fit_report`): described, not ranked

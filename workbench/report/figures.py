@@ -367,3 +367,50 @@ def _wrap_title(parts: Sequence[str], width_in: float, points: float) -> str:
     chars = max(16, int((width_in - 0.2) * 72 / (0.55 * points)))
     lines = [line for part in parts for line in textwrap.wrap(part, chars) or [""]]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------- learning curves
+@styled
+def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[str],
+                          title: str | None = None) -> Figure:
+    """Error against training-set size (log x axis), one panel per data set and one line
+    per learner; ``curves`` has columns dataset, learner, n_train, value."""
+    datasets = list(dict.fromkeys(curves["dataset"]))
+    n = max(1, len(datasets))
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    width = 3.4 * ncols + 0.3
+    label = TABLE_METRICS.get(metric, metric)
+    heading = _wrap_title([title or f"{label} against training-set size",
+                           "one line per learner; fixed held-out test set"],
+                          width, SUPTITLE_POINTS)
+    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.7
+    legend_rows = math.ceil(len(learners) / 4)
+    height = 3.0 * nrows + head + 0.6 + 0.25 * legend_rows
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.2 / width, top=1 - head / height,
+                        bottom=(0.6 + 0.25 * legend_rows) / height, wspace=0.35, hspace=0.55)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    colours = learner_colours(learners)
+    for ax, d in zip(axes, datasets):
+        part = curves[curves["dataset"] == d]
+        for name in learners:
+            line = part[part["learner"] == name].sort_values("n_train")
+            if line.empty:
+                continue
+            ax.plot(line["n_train"], line["value"], marker="o", markersize=3,
+                    linewidth=1.0, color=colours[name], label=name)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
+        ax.set_title(str(d), fontsize=9)
+        ax.set_xlabel("training instances")
+        ax.set_ylabel(label)
+        ax.grid(linewidth=0.3, alpha=0.6)
+    for ax in axes[len(datasets):]:
+        ax.set_axis_off()
+    handles = [matplotlib.lines.Line2D([], [], marker="o", color=colours[name], label=name)
+               for name in learners]
+    fig.legend(handles=handles, loc="lower center", ncols=min(4, len(learners)),
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
+    return fig

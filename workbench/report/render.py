@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.metrics import metric_names
+from workbench.evaluation.metrics import METRICS, metric_names
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
@@ -272,8 +272,8 @@ def render_report(
                     f"{tb.TABLE_METRICS[m]} of each learner against {baseline}, per data "
                     "set" + (" (log axes; zero values not shown)" if log else "") + ".")
         if opts.scatter:
-            log = opts.scatter_log
             for m in opts.scatter_metrics:
+                log = opts.scatter_log or METRICS[m].log
                 if m not in metrics:
                     rep.add(f"_No {tb.TABLE_METRICS.get(m, m)} values in this run: the "
                             "configured scatter plot of that metric is not drawn._")
@@ -284,6 +284,29 @@ def render_report(
                         f"{tb.TABLE_METRICS[m]} per data set for the configured pairs "
                         f"(report.scatter; first learner of a pair on the y axis)"
                         + ("; log axes, zero values not shown" if log else "") + ".")
+
+    # ---- learning curves (the learning-curve protocol: one round per training size)
+    protocol = cfg.get("protocol") if isinstance(cfg.get("protocol"), Mapping) else {}
+    if protocol.get("type") == "learning_curve":
+        fm = _load_fold_metrics(run_dir) if fold_metrics is None else fold_metrics
+        curves = tb.learning_curve_tidy(fm, [int(v) for v in protocol.get("sizes", [])],
+                                        learners)
+        write_csv(out / "tables" / "learning_curves.csv", curves)
+        rep.add("## Learning curves",
+                "Each learner trained on nested random samples of increasing size and tested "
+                f"on the same {protocol.get('n_test', '?')} held-out instances (seed "
+                f"{protocol.get('seed', '?')}); values per size in "
+                "`tables/learning_curves.csv`.")
+        for m in (x for x in tb.TABLE_METRICS if x in set(curves["metric"])):
+            if not figures or m not in ("zero_one_loss", "rmse", "rmse_true_class"):
+                continue
+            part = curves[curves["metric"] == m]
+            fig = fg.learning_curve_figure(part, m, learners)
+            fg.save_figure(fig, out / "figures" / f"learning_curve_{m}")
+            fig_no += 1
+            rep.figure(f"figures/learning_curve_{m}.png",
+                       f"{tb.TABLE_METRICS[m]} against the number of training instances "
+                       "(log scale), per data set.", fig_no)
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
     headline = _agreement_section(rep, data, opts, all_colls, decimals)

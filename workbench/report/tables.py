@@ -308,3 +308,19 @@ def per_dataset_markdown(tidy: pd.DataFrame, metric: str, learners: Sequence[str
             cells.append(f"{m} ± {s}" if s else m)
         lines.append(f"| {ds} | {first['size_group']} | {n_text} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def learning_curve_tidy(fold_metrics: pd.DataFrame, sizes: Sequence[int],
+                        learners: Sequence[str]) -> pd.DataFrame:
+    """A learning-curve run's per-fold values as (dataset, learner, n_train, metric, value):
+    round r of the protocol trained on ``sizes[r]`` instances (one fold per round)."""
+    cols = ["dataset", "learner", "n_train", "metric", "value"]
+    fm = fold_metrics[fold_metrics["learner"].isin(list(learners))
+                      & fold_metrics["round"].between(0, len(sizes) - 1)]
+    if fm.empty:
+        return pd.DataFrame(columns=cols)
+    out = fm.assign(n_train=[int(sizes[int(r)]) for r in fm["round"]])
+    order = {name: i for i, name in enumerate(learners)}
+    out = out.assign(_l=out["learner"].map(order)).sort_values(
+        ["dataset", "_l", "metric", "n_train"], kind="stable")
+    return out[cols].reset_index(drop=True)
