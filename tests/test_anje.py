@@ -137,6 +137,14 @@ def test_join_index_stores_only_seen_values_and_finds_them_again():
     assert got[0] == -1 and got[1] == -1 and got[2] == slots[0, 2]
 
 
+def test_join_index_refuses_a_layout_over_the_memory_budget():
+    idx = JoinIndex(np.full(60, 3), 2, 3)  # C(60, 3) = 34,220 joins
+    codes = np.zeros((1000, 60), dtype=np.int64)
+    with pytest.raises(LearnerError, match=r"34,220 attribute subsets × 1,000 rows need about "
+                                           r"1\.0 GiB, over the memory budget of 0\.5 GiB"):
+        idx.fit(codes, np.zeros(1000, dtype=np.int64), budget=1 << 29)
+
+
 # ----- gradients --------------------------------------------------------------------------------
 def problem_of(data, n, parameterisation, objective, l2=0.0):
     codes = np.nan_to_num(data.X, nan=0).astype(np.int64)

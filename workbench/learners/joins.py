@@ -16,6 +16,7 @@ declared value (code 0), in training and at prediction time.
 
 from __future__ import annotations
 
+import os
 from math import comb
 
 import numpy as np
@@ -28,6 +29,21 @@ LOG_FLOOR = 1e-75
 
 _DENSE_MAP_KEYS = 1 << 24  # key spaces up to this size are compacted with a dense map,
 _DENSE_MAP_MAX = 1 << 27  # or up to this one when not much larger than the keys themselves
+
+
+WORKING_BYTES_PER_CELL = 32
+"""Peak bytes per (row, join) while indexing: keys, slots and class cells (int64 each) and
+the compaction's temporaries."""
+MEMORY_FRACTION = 0.5
+"""Share of the machine's physical memory one join index may plan to use."""
+
+
+def memory_budget() -> int:
+    """Bytes one learner may allocate: `MEMORY_FRACTION` of physical memory."""
+    try:
+        return int(MEMORY_FRACTION * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX: no limit we can read
+        return 1 << 62
 
 
 def missing_as_first_value(codes: np.ndarray) -> np.ndarray:
@@ -77,9 +93,17 @@ class JoinIndex:
             out += codes[:, self.joins[:, t]] * self.strides[:, t]
         return out
 
-    def fit(self, codes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def fit(self, codes: np.ndarray, y: np.ndarray, budget: int | None = None) -> np.ndarray:
         """Count the training rows (codes ≥ 0, classes 0..K−1) in one pass; returns the
-        (rows, S) slot of each row's value of every join."""
+        (rows, S) slot of each row's value of every join. Refuses, before allocating, when
+        the index would need more than `budget` bytes (default `memory_budget()`)."""
+        need = WORKING_BYTES_PER_CELL * int(codes.shape[0]) * self.n_joins
+        budget = memory_budget() if budget is None else int(budget)
+        if need > budget:
+            raise LearnerError(
+                f"joins of order {self.n}: {self.n_joins:,} attribute subsets × "
+                f"{codes.shape[0]:,} rows need about {need / 2**30:.1f} GiB, over the memory "
+                f"budget of {budget / 2**30:.1f} GiB; use a lower order")
         keys = self.keys(codes)
         flat = keys.ravel()
         if self.n_keys <= max(_DENSE_MAP_KEYS, min(2 * flat.size, _DENSE_MAP_MAX)):
