@@ -686,3 +686,54 @@ def test_a1de_parent_mask_is_a_sum_of_spodes():
     expect = norm([spode(0, y, [0, 2]) + spode(2, y, [0, 2]) for y in (0, 1)])
     got = _masked(1, train, test_rows(train, [x]), [True, False, True], [True, False, True])
     np.testing.assert_allclose(got[0], expect, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# memory: the layout sizes (Salem et al., Section 3), model_bytes and the budget
+# ----------------------------------------------------------------------------------------------
+def test_layout_sizes_on_the_papers_aode_example():
+    from workbench.learners.counts import elementary_symmetric, layout_cells
+    # attributes A (2 values) and B (3 values): the 2-combinations a_i b_j are 6 of the
+    # naive matrix's C(5, 2) = 10 off-diagonal cells (a1a2, b1b2, b1b3, b2b3 are impossible)
+    assert elementary_symmetric([2, 3], 2) == [1, 5, 6]
+    assert math.comb(5, 2) == 10
+    compact, naive = layout_cells([2, 3], 1, 1)
+    assert (compact, naive) == (5 + 6, 5 + 10)  # + the 5 single values on the diagonal
+    assert layout_cells([2, 3], 3, 1) == (33, 45)  # per class
+    # A2DE: triples over 4 attributes of 2 values: C(4,3)·8 = 32 possible, C(8+2, 3) naive
+    compact, naive = layout_cells([2, 2, 2, 2], 1, 2)
+    assert compact == 8 + 6 * 4 + 4 * 8 and naive == math.comb(10, 3)
+
+
+def test_model_bytes_is_the_sum_of_the_allocated_tables():
+    train = make([[0, 1, 0], [1, 0, 1], [1, 1, 1], [0, 2, 0]], cards=[2, 3])
+    model = registry.create("A1DE").fit(train)
+    st = model.counts_.store
+    assert model.model_bytes() == st.dense.nbytes + st.skeys.nbytes + st.svals.nbytes + \
+        model.counts_.class_counts.nbytes
+    # dense int32 cells: K·(|X_0| + |X_1| + |X_0|·|X_1|) plus int64 class counts
+    assert model.model_bytes() == 4 * 2 * (2 + 3 + 6) + 8 * 2
+
+
+def test_count_tables_over_the_memory_budget_fail_before_allocating(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    rng = np.random.default_rng(0)
+    lines = ["@relation wide"] + [f"@attribute a{i} {{0,1,2}}" for i in range(40)] + \
+        ["@attribute class {x,y}", "@data"] + \
+        [",".join(map(str, rng.integers(0, 3, 40))) + ",x" for _ in range(30)]
+    path = tmp_path / "wide.arff"
+    path.write_text("\n".join(lines) + "\n")
+    env = {**__import__("os").environ, "WORKBENCH_MEMORY_BUDGET": "64M"}
+    proc = subprocess.run([sys.executable, "-m", "workbench", "predict", "--learner", "A3DE",
+                           "--train", str(path), "--test", str(path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("error: A3DE on wide: the count tables would need about ")
+    assert "over the memory budget of 0.1 GiB ($WORKBENCH_MEMORY_BUDGET" in proc.stderr
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "lots")
+    with pytest.raises(LearnerError, match="WORKBENCH_MEMORY_BUDGET='lots': expected bytes"):
+        AnDE(n=1).fit(make([[0, 0], [1, 1]]))
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "1G")
+    AnDE(n=1).fit(make([[0, 0], [1, 1]]))  # small enough

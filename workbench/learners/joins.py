@@ -16,13 +16,12 @@ declared value (code 0), in training and at prediction time.
 
 from __future__ import annotations
 
-import os
 from math import comb
 
 import numpy as np
 
 from workbench.errors import LearnerError
-from workbench.learners.counts import colex_combinations
+from workbench.learners.counts import colex_combinations, memory_budget
 
 LOG_FLOOR = 1e-75
 """Estimates are used through ln(max(P̂, LOG_FLOOR)) (SPEC §6.3)."""
@@ -34,18 +33,6 @@ _DENSE_MAP_MAX = 1 << 27  # or up to this one when not much larger than the keys
 WORKING_BYTES_PER_CELL = 32
 """Peak bytes per (row, join) while indexing: keys, slots and class cells (int64 each) and
 the compaction's temporaries."""
-MEMORY_FRACTION = 0.5
-"""Share of the machine's physical memory one join index may plan to use."""
-
-
-def memory_budget() -> int:
-    """Bytes one learner may allocate: `MEMORY_FRACTION` of physical memory."""
-    try:
-        return int(MEMORY_FRACTION * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # not POSIX: no limit we can read
-        return 1 << 62
-
-
 def missing_as_first_value(codes: np.ndarray) -> np.ndarray:
     """Codes with −1 (missing) read as 0, the attribute's first declared value (§6.2)."""
     return np.where(codes < 0, 0, codes).astype(np.int64)

@@ -14,7 +14,13 @@ from workbench.learners.ande.selection import ELIMINATIONS, asaode_select, bse_s
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
 from workbench.learners.base import CountingLearner, choice, integer, number
-from workbench.learners.counts import AnDECounts
+from workbench.learners.counts import (
+    MEMORY_BUDGET_ENV,
+    MEMORY_FRACTION,
+    AnDECounts,
+    estimate_block_bytes,
+    memory_budget,
+)
 from workbench.learners.registry import register
 
 MAX_ORDER = 3
@@ -84,10 +90,25 @@ class AnDE(CountingLearner):
                 self.missing_value_ = np.array([a.has_missing for a in rows.attributes],
                                                dtype=bool) | (codes < 0).any(axis=0)
                 cards = cards + self.missing_value_
+            self._check_budget(cards, rows, int((codes < 0).any(axis=0).sum()))
             self.counts_ = AnDECounts(cards, rows.n_classes, self.required_level(),
                                       parent_levels=self.n, rows_hint=rows.n_instances)
         self.counts_.partial_fit(self.recode(codes), rows.y)
         self._prepared = None
+
+    def _check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
+        """Refuse, before allocating, count tables larger than the memory budget."""
+        levels = range(1, min(self.required_level(), len(cards)) + 1)
+        need = estimate_block_bytes(cards, rows.n_classes, list(levels), rows.n_instances,
+                                    conditioned=with_missing)
+        budget = memory_budget()
+        if need > budget:
+            raise LearnerError(
+                f"A{self.n}DE on {rows.name}: the count tables would need about "
+                f"{need / 2**30:.1f} GiB ({len(cards)} attributes, combinations of up to "
+                f"{levels[-1]}), over the memory budget of {budget / 2**30:.1f} GiB "
+                f"(${MEMORY_BUDGET_ENV}; default {MEMORY_FRACTION:.0%} of the machine's "
+                "memory)")
 
     def _fit(self, rows: Dataset) -> None:
         if self.selection is not None:
