@@ -131,8 +131,8 @@ def tiny_run(tmp_path_factory) -> Path:
 def test_per_fold_values_are_stored_and_read_back(tiny_run: Path):
     summ = json.loads(store.summary_path(tiny_run, "iris", "NB").read_text())
     per = summ["per_fold"]
-    # every fold metric the learners report (NB reports its model size, no iterations and
-    # no selected attributes)
+    # every fold metric the learners report (NB reports its model size and peak memory, no
+    # iterations and no selected attributes)
     reported = [m for m in FOLD_METRICS
                 if m not in ("iterations", "train_objective", "selected_parents",
                              "selected_children")]

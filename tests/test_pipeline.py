@@ -12,6 +12,7 @@ import pytest
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation import metrics
+from workbench.evaluation.metrics import is_measurement
 from workbench.evaluation.cv import (
     SUMMARY_KEYS,
     cross_validate,
@@ -249,7 +250,7 @@ def test_registered_name(fake_discretize):
 
 # ----- cross_validate / summarize ---------------------------------------------------------
 def _strip_times(summary):
-    return {k: v for k, v in summary.items() if "seconds" not in k}
+    return {k: v for k, v in summary.items() if not is_measurement(k)}
 
 
 def test_cross_validate_summary_definitions(fake_discretize):
@@ -328,3 +329,29 @@ def test_summarize_folds_rejects_incomplete_sets():
                          cv.fold_results[0].proba, 0, 0, 0, 0, 6)
     with pytest.raises(WorkbenchError, match="tested twice"):
         summarize_folds([cv.fold_results[0], shifted] + cv.fold_results[2:], data.y, 3, 2, 2)
+
+
+class HungryLearner(PriorLearner):
+    """PriorLearner that holds 64 MB while it fits (a known peak)."""
+
+    def fit(self, data):
+        block = np.ones(8 << 20)  # 64 MiB, touched
+        self._remember_header(data)
+        self.prior = np.bincount(data.y, minlength=data.n_classes) + block[0]
+        return self
+
+    def predict_proba(self, data):
+        return np.tile(self.prior / self.prior.sum(), (data.n_instances, 1))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_each_fold_records_its_own_peak_memory():
+    X = np.zeros((20, 1))
+    y = np.array([0, 1] * 10)
+    data = Dataset("d", (Attribute("a", None),), Attribute("c", ("x", "y")), X, y)
+    big = run_fold(data, HungryLearner, {}, np.arange(10), np.arange(10, 20))
+    small = run_fold(data, PriorLearner, {}, np.arange(10), np.arange(10, 20))
+    assert big.peak_rss_bytes - small.peak_rss_bytes > 50 << 20  # reset between folds
+    assert FoldResult.from_record(big.to_record()).peak_rss_bytes == big.peak_rss_bytes
+    assert is_measurement("peak_rss_bytes") and is_measurement("train_cpu_seconds_std")
+    assert not is_measurement("rmse")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.evaluation.metrics import is_measurement
 from workbench.__main__ import main
 from workbench import store
 from workbench.experiment import runner
@@ -60,7 +61,7 @@ def run_cli(*argv: str) -> int:
 
 def metrics_frame(run_dir: Path) -> pd.DataFrame:
     df = store.load_summary(run_dir)
-    return df[[c for c in df.columns if "seconds" not in c]]
+    return df[[c for c in df.columns if not is_measurement(c)]]
 
 
 def stored_fold_count(run_dir: Path) -> int:

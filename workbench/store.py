@@ -155,7 +155,7 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
 # ----- a complete pair's predictions: one Parquet file ------------------------------------
 PAIR_PARQUET = "predictions.parquet"
 _FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
-                 "test_wall_seconds", "model_bytes", "iterations")
+                 "test_wall_seconds", "model_bytes", "iterations", "peak_rss_bytes")
 _FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report")
 
 
@@ -181,7 +181,7 @@ def _number(value: Any) -> float:
 def consolidate_pair(run_dir: Path, dataset: str, learner: str) -> Path:
     """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
     tested instance: round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
-    (times, n_train, model_bytes, iterations, preprocessing, cuts, data hash) — and remove
+    (times, n_train, model_bytes, iterations, peak RSS, preprocessing, cuts, data hash) — and remove
     its per-fold files (27,200 files for PAKDD 2013 become 680)."""
     recs = read_folds(run_dir, dataset, learner)
     cols: dict[str, Any] = {}
@@ -220,8 +220,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
                                "test_index": g["index"].to_numpy(np.int64),
                                "y": g["y"].to_numpy(np.int64),
                                "proba": g[pcols].to_numpy(np.float64)}
-        for key in _FOLD_SCALARS:
-            v = float(first[key])
+        for key in _FOLD_SCALARS:  # (files written before a field existed lack it)
+            v = float(first[key]) if key in first.index else float("nan")
             rec[key] = "" if v != v else (int(v) if key == "n_train" else v)
         for key in _FOLD_TEXT:  # (files written before a field existed lack it)
             rec[key] = str(first[key]) if key in first.index else ""

@@ -67,6 +67,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            per_fold=True, log=True),
     Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True,
            log=True),
+    Metric("peak_rss_bytes", "Peak resident memory of the fold's process (bytes, mean over "
+           "folds)", "mean", per_fold=True, log=True, table=False),
     Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
            "mean", per_fold=True, table=False),
     # what a selective learner kept (`Learner.fit_report`): described, not ranked
@@ -82,6 +84,12 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "total", table=False, log=True),
 )}
 """Every metric, in the order tables and files list them."""
+
+
+def is_measurement(key: str) -> bool:
+    """A summary key that measures the machine (times, peak memory, and their stds): it
+    differs between runs of the same experiment, unlike every other value."""
+    return "seconds" in key or key.startswith("peak_rss")
 
 
 def register_metric(metric: Metric) -> Metric:

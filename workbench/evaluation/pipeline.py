@@ -62,6 +62,7 @@ class FoldResult:
     model_bytes: float | None = None  # `Learner.model_bytes()` after fit (None: not reported)
     iterations: float | None = None  # `Learner.iterations()` after fit
     fit_report: dict | None = None  # `Learner.fit_report()` after fit (e.g. selection)
+    peak_rss_bytes: float | None = None  # the process's peak resident memory during the fold
 
     @property
     def n_test(self) -> int:
@@ -100,6 +101,7 @@ class FoldResult:
             "model_bytes": _optional_number(self.model_bytes),
             "iterations": _optional_number(self.iterations),
             "fit_report": None if self.fit_report is None else json.dumps(self.fit_report),
+            "peak_rss_bytes": _optional_number(self.peak_rss_bytes),
         }
 
     @classmethod
@@ -121,7 +123,31 @@ class FoldResult:
             model_bytes=_optional_number(rec.get("model_bytes")),
             iterations=_optional_number(rec.get("iterations")),
             fit_report=report,
+            peak_rss_bytes=_optional_number(rec.get("peak_rss_bytes")),
         )
+
+
+def reset_peak_rss() -> None:
+    """Start the process's peak-RSS count afresh (Linux: ``/proc/self/clear_refs``), so
+    `peak_rss` after a fold measures that fold, not the worker's earlier ones."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss() -> int | None:
+    """Peak resident memory of this process since `reset_peak_rss` (bytes; None where
+    ``/proc/self/status`` is not available)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
 
 def _count(report: dict | None, key: str) -> int | None:
@@ -271,6 +297,7 @@ def run_fold(
     _warm_up(f"{name}|{sorted((params or {}).items())!r}", learner, params, seed, train,
              discretize_sample)
 
+    reset_peak_rss()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     disc = None
     if method != "none":
@@ -283,6 +310,7 @@ def run_fold(
         test = disc.transform(test)
     proba = model.predict_proba(test)
     cpu2, wall2 = time.process_time(), time.perf_counter()
+    peak = peak_rss()
     size = model.model_bytes() if hasattr(model, "model_bytes") else None
     iters = model.iterations() if hasattr(model, "iterations") else None
     report = model.fit_report() if hasattr(model, "fit_report") else None
@@ -311,4 +339,5 @@ def run_fold(
         model_bytes=_optional_number(size),
         iterations=_optional_number(iters),
         fit_report=report,
+        peak_rss_bytes=_optional_number(peak),
     )
