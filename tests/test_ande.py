@@ -737,3 +737,17 @@ def test_count_tables_over_the_memory_budget_fail_before_allocating(tmp_path, mo
         AnDE(n=1).fit(make([[0, 0], [1, 1]]))
     monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "1G")
     AnDE(n=1).fit(make([[0, 0], [1, 1]]))  # small enough
+
+
+def test_fit_report_gives_the_layout_and_the_fold_its_memory_saved():
+    from workbench.evaluation.pipeline import FoldResult
+    from workbench.learners.counts import layout_cells
+    train = make([[0, 1, 0], [1, 0, 1], [1, 2, 1], [None, 2, 0]], cards=[2, 3])
+    for n in (1, 2):
+        rep = AnDE(n=n).fit(train).fit_report()
+        # a0 has a missing value: the paper's v counts it as one more value (3 and 3)
+        assert rep["layout_cells"] == list(layout_cells([3, 3], 2, 1))
+    fold = FoldResult(0, 0, np.arange(1), np.ones((1, 2)) / 2, 0, 0, 0, 0, 4,
+                      fit_report={"layout_cells": [6, 10]})
+    assert fold.memory_saved == pytest.approx(0.4)
+    assert fold.selected_parents is None

@@ -31,7 +31,8 @@ class Metric:
     ``table``: W/D/L tables, ranks and the appendix show it; ``cd``: a critical-difference
     diagram; ``scatter``: learner-vs-baseline scatter plot; ``log``: log axes.
     ``needs_repeats``: only meaningful when every instance is tested more than once
-    (bias/variance: rounds ≥ 2).
+    (bias/variance: rounds ≥ 2). ``appendix``: where the report lists a metric it does
+    not rank (``table=False``): one of `APPENDICES`.
     """
 
     name: str
@@ -44,6 +45,7 @@ class Metric:
     scatter: bool = False
     log: bool = False
     needs_repeats: bool = False
+    appendix: str = ""  # for table=False metrics: the report appendix that lists them
 
     @property
     def has_std(self) -> bool:
@@ -68,14 +70,17 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True,
            log=True),
     Metric("peak_rss_bytes", "Peak resident memory of the fold's process (bytes, mean over "
-           "folds)", "mean", per_fold=True, log=True, table=False),
+           "folds)", "mean", per_fold=True, log=True, table=False, appendix="memory"),
+    Metric("memory_saved", "Share of the naive count layout saved by the compact one "
+           "(mean over folds)", "mean", per_fold=True, lower_is_better=False, table=False,
+           appendix="memory"),
     Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
-           "mean", per_fold=True, table=False),
+           "mean", per_fold=True, table=False, appendix="training"),
     # what a selective learner kept (`Learner.fit_report`): described, not ranked
     Metric("selected_parents", "Selected parent attributes (mean over folds)", "mean",
-           per_fold=True, table=False),
+           per_fold=True, table=False, appendix="selection"),
     Metric("selected_children", "Selected child attributes (mean over folds)", "mean",
-           per_fold=True, table=False),
+           per_fold=True, table=False, appendix="selection"),
     Metric("bias_weka_corrected", "Bias (Weka's finite-sample correction)", "decomposition",
            table=False, needs_repeats=True),
     Metric("train_wall_seconds", "Training time (total wall seconds over folds)", "total",
@@ -84,6 +89,20 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "total", table=False, log=True),
 )}
 """Every metric, in the order tables and files list them."""
+
+
+APPENDICES: dict[str, tuple[str, str, str]] = {
+    "selection": ("attributes selected", "selected_attributes",
+                  "the attributes each selective learner kept (its `fit_report`; the names per "
+                  "fold are stored with the fold's predictions)"),
+    "training": ("training", "training",
+                 "where each learner's optimiser stopped (its `fit_report`)"),
+    "memory": ("memory", "memory",
+               "memory: the fold process's peak resident memory, and the share of the naive "
+               "count layout that the compact one saves (Salem et al., Fig. 4a)"),
+}
+"""Report appendices of the metrics it describes but does not rank: key → (heading, CSV
+stem under tables/, what they hold)."""
 
 
 def is_measurement(key: str) -> bool:

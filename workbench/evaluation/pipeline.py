@@ -79,6 +79,12 @@ class FoldResult:
         return _count(self.fit_report, "children")
 
     @property
+    def memory_saved(self) -> float | None:
+        """1 − compact / naive cells of the learner's count layout (`fit_report`), if given."""
+        cells = None if not self.fit_report else self.fit_report.get("layout_cells")
+        return None if not cells else 1.0 - float(cells[0]) / float(cells[1])
+
+    @property
     def train_objective(self) -> float | None:
         """The training objective where the optimiser stopped (`fit_report`), if reported."""
         value = None if not self.fit_report else self.fit_report.get("train_objective")

@@ -414,3 +414,37 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
                frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
     return fig
+
+
+# ------------------------------------------------------------------- memory saved (Fig. 4a)
+@styled
+def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figure:
+    """Share of the naive count layout the compact one saves, per data set (grouped bars,
+    one per learner): Salem et al.'s Fig. 4a."""
+    wide = metric_matrix(summary, "memory_saved", learners).dropna(how="all")
+    names = [name for name in learners if wide[name].notna().any()]
+    n = max(1, wide.shape[0])
+    width = min(16.0, max(6.5, 2.6 + 0.16 * n * max(1, len(names))))
+    heading = _wrap_title(["Count tables: share of the naive layout saved by the compact one",
+                           "(impossible same-attribute value combinations left out)"],
+                          width, SUPTITLE_POINTS)
+    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.45
+    height = 3.6 + head
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.7 / width, right=1 - 1.6 / width, top=1 - head / height,
+                        bottom=1.3 / height)
+    ax = fig.subplots()
+    colours = learner_colours(learners)
+    step = 0.8 / max(1, len(names))
+    x = np.arange(wide.shape[0])
+    for i, name in enumerate(names):
+        ax.bar(x + (i - (len(names) - 1) / 2) * step, 100 * wide[name].to_numpy(),
+               width=step * 0.95, color=colours[name], label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7)
+    ax.set_ylabel("memory saved (%)")
+    ax.set_xlim(-0.6, wide.shape[0] - 0.4)
+    ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
+    return fig

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.metrics import METRICS, metric_names
+from workbench.evaluation.metrics import APPENDICES, METRICS, metric_names
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
@@ -325,20 +325,29 @@ def render_report(
         write_text(out / "tables" / f"per_dataset_{m}.md", md)
         rep.add(md)
 
-    # ---- what selective learners kept (metrics declared with table=False, mean over folds)
-    chosen = [m for m in metric_names(aggregate="mean", table=False)
-              if m in data.columns and data[m].notna().any()]
-    if chosen:
+    # ---- what the learners report but the tables do not rank (table=False, mean over folds)
+    for key, (heading, stem, what) in APPENDICES.items():
+        chosen = [m for m in metric_names(aggregate="mean", table=False, appendix=key)
+                  if m in data.columns and data[m].notna().any()]
+        if not chosen:
+            continue
         kept = tb.per_dataset_tidy(data, learners, groups, chosen)
         kept = kept[kept["mean"].notna()]
-        write_csv(out / "tables" / "selected_attributes.csv", kept)
-        rep.add("## Appendix: attributes selected",
-                "Mean over folds ± standard deviation over folds of the attributes each "
-                "selective learner kept (its `fit_report`; the names per fold are stored with "
-                "the fold's predictions). Also in `tables/selected_attributes.csv`.")
+        write_csv(out / "tables" / f"{stem}.csv", kept)
+        rep.add(f"## Appendix: {heading}",
+                f"Mean over folds ± standard deviation over folds of {what}. Also in "
+                f"`tables/{stem}.csv`.")
         for m in chosen:
             rep.add(tb.per_dataset_markdown(kept, m, [l for l in learners
                                                       if l in set(kept["learner"])]))
+        if key == "memory" and "memory_saved" in chosen and figures:
+            fig = fg.memory_saved_figure(data, learners)
+            fg.save_figure(fig, out / "figures" / "memory_saved")
+            fig_no += 1
+            rep.figure("figures/memory_saved.png",
+                       "Share of the naive layout's cells (every pair of attribute values, "
+                       "same-attribute ones included) that the compact layout saves, per data "
+                       "set and learner (Salem et al., Fig. 4a).", fig_no)
 
     text = "\n".join(rep.md)
     write_text(out / "report.md", text)

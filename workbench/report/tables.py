@@ -252,6 +252,10 @@ def _fmt(value: float, metric: str) -> str:
         return ""
     if metric.endswith("_seconds"):
         return f"{value:.3g}"
+    if metric.endswith("_bytes"):
+        return f"{value / 2**20:.1f} MiB"
+    if metric in ("iterations", "train_objective"):
+        return f"{value:.6g}"
     return f"{value:.4f}"
 
 

@@ -19,6 +19,7 @@ from workbench.learners.counts import (
     MEMORY_FRACTION,
     AnDECounts,
     estimate_block_bytes,
+    layout_cells,
     memory_budget,
 )
 from workbench.learners.registry import register
@@ -177,13 +178,20 @@ class AnDE(CountingLearner):
         return other
 
     def fit_report(self) -> dict | None:
-        """The attribute search's result: selected parents and children (by name), and the
+        """The count layout's size, compact against naive (Salem et al., Section 3: cells
+        over the values as counted, a missing value counting as one more value), and the
+        attribute search's result: selected parents and children (by name), and the
         eliminated attributes in order for BSEAODE."""
-        if self.selection_ is None or self._header is None:
+        if self.counts_ is None or self._header is None:
             return None
+        ct = self.counts_
+        cards = ct.cards + (ct.has_missing & (self.missing != "value"))
+        out: dict = {"layout_cells": list(layout_cells(cards, ct.K, min(self.n, ct.d - 1)))}
+        if self.selection_ is None:
+            return out
         names = self._header.attribute_names
-        out = {"parents": [names[i] for i in np.flatnonzero(self.parent_mask_)],
-               "children": [names[i] for i in np.flatnonzero(self.child_mask_)]}
+        out["parents"] = [names[i] for i in np.flatnonzero(self.parent_mask_)]
+        out["children"] = [names[i] for i in np.flatnonzero(self.child_mask_)]
         if "eliminated" in self.selection_:
             out["eliminated"] = [names[i] for i in self.selection_["eliminated"]]
         return out
