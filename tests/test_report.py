@@ -304,6 +304,11 @@ def test_report_options_errors(tmp_path: Path):
     assert missing.baseline == "A" and "ZZ" in missing.notes[0]
     with pytest.raises(ConfigError, match="report.draw_decimals"):
         options_from_config({"report": {"draw_decimals": -1}}, tmp_path, ["NB"])
+    with pytest.raises(ConfigError, match="report.sign_test: expected one of two-tailed, "
+                                          "one-tailed, got 'both'"):
+        options_from_config({"report": {"sign_test": "both"}}, tmp_path, ["NB"])
+    assert options_from_config({"report": {"sign_test": "one-tailed"}}, tmp_path,
+                               ["NB"]).sign_test == "one-tailed"
     with pytest.raises(ConfigError, match="report.collections.x"):
         options_from_config({"report": {"collections": {"x": "iris"}}}, tmp_path, ["NB"])
     opts = options_from_config({"learners": {"B": {}, "A": {}}, "report": {"draw_decimals": 3}},

@@ -272,3 +272,15 @@ def test_wilcoxon_ties_and_zeros_are_deterministic():
     first = wilcoxon_test(a, b)
     assert all(wilcoxon_test(a, b) == first for _ in range(3))
     assert first[2] == 6 and 0 < first[1] <= 1
+
+
+def test_one_tailed_sign_test_reproduces_salem_et_als_printed_p_values():
+    from workbench.stats.wdl import sign_test
+    # Tables 2-3 of Salem et al. (one-tailed): W/L → printed p
+    for w, l, printed in ((34, 21, 0.052), (40, 17, 0.002), (17, 39, 0.002), (6, 1, 0.063),
+                          (7, 0, 0.008), (2, 5, 0.227), (1, 6, 0.063)):
+        assert sign_test(w, l, tails=1) == pytest.approx(printed, abs=5.01e-4)  # 3 decimals, half up
+        assert sign_test(w, l) == pytest.approx(min(1.0, 2 * sign_test(w, l, tails=1)))
+    assert sign_test(43, 15, tails=1) < 0.0005  # printed "<0.001"
+    with pytest.raises(ValueError, match="tails must be 1 or 2"):
+        sign_test(1, 2, tails=3)

@@ -119,8 +119,10 @@ def compare_with_paper(
     collections: Mapping[str, Sequence[str]],
     decimals: Mapping[str, int | None] | int | None = None,
     alpha: float = ALPHA,
+    tails: int = 2,
 ) -> pd.DataFrame:
-    """One row per (published cell, mapped metric of ours) whose learners were both run."""
+    """One row per (published cell, mapped metric of ours) whose learners were both run;
+    significance on both sides by the sign test with ``tails`` (the paper's convention)."""
     present_list = list(dict.fromkeys(summary["learner"].astype(str)))
     present = set(present_list)
     rows = []
@@ -131,7 +133,7 @@ def compare_with_paper(
         r, c = mm.ours(cell.row), mm.ours(cell.col)
         if r not in present or c not in present:
             continue
-        pp = sign_test(cell.wins, cell.losses)
+        pp = sign_test(cell.wins, cell.losses, tails)
         psig = bool(pp < alpha)
         pdir = int(np.sign(cell.wins - cell.losses))
         for ours in mm.metrics[cell.metric]:
@@ -143,7 +145,7 @@ def compare_with_paper(
                 cache[key] = metric_matrix(summary, ours, present_list, members)
             wide = cache[key]
             dec = decimals.get(ours) if isinstance(decimals, Mapping) else decimals
-            rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha)
+            rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails)
             odir = int(np.sign(rec.wins - rec.losses))
             rows.append([
                 cell.metric, ours, cell.collection, cell.row, cell.col,

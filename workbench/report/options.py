@@ -17,7 +17,9 @@ What the report takes from the config (everything optional):
   ``sign`` (default, PAKDD 2013: the lower value wins) or ``wilcoxon-folds`` (JMLR 2016:
   a win/loss only when a Wilcoxon signed-rank test over the per-fold values is
   significant at ``alpha``, else a draw)), ``wdl_p_values`` (true: every W/D/L cell
-  also prints its p-value, as PAKDD 2014's Table 2 does).
+  also prints its p-value, as PAKDD 2014's Table 2 does), ``sign_test`` (``two-tailed``,
+  the default, or ``one-tailed`` in the direction of the larger count, Salem et al.'s
+  convention: the tables, their bold cells and the paper comparison all use it).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -36,9 +38,10 @@ from workbench import yamlnum
 from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
 from workbench.report.tables import TABLE_METRICS
+from workbench.stats.wdl import TAILS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
-               "scatter", "wdl", "wdl_p_values")
+               "scatter", "wdl", "wdl_p_values", "sign_test")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 WDL_METHODS = ("sign", "wilcoxon-folds")
@@ -59,6 +62,7 @@ class ReportOptions:
     scatter_log: bool = False
     wdl: str = "sign"
     wdl_p_values: bool = False  # print each W/D/L cell's p-value (PAKDD 2014's Table 2)
+    sign_test: str = "two-tailed"  # or "one-tailed" (Salem et al.'s convention)
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -198,6 +202,10 @@ def options_from_config(
     if not isinstance(pv, bool):
         raise ConfigError(f"report.wdl_p_values: expected true or false, got {pv!r}")
     opts.wdl_p_values = pv
+    tails = report.get("sign_test", "two-tailed")
+    if tails not in TAILS:
+        raise ConfigError(f"report.sign_test: expected one of {', '.join(TAILS)}, got {tails!r}")
+    opts.sign_test = str(tails)
     return opts
 
 

@@ -43,7 +43,7 @@ from workbench.report.options import (
 from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
 from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
-from workbench.stats.wdl import metric_matrix, wilcoxon_from_matrix
+from workbench.stats.wdl import TAILS, metric_matrix, wilcoxon_from_matrix
 from workbench.store import load_fold_metrics, load_summary, read_metadata
 
 REPORT_DIR = "report"
@@ -166,18 +166,19 @@ def render_report(
 
     # ---- W/D/L tables
     fold_names = set() if folds_used is None else set(folds_used["metric"])
+    tails = TAILS[opts.sign_test]
     tidy = tb.wdl_tidy(data, learners, colls, metrics, decimals, opts.alpha,
-                       fold_metrics=folds_used)
+                       fold_metrics=folds_used, tails=tails)
     write_csv(out / "tables" / "wdl.csv", tb.tidy_csv_frame(tidy))
     rep.add("## Win/draw/loss tables", _wdl_intro(opts, metrics, fold_names))
     for m in metrics:
         method = tb.WDL_WILCOXON_FOLDS if m in fold_names else tb.WDL_SIGN
         md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha, method,
-                                opts.wdl_p_values)
+                                opts.wdl_p_values, tails)
         write_text(out / "tables" / f"wdl_{m}.md", md)
         write_text(out / "tables" / f"wdl_{m}.tex",
                    tb.metric_latex(tidy, m, learners, sizes, opts.alpha, method,
-                                   opts.wdl_p_values))
+                                   opts.wdl_p_values, tails))
         rep.add(md)
 
     # ---- Wilcoxon, Friedman, ranks
@@ -402,7 +403,9 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
                       f"value. {_draw_rule(opts)} ")
     else:
         intro += f"A win = A has the lower value. {_draw_rule(opts)} "
-    intro += (f"**Bold** = two-tailed binomial sign test on wins vs losses (draws excluded) "
+    test = ("two-tailed" if opts.sign_test == "two-tailed" else
+            "one-tailed (in the direction of the larger count; report.sign_test)")
+    intro += (f"**Bold** = {test} binomial sign test on wins vs losses (draws excluded) "
               f"p < {opts.alpha:g}. Times are total CPU seconds over all folds of a data "
               "set. Files: `tables/wdl_<metric>.md`, "
               "`.tex` and the tidy `tables/wdl.csv`.")
@@ -470,7 +473,8 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
     paper = agr.load_paper_wdl(mm.paper_wdl)
     present = set(data["learner"])
     theirs = agr.paper_learners(paper, mm)
-    full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha)
+    full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha,
+                                  TAILS[opts.sign_test])
     primary = agr.primary_rows(full, mm)
     write_csv(rep.out / "paper_agreement.csv", primary)
     write_csv(rep.out / "paper_agreement_all.csv", full)

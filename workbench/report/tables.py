@@ -82,8 +82,10 @@ def wdl_tidy(
     decimals: Mapping[str, int | None] | int | None = None,
     alpha: float = ALPHA,
     fold_metrics: pd.DataFrame | None = None,
+    tails: int = 2,
 ) -> pd.DataFrame:
-    """Tidy W/D/L records for every metric × collection × lower-triangle learner pair.
+    """Tidy W/D/L records for every metric × collection × lower-triangle learner pair
+    (``tails``: the sign test's, 2 or 1).
 
     With ``fold_metrics`` (long format, `store.load_fold_metrics`), each metric that has
     per-fold values is decided per data set by a Wilcoxon test over folds at ``alpha``
@@ -101,10 +103,10 @@ def wdl_tidy(
         wide_all = metric_matrix(summary, metric, list(learners)) if outcomes is None else None
         for coll, members in collections.items():
             if outcomes is not None:
-                t = wdl_from_outcomes(outcomes, learners, members, alpha)
+                t = wdl_from_outcomes(outcomes, learners, members, alpha, tails=tails)
             else:
                 t = wdl_from_matrix(subset_rows(wide_all, members), learners, decimals=dec,
-                                    alpha=alpha)
+                                    alpha=alpha, tails=tails)
             t.insert(0, "collection", coll)
             t.insert(0, "metric", metric)
             parts.append(t)
@@ -189,29 +191,32 @@ def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label
     return "\n".join(lines) + "\n"
 
 
-def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN) -> str:
+def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: int = 2
+             ) -> str:
     """One sentence: what a win is for this metric under ``method``."""
     title = TABLE_METRICS.get(metric, metric)
+    test = "two-tailed sign test" if tails == 2 else \
+        "one-tailed sign test (in the direction of the larger count)"
     if method == WDL_WILCOXON_FOLDS:
         return (f"Row learner vs column learner over data sets: a data set is a win when a "
                 f"two-sided Wilcoxon signed-rank test over the paired per-fold {title} "
                 f"values gives p < {alpha:g} and the row learner is lower, a loss when p < "
-                f"{alpha:g} and it is higher, otherwise a draw; **bold** = two-tailed sign "
-                f"test on those wins vs losses p < {alpha:g}.")
+                f"{alpha:g} and it is higher, otherwise a draw; **bold** = {test} on those "
+                f"wins vs losses p < {alpha:g}.")
     return (f"Row learner vs column learner over data sets (win = row has the lower "
-            f"{title}); **bold** = two-tailed sign test p < {alpha:g}.")
+            f"{title}); **bold** = {test} p < {alpha:g}.")
 
 
 def metric_markdown(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False,
+    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False, tails: int = 2,
 ) -> str:
     """All collections of one metric as a Markdown document (like the paper's Table 4)."""
     title = TABLE_METRICS.get(metric, metric)
     parts = [
         f"### Win/draw/loss: {title}"
         + (" (Wilcoxon over folds)" if method == WDL_WILCOXON_FOLDS else "") + "\n",
-        wdl_rule(metric, alpha, method) + "\n",
+        wdl_rule(metric, alpha, method, tails) + "\n",
     ]
     sub = tidy[tidy["metric"] == metric]
     for coll in dict.fromkeys(sub["collection"]):
@@ -225,12 +230,12 @@ def metric_markdown(
 
 def metric_latex(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
-    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False,
+    alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False, tails: int = 2,
 ) -> str:
     """All collections of one metric as LaTeX tables (one ``table`` per collection)."""
     title = TABLE_METRICS.get(metric, metric)
     sub = tidy[tidy["metric"] == metric]
-    out = [f"% {wdl_rule(metric, alpha, method).replace('**', '')}\n"]
+    out = [f"% {wdl_rule(metric, alpha, method, tails).replace('**', '')}\n"]
     for coll in dict.fromkeys(sub["collection"]):
         if sizes.get(coll, 1) == 0:
             out.append(f"% {collection_title(coll)}: no data set of this collection was run\n")

@@ -58,11 +58,19 @@ class WDL:
         return f"{self.wins}/{self.draws}/{self.losses}"
 
 
-def sign_test(wins: int, losses: int) -> float:
-    """Two-tailed binomial sign test p-value of ``wins`` against ``losses`` (draws excluded).
+TAILS = {"two-tailed": 2, "one-tailed": 1}
+"""Sign-test conventions by name: PAKDD 2013/2014 print two-tailed p, Salem et al. one-tailed."""
 
-    p = 2 · P(X ≥ max(w, l)) for X ~ Bin(w + l, ½), capped at 1; 1 when w + l = 0.
+
+def sign_test(wins: int, losses: int, tails: int = 2) -> float:
+    """Binomial sign test p-value of ``wins`` against ``losses`` (draws excluded).
+
+    Two-tailed (``tails=2``, default): p = 2 · P(X ≥ max(w, l)) for X ~ Bin(w + l, ½),
+    capped at 1; one-tailed (``tails=1``, in the direction of the larger count, as Salem et
+    al. print it): p = P(X ≥ max(w, l)). 1 when w + l = 0.
     """
+    if tails not in (1, 2):
+        raise ValueError(f"sign_test: tails must be 1 or 2, got {tails!r}")
     wins, losses = int(wins), int(losses)
     if wins < 0 or losses < 0:
         raise ValueError(f"sign_test: wins and losses must be >= 0, got {wins}, {losses}")
@@ -70,7 +78,7 @@ def sign_test(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     upper = max(wins, losses)
-    p = 2.0 * float(stats.binom.sf(upper - 1, n, 0.5))
+    p = tails * float(stats.binom.sf(upper - 1, n, 0.5))
     return min(1.0, p)
 
 
@@ -84,11 +92,12 @@ def win_draw_loss(
     b: Sequence[float] | np.ndarray,
     decimals: int | None = None,
     alpha: float = ALPHA,
+    tails: int = 2,
 ) -> WDL:
     """W/D/L of values ``a`` (row learner) against paired values ``b``; lower is better.
 
     ``decimals``: round both to this many decimals before comparing (None = exact).
-    Pairs with a NaN on either side are ignored.
+    Pairs with a NaN on either side are ignored. ``tails``: the sign test's (`sign_test`).
     """
     x = _rounded(np.asarray(a, dtype=np.float64), decimals)
     y = _rounded(np.asarray(b, dtype=np.float64), decimals)
@@ -99,7 +108,7 @@ def win_draw_loss(
     wins = int(np.sum(x < y))
     losses = int(np.sum(x > y))
     draws = int(x.size - wins - losses)
-    p = sign_test(wins, losses)
+    p = sign_test(wins, losses, tails)
     return WDL(wins, draws, losses, p, bool(p < alpha))
 
 
@@ -146,6 +155,7 @@ def wdl_table(
     decimals: int | None = None,
     alpha: float = ALPHA,
     pairs: str = "lower",
+    tails: int = 2,
 ) -> pd.DataFrame:
     """Tidy W/D/L table of ``metric`` for learner pairs (columns ``WDL_COLUMNS``).
 
@@ -153,7 +163,7 @@ def wdl_table(
     ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
     """
     wide = metric_matrix(summary, metric, list(learners), datasets)
-    return wdl_from_matrix(wide, learners, decimals, alpha, pairs)
+    return wdl_from_matrix(wide, learners, decimals, alpha, pairs, tails)
 
 
 def wdl_from_matrix(
@@ -162,6 +172,7 @@ def wdl_from_matrix(
     decimals: int | None = None,
     alpha: float = ALPHA,
     pairs: str = "lower",
+    tails: int = 2,
 ) -> pd.DataFrame:
     """`wdl_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
@@ -175,7 +186,7 @@ def wdl_from_matrix(
             else np.full(len(wide), np.nan) for name in learners}
     rows = []
     for r, c in pair_list:
-        rec = win_draw_loss(cols[r], cols[c], decimals, alpha)
+        rec = win_draw_loss(cols[r], cols[c], decimals, alpha, tails)
         rows.append([r, c, rec.wins, rec.draws, rec.losses, rec.n, rec.p_value, rec.significant])
     out = pd.DataFrame(rows, columns=WDL_COLUMNS)
     return out.astype(
@@ -311,6 +322,7 @@ def wdl_from_outcomes(
     datasets: Iterable[str] | None = None,
     alpha: float = ALPHA,
     pairs: str = "lower",
+    tails: int = 2,
 ) -> pd.DataFrame:
     """W/D/L table (``WDL_COLUMNS``) counting per-data-set outcomes over ``datasets``."""
     wanted = None if datasets is None else {str(d) for d in datasets}
@@ -324,7 +336,7 @@ def wdl_from_outcomes(
             s = s[s.index.isin(wanted)]
         w, l = int((s > 0).sum()), int((s < 0).sum())
         d = int(s.size) - w - l
-        p = sign_test(w, l)
+        p = sign_test(w, l, tails)
         rows.append([r, c, w, d, l, w + d + l, p, bool(p < alpha)])
     return pd.DataFrame(rows, columns=WDL_COLUMNS).astype(
         {"row": object, "col": object, "wins": np.int64, "draws": np.int64,
@@ -339,6 +351,7 @@ def fold_wdl_table(
     datasets: Iterable[str] | None = None,
     alpha: float = ALPHA,
     pairs: str = "lower",
+    tails: int = 2,
 ) -> pd.DataFrame:
     """Tidy W/D/L table where each data set is decided by a Wilcoxon test over its folds.
 
@@ -346,7 +359,7 @@ def fold_wdl_table(
     tests and for the sign test over the resulting wins and losses.
     """
     outcomes = fold_outcomes(fold_metrics, metric, learners, alpha, pairs)
-    return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs)
+    return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs, tails)
 
 
 def _pair_list(learners: list[str], pairs: str) -> list[tuple[str, str]]:
