@@ -538,6 +538,25 @@ def test_counts_match_brute_force_dense_and_sparse(monkeypatch):
     np.testing.assert_array_equal(ct.value_counts(4), [np.sum(X[:, 4] == v) for v in range(60)])
 
 
+def test_four_attribute_counts_match_brute_force():
+    """The dense fast path of blocks of four attributes (A3DE's level), with missing values."""
+    rng = np.random.default_rng(1)
+    n, cards, K = 150, [2, 3, 1, 4, 5], 2
+    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
+    X[rng.random(X.shape) < 0.1] = -1
+    y = rng.integers(0, K, n)
+    ct = AnDECounts(cards, K, 4, parent_levels=3)
+    ct.partial_fit(X[:70], y[:70])
+    ct.partial_fit(X[70:], y[70:])
+    assert not (ct.store.kind == counts_mod.KIND_SPARSE).any()
+    for s in itertools.combinations(range(5), 4):
+        ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+        for r in range(n):
+            if all(X[r, a] >= 0 for a in s):
+                ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
+        np.testing.assert_array_equal(ct.joint(s), ref)
+
+
 def test_block_store_generic_and_merge():
     codes = np.array([[0, 1, -1], [1, 1, 0], [0, 0, 1], [0, 1, 1]])
     y = np.array([0, 1, 1, 0])

@@ -54,7 +54,7 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                   dense, keybuf, row0, nrows):
     """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf.
 
-    The common dense, unconditioned blocks of 1–3 attributes have loops with the attribute
+    The common dense, unconditioned blocks of 1–4 attributes have loops with the attribute
     indices and cardinalities in locals (hoisted out of the row loop)."""
     nb = battrs.shape[0]
     for b in range(nb):
@@ -64,7 +64,7 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
         l = blen[b]
         c = bcond[b]
         slot = sslot[b]
-        if k == KIND_DENSE and c < 0 and 1 <= l <= 3:
+        if k == KIND_DENSE and c < 0 and 1 <= l <= 4:
             o = off[b]
             a0 = battrs[b, 0]
             if l == 1:
@@ -80,7 +80,7 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                     v1 = codes_t[a1, r]
                     if v0 >= 0 and v1 >= 0:
                         dense[o + (v0 * c1 + v1) * K + y[r]] += 1
-            else:
+            elif l == 3:
                 a1 = battrs[b, 1]
                 a2 = battrs[b, 2]
                 c1 = battrs[b, 4]
@@ -91,6 +91,20 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                     v2 = codes_t[a2, r]
                     if v0 >= 0 and v1 >= 0 and v2 >= 0:
                         dense[o + ((v0 * c1 + v1) * c2 + v2) * K + y[r]] += 1
+            else:
+                a1 = battrs[b, 1]
+                a2 = battrs[b, 2]
+                a3 = battrs[b, 3]
+                c1 = battrs[b, 5]
+                c2 = battrs[b, 6]
+                c3 = battrs[b, 7]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    v2 = codes_t[a2, r]
+                    v3 = codes_t[a3, r]
+                    if v0 >= 0 and v1 >= 0 and v2 >= 0 and v3 >= 0:
+                        dense[o + (((v0 * c1 + v1) * c2 + v2) * c3 + v3) * K + y[r]] += 1
             continue
         for rr in range(nrows):
             r = row0 + rr
