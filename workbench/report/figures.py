@@ -221,8 +221,10 @@ def normalised_bar_figure(
         f"that learner's mean."
     )
     if any(m in metric_names(log=True) for m in metrics):
-        caption += (" Times are CPU seconds; the time axes are logarithmic and their bars "
-                    f"start at 1 ({baseline}), going up for slower and down for faster.")
+        caption += (" Times are CPU seconds;" if any(m.endswith("_seconds") for m in metrics)
+                    else "") + (
+            " the value axes are logarithmic and their bars start at 1 "
+            f"({baseline}), going up for higher values and down for lower ones.")
     if notes:
         caption += " Left out: " + "; ".join(notes) + "."
     return fig, caption

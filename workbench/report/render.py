@@ -218,7 +218,9 @@ def render_report(
             "a value is missing is left out of that learner's mean and the caption says so.")
     if baseline is not None and figures:
         for stem, (title, ms) in fg.bar_figures(metrics).items():
-            ms = [m for m in ms if m in metrics]
+            # a metric the baseline does not report (e.g. iterations of NB) has no ratios
+            ms = [m for m in ms if m in metrics and data.loc[data["learner"] == baseline, m]
+                  .notna().any()]
             if not ms:
                 continue
             fig, caption = fg.normalised_bar_figure(data, ms, learners, baseline, colls, title)
