@@ -332,6 +332,16 @@ def test_a_metric_declared_once_reaches_tables_and_figures(tmp_path, monkeypatch
     assert (out / "figures" / "fig_toy_cost.png").is_file()
     md = (out / "report.md").read_text()
     assert "figures/fig_toy_cost.png" in md and "Toy cost (units)" in md
+    assert "Times are CPU seconds" not in md.split("figures/fig_toy_cost.png")[1][:1200]
+
+
+def test_no_normalised_bars_for_a_metric_the_baseline_does_not_report(tmp_path):
+    summary = synthetic_summary(counts=(2, 3, 4))
+    summary["iterations"] = np.where(summary["learner"] == "NB", np.nan, 50.0)
+    out = render_report(write_run(tmp_path / "run", summary), figures=True)
+    assert not (out / "figures" / "fig_iterations.png").exists()
+    assert (out / "figures" / "fig2_zero_one_loss.png").is_file()
+    assert "wdl_iterations" in {p.stem for p in (out / "tables").glob("*.md")}
 
 
 def test_single_round_runs_have_no_bias_variance_tables(tmp_path):

@@ -349,7 +349,7 @@ def test_selection_is_reported_per_fold_and_stored(tmp_path):
     res = run_fold(data, "BSEAODE-PACE", {}, np.arange(40), np.arange(40, 60))
     names = [a.name for a in data.attributes]
     rep = res.fit_report
-    assert set(rep) == {"parents", "children", "eliminated"}
+    assert set(rep) == {"parents", "children", "eliminated", "layout_cells"}
     assert rep["parents"] == rep["children"] and set(rep["parents"]) <= set(names)
     assert set(rep["eliminated"]) == set(names) - set(rep["parents"])
     rec = res.to_record()
@@ -359,4 +359,5 @@ def test_selection_is_reported_per_fold_and_stored(tmp_path):
     store.consolidate_pair(tmp_path, "d", "L")
     back = store.read_folds(tmp_path, "d", "L")[0]
     assert FoldResult.from_record(back).fit_report == rep
-    assert run_fold(data, "A1DE", {}, np.arange(40), np.arange(40, 60)).fit_report is None
+    plain = run_fold(data, "A1DE", {}, np.arange(40), np.arange(40, 60))
+    assert set(plain.fit_report) == {"layout_cells"} and plain.selected_parents is None

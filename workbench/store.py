@@ -420,6 +420,9 @@ def _has_pair_summaries(run_dir: Path) -> bool:
     return root.is_dir() and next(root.glob(f"*/*/{SUMMARY_JSON}"), None) is not None
 
 
+_SUMMARY_INT_COLUMNS = ("n_instances", "rounds", "folds")
+
+
 def load_summary(run_dir: str | Path) -> pd.DataFrame:
     """One row per complete (data set, learner): dataset, learner, n_instances + metrics.
 
@@ -430,6 +433,10 @@ def load_summary(run_dir: str | Path) -> pd.DataFrame:
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
         df = pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is, less
+        # values are floats (an integral mean such as a byte count reads back as int)
+        floats = [c for c in df.columns if c not in _SUMMARY_INT_COLUMNS
+                  and pd.api.types.is_integer_dtype(df[c])]
+        df = df.astype({c: np.float64 for c in floats})
         own = [pair_dir(run_dir, str(d), str(l)).exists()  # pairs being recomputed
                for d, l in zip(df["dataset"], df["learner"])]
         return df[~np.asarray(own, dtype=bool)].reset_index(drop=True) if any(own) else df
@@ -512,7 +519,10 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
             raise WorkbenchError(f"{run_dir / FOLD_METRICS_CSV}: missing column(s) "
                                  f"{', '.join(missing)}")
         df = wide.melt(id_vars=_FOLD_KEYS, var_name="metric", value_name="value")
-        df = df[FOLD_METRICS_COLUMNS]
+        # a metric a learner does not report is an empty column for its pairs: no rows
+        reported = df.groupby(["dataset", "learner", "metric"], sort=False)["value"] \
+            .transform(lambda v: v.notna().any())
+        df = df[reported.astype(bool)][FOLD_METRICS_COLUMNS]
     else:
         rows = [r for row in iter_summaries(run_dir) for r in fold_metrics_rows(row)]
         df = pd.DataFrame(rows, columns=FOLD_METRICS_COLUMNS)
