@@ -362,3 +362,16 @@ def test_wdl_p_values_option_is_checked(tmp_path: Path):
     assert options_from_config({**cfg, "report": {}}, tmp_path, ["A", "B"]).wdl_p_values is False
     with pytest.raises(ConfigError, match="report.wdl_p_values: expected true or false"):
         options_from_config({**cfg, "report": {"wdl_p_values": "yes"}}, tmp_path, ["A", "B"])
+
+
+def test_figure_titles_cite_only_the_configured_papers_figures(tmp_path):
+    summary = synthetic_summary(counts=(2, 3, 4))
+    plain = render_report(write_run(tmp_path / "plain", summary), figures=True)
+    assert "cf. the paper" not in (plain / "report.md").read_text()
+    mapped = render_report(write_run(tmp_path / "mapped", summary,
+                                     {"paper_agreement": str(DEFAULT_METRIC_MAP)}), figures=True)
+    md = (mapped / "report.md").read_text()
+    assert "Bias and variance (cf. the paper's Fig. 1)" in md
+    assert "Training and classification time (cf. the paper's Fig. 4)" in md
+    pakdd14 = REPO / "experiments" / "pakdd14" / "metric_map_cv.yaml"
+    assert agr.load_metric_map(pakdd14).figures == {"fig4_time": "Fig. 2"}

@@ -50,6 +50,7 @@ class MetricMap:
     paper_wdl: Path
     metrics: dict[str, list[str]]
     learners: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, str] = field(default_factory=dict)  # report figure stem → "Fig. 1"
 
     def primary(self, paper_metric: str) -> str:
         """Our primary metric for a paper metric."""
@@ -89,7 +90,12 @@ def load_metric_map(path: Path) -> MetricMap:
     wdl_path = Path(wdl)
     if not wdl_path.is_absolute():
         wdl_path = path.parent / wdl_path
-    return MetricMap(path, wdl_path, mm, {str(k): str(v) for k, v in learners.items()})
+    figures = data.get("figures") or {}
+    if not isinstance(figures, Mapping):
+        raise ConfigError(f"{path}: field 'figures' must map report figures (e.g. "
+                          "fig1_bias_variance) to the paper's figure labels (e.g. 'Fig. 1')")
+    return MetricMap(path, wdl_path, mm, {str(k): str(v) for k, v in learners.items()},
+                     {str(k): str(v) for k, v in figures.items()})
 
 
 def load_paper_wdl(path: Path) -> pd.DataFrame:

@@ -51,11 +51,10 @@ GROUP_COLOURS = {"large": "#1f77b4", "medium": "#ff7f0e", "small": "#2ca02c"}
 
 # the paper's figures
 BAR_FIGURES: dict[str, tuple[str, list[str]]] = {
-    "fig1_bias_variance": ("Bias and variance (cf. the paper's Fig. 1)", ["bias", "variance"]),
-    "fig2_zero_one_loss": ("0-1 loss (cf. the paper's Fig. 2)", ["zero_one_loss"]),
-    "fig3_rmse": ("RMSE (cf. the paper's Fig. 3)", ["rmse", "rmse_true_class"]),
-    "fig4_time": ("Training and classification time (cf. the paper's Fig. 4)",
-                  ["train_cpu_seconds", "test_cpu_seconds"]),
+    "fig1_bias_variance": ("Bias and variance", ["bias", "variance"]),
+    "fig2_zero_one_loss": ("0-1 loss", ["zero_one_loss"]),
+    "fig3_rmse": ("RMSE", ["rmse", "rmse_true_class"]),
+    "fig4_time": ("Training and classification time", ["train_cpu_seconds", "test_cpu_seconds"]),
 }
 
 
@@ -221,9 +220,9 @@ def normalised_bar_figure(
         f"that learner's mean."
     )
     if any(m in metric_names(log=True) for m in metrics):
-        caption += (" Times are CPU seconds;" if any(m.endswith("_seconds") for m in metrics)
-                    else "") + (
-            " the value axes are logarithmic and their bars start at 1 "
+        caption += (" Times are CPU seconds; the" if any(m.endswith("_seconds") for m in metrics)
+                    else " The") + (
+            " value axes are logarithmic and their bars start at 1 "
             f"({baseline}), going up for higher values and down for lower ones.")
     if notes:
         caption += " Left out: " + "; ".join(notes) + "."

@@ -216,8 +216,11 @@ def render_report(
             "(1 = same as the baseline, lower is better). A data set where both values are 0 "
             "counts as ratio 1; one where exactly one of the two is 0 (ratio 0 or infinite) or "
             "a value is missing is left out of that learner's mean and the caption says so.")
+    paper_figures = _paper_figures(opts)
     if baseline is not None and figures:
         for stem, (title, ms) in fg.bar_figures(metrics).items():
+            if stem in paper_figures:  # the configured paper's number, never another's
+                title = f"{title} (cf. the paper's {paper_figures[stem]})"
             # a metric the baseline does not report (e.g. iterations of NB) has no ratios
             ms = [m for m in ms if m in metrics and data.loc[data["learner"] == baseline, m]
                   .notna().any()]
@@ -412,6 +415,14 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
               "set. Files: `tables/wdl_<metric>.md`, "
               "`.tex` and the tidy `tables/wdl.csv`.")
     return intro
+
+
+def _paper_figures(opts: ReportOptions) -> dict[str, str]:
+    """The configured paper's figure labels by report figure (its metric map's
+    ``figures``), so that a title cites that paper's figure numbers or none."""
+    if not isinstance(opts.paper_agreement, Path):
+        return {}
+    return agr.load_metric_map(opts.paper_agreement).figures
 
 
 def _draw_rule(opts: ReportOptions) -> str:
