@@ -296,15 +296,11 @@ def scatter_figure(
     """Grid of scatter plots, one per (A, B): A's value (y) vs B's (x) per data set."""
     learners = list(dict.fromkeys([p for pair in pairs for p in pair]))
     wide = metric_matrix(summary, metric, learners)
-    n = max(1, len(pairs))
-    ncols = min(3, n)
-    nrows = math.ceil(n / ncols)
-    width = 3.4 * ncols + 0.3
+    ncols, nrows, width = _panel_grid(len(pairs))
     label = TABLE_METRICS.get(metric, metric)
-    heading = _wrap_title([title or f"{label} per data set",
-                           "points below the diagonal: the learner on the y axis is lower"],
-                          width, SUPTITLE_POINTS)
-    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.7
+    heading, head = _title_block([title or f"{label} per data set",
+                                  "points below the diagonal: the learner on the y axis is "
+                                  "lower"], width)
     height = 3.5 * nrows - 0.6 + head + 1.0
     fig = new_figure(width, height)
     fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - head / height,
@@ -362,6 +358,19 @@ def scatter_figure(
 SUPTITLE_POINTS = 10.0
 
 
+def _panel_grid(panels: int) -> tuple[int, int, float]:
+    """(columns, rows, figure width in inches) of a grid of 3.4-inch panels, ≤ 3 a row."""
+    ncols = min(3, max(1, panels))
+    return ncols, math.ceil(max(1, panels) / ncols), 3.4 * ncols + 0.3
+
+
+def _title_block(parts: Sequence[str], width_in: float, gap: float = 0.7
+                 ) -> tuple[str, float]:
+    """A figure's wrapped title and the inches it needs above the axes (+ `gap`)."""
+    heading = _wrap_title(parts, width_in, SUPTITLE_POINTS)
+    return heading, 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + gap
+
+
 def _wrap_title(parts: Sequence[str], width_in: float, points: float) -> str:
     """Lines of a figure title wrapped to fit ``width_in`` inches at ``points`` size
     (about 0.55 em per character), so a narrow figure never cuts its title off."""
@@ -377,15 +386,10 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
     """Error against training-set size (log x axis), one panel per data set and one line
     per learner; ``curves`` has columns dataset, learner, n_train, value."""
     datasets = list(dict.fromkeys(curves["dataset"]))
-    n = max(1, len(datasets))
-    ncols = min(3, n)
-    nrows = math.ceil(n / ncols)
-    width = 3.4 * ncols + 0.3
+    ncols, nrows, width = _panel_grid(len(datasets))
     label = TABLE_METRICS.get(metric, metric)
-    heading = _wrap_title([title or f"{label} against training-set size",
-                           "one line per learner; fixed held-out test set"],
-                          width, SUPTITLE_POINTS)
-    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.7
+    heading, head = _title_block([title or f"{label} against training-set size",
+                                  "one line per learner; fixed held-out test set"], width)
     legend_rows = math.ceil(len(learners) / 4)
     height = 3.0 * nrows + head + 0.6 + 0.25 * legend_rows
     fig = new_figure(width, height)
@@ -426,10 +430,9 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
     names = [name for name in learners if wide[name].notna().any()]
     n = max(1, wide.shape[0])
     width = min(16.0, max(6.5, 2.6 + 0.16 * n * max(1, len(names))))
-    heading = _wrap_title(["Count tables: share of the naive layout saved by the compact one",
-                           "(impossible same-attribute value combinations left out)"],
-                          width, SUPTITLE_POINTS)
-    head = 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + 0.45
+    heading, head = _title_block(["Count tables: share of the naive layout saved by the "
+                                  "compact one", "(impossible same-attribute value "
+                                  "combinations left out)"], width, gap=0.45)
     height = 3.6 + head
     fig = new_figure(width, height)
     fig.subplots_adjust(left=0.7 / width, right=1 - 1.6 / width, top=1 - head / height,

@@ -34,6 +34,20 @@ def softmax_rows(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e / tot, (m + np.log(tot))[:, 0]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def shifted_exp(s, out):
+    """out[k] = exp(s[k] − max s) for one row of scores; returns (max s, Σ out)."""
+    m = s[0]
+    for k in range(1, s.shape[0]):
+        if s[k] > m:
+            m = s[k]
+    tot = 0.0
+    for k in range(s.shape[0]):
+        out[k] = np.exp(s[k] - m)
+        tot += out[k]
+    return m, tot
+
+
 @numba.njit(cache=True, nogil=True)
 def _objective_pass(slots, y, c, E, mse, per_class, per_slot):
     """One pass over the rows: Σ_i of the row objective (CLL without the −ln K offset, or
@@ -52,14 +66,7 @@ def _objective_pass(slots, y, c, E, mse, per_class, per_slot):
             j = slots[i, a]
             for k in range(K):
                 s[k] += E[j, k]
-        m = s[0]
-        for k in range(1, K):
-            if s[k] > m:
-                m = s[k]
-        tot = 0.0
-        for k in range(K):
-            r[k] = np.exp(s[k] - m)
-            tot += r[k]
+        m, tot = shifted_exp(s, r)
         t = y[i]
         if mse:
             sd = 0.0

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
-from workbench.learners.anje.objective import Problem
+from workbench.learners.anje.objective import Problem, shifted_exp
 
 OPTIMIZERS = ("lbfgs", "sgd", "adagrad")
 ADAGRAD_EPSILON = 1e-9
@@ -76,14 +76,7 @@ def _sgd_pass(slots, y, order, log_prior, log_cond, tc, ts, gc, gs, weighted, ad
             j = slots[i, a]
             for k in range(K):
                 s[k] += ts[j, k] * log_cond[j, k] if weighted else ts[j, k]
-        m = s[0]
-        for k in range(1, K):
-            if s[k] > m:
-                m = s[k]
-        tot = 0.0
-        for k in range(K):
-            s[k] = np.exp(s[k] - m)
-            tot += s[k]
+        _, tot = shifted_exp(s, s)
         for k in range(K):
             r = s[k] / tot - (1.0 if k == y[i] else 0.0)
             g[k] = r
