@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-PARAMETERISATIONS = ("weighted", "direct", "tied")
 OBJECTIVES = ("cll", "mse")
 
 
@@ -169,11 +168,6 @@ class Problem:
         if self.parameterisation == "weighted":
             return tc * self.log_prior, ts * self.log_cond
         return tc, ts
-
-    def scores(self, theta: np.ndarray) -> np.ndarray:
-        """(N, K) s(y) of every training row."""
-        c, e = self.effective(theta)
-        return score_rows(self.slots, c, e, np.zeros((self.slots.shape[1], self.K)))
 
     # ----- objective and gradient -------------------------------------------------------------
     def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
