@@ -708,6 +708,91 @@ def test_a1de_parent_mask_is_a_sum_of_spodes():
 
 
 # ----------------------------------------------------------------------------------------------
+# single-valued attributes present in every training row: left out of the counts
+# ----------------------------------------------------------------------------------------------
+class CountEverything(AnDE):
+    """The literal SPEC §2 computation: single-valued attributes counted like any other."""
+    leave_out_constants = False
+
+
+def _with_constants(n, d, cards, seed, missing=0.0):
+    data = random_data(n, d, cards, 2, seed=seed, missing=missing)
+    X = data.X.copy()
+    X[:, 0] = np.where(np.isnan(X[:, 0]), np.nan, np.minimum(X[:, 0], cards[0] - 1))
+    return data.replace(X=X)
+
+
+@pytest.mark.parametrize("cards", [[2, 1, 3, 1, 2, 1], [1, 1, 1], [3, 2, 1], [2, 1, 1, 1, 1]])
+def test_single_valued_attributes_left_out_match_the_reference(cards):
+    """Order n over u present constants = Σ_j C(u, j) · level n − j over the counted
+    attributes, with SR (a constant's value occurs in all N rows), MI weights (a set with
+    constants weighs as the set without them; only constants: 0), F and the fallback."""
+    train = _with_constants(40, len(cards), cards, seed=5)
+    test = _with_constants(15, len(cards), cards, seed=6, missing=0.25)
+    for n in range(4):
+        for C in (None, 3):
+            for w, est in ((None, "reference"), ("mi", "reference"), ("mi", "consistent")):
+                for F in (1, 2, 100):
+                    model = AnDE(n=n, subsumption=C, weighting=w, mi_estimate=est,
+                                 frequency_limit=F).fit(train)
+                    assert model.constant_.tolist() == [c == 1 for c in cards]
+                    got = model.predict_proba(test)
+                    want = reference_proba(train, test, n, F=F, C=C, weighted=w == "mi",
+                                           mi_estimate=est)
+                    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-14,
+                                               err_msg=f"n={n} C={C} w={w} {est} F={F}")
+
+
+def test_leaving_constants_out_changes_only_rounding_and_saves_tables():
+    cards = [2, 1, 3, 1, 2, 1, 3]
+    train = _with_constants(300, 7, cards, seed=1)
+    X = train.X.copy()
+    X[::9, 0] = np.nan  # a counted attribute with missing values
+    train = train.replace(X=X)
+    test = _with_constants(80, 7, cards, seed=2, missing=0.15)
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3):
+        for kw in ({}, {"subsumption": 30}, {"weighting": "mi"}):
+            new, old = AnDE(n=n, **kw).fit(train), CountEverything(n=n, **kw).fit(train)
+            np.testing.assert_allclose(new.predict_proba(test), old.predict_proba(test),
+                                       rtol=1e-12, atol=1e-15)
+            assert new.model_bytes() < old.model_bytes()
+            assert new.fit_report() == old.fit_report()  # Salem et al.'s layout of all
+            for lev in range(1, n + 1):
+                np.testing.assert_array_equal(new.weights(lev), old.weights(lev))
+            pm, cm = rng.random(7) < 0.6, rng.random(7) < 0.7  # attribute masks
+            for model in (new, old):
+                model.parent_mask_, model.child_mask_, model._prepared = pm, cm, None
+            np.testing.assert_allclose(new.predict_proba(test), old.predict_proba(test),
+                                       rtol=1e-12, atol=1e-15, err_msg=f"{n} {kw} masks")
+
+
+def test_a_left_out_constant_missing_in_a_later_chunk_is_counted_from_then_on():
+    cards = [3, 1, 2, 1, 4]
+    train = _with_constants(200, 5, cards, seed=8)
+    X = train.X.copy()
+    X[120:, 1] = np.where(np.arange(80) % 5 == 0, np.nan, X[120:, 1])
+    X[150:, 3] = np.where(np.arange(50) % 3 == 0, np.nan, X[150:, 3])
+    train = train.replace(X=X)
+    test = _with_constants(40, 5, cards, seed=9, missing=0.1)
+    for n, C, w in ((1, None, None), (2, 5, "mi"), (3, None, "mi")):
+        whole = AnDE(n=n, subsumption=C, weighting=w).fit(train)
+        chunked = AnDE(n=n, subsumption=C, weighting=w)
+        for lo in range(0, 200, 60):
+            chunked.partial_fit(train.take(np.arange(lo, min(lo + 60, 200))))
+            assert chunked.constant_.tolist() == [False, lo < 120, False, lo < 120, False]
+        np.testing.assert_array_equal(chunked.predict_proba(test), whole.predict_proba(test))
+        for s in ([1], [1, 3], [0, 1, 4]):
+            if len(s) <= whole.counts_.max_level:
+                np.testing.assert_array_equal(chunked.counts_.joint(s), whole.counts_.joint(s))
+        np.testing.assert_array_equal(chunked.counts_.child_missing([1], 3),
+                                      whole.counts_.child_missing([1], 3))
+        np.testing.assert_allclose(whole.predict_proba(test),
+                                   reference_proba(train, test, n, C=C, weighted=w == "mi"),
+                                   rtol=1e-11, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------------------------
 # memory: the layout sizes (Salem et al., Section 3), model_bytes and the budget
 # ----------------------------------------------------------------------------------------------
 def test_layout_sizes_on_the_papers_aode_example():

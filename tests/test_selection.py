@@ -16,6 +16,7 @@ from workbench.errors import LearnerError
 from workbench.learners import registry
 from workbench.learners.ande import AnDE
 from workbench.learners.ande.selection import mi_order
+from workbench.learners.counts import AnDECounts
 
 from test_ande import make, random_data
 
@@ -204,9 +205,9 @@ def test_missing_flag_set_by_the_loader_and_kept_by_discretisation(tmp_path):
 def test_mi_ranking_hand_and_ties():
     # a0 = class exactly (MI 1 bit), a1 constant (MI 0), a2 = copy of a0 (tie with a0)
     data = make([[0, 0, 0, 0], [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 1, 1]])
-    m = AnDE(n=1, missing="value").fit(data)
-    vc = [m.counts_.joint([i]) for i in range(3)]
-    assert mi_order(vc, m.counts_.class_counts, 4).tolist() == [0, 2, 1]
+    ct = AnDECounts.from_dataset(data, max_level=1)
+    vc = [ct.joint([i]) for i in range(3)]
+    assert mi_order(vc, ct.class_counts, 4).tolist() == [0, 2, 1]
     # hand value: a0 ∈ {0,1}, half the rows each, one class per value → MI = 1 bit;
     # a half-informative attribute: #(v, y) = [[2, 1], [0, 1]] of N = 4
     vy = np.array([[2, 1], [0, 1]])

@@ -547,6 +547,7 @@ class AnDECounts:
         self.K = int(n_classes)
         if self.K < 1:
             raise LearnerError("the class attribute declares no values")
+        self.requested_levels = (int(max_level), parent_levels)
         self.max_level = min(int(max_level), self.d)
         self.parent_levels = (self.max_level - 1 if parent_levels is None
                               else min(int(parent_levels), self.max_level))
@@ -605,6 +606,52 @@ class AnDECounts:
             empty = (combos == c).any(axis=1)
             ids = self.store.add_blocks(combos, np.full(combos.shape[0], c), empty=empty)
             self.miss_base[l, c] = ids[0] if ids.size else -1
+
+    def with_constants(self, cardinalities: Sequence[int], old_to_new: Sequence[int],
+                       rows_hint: int | None = None) -> "AnDECounts":
+        """These counts over a larger attribute set: old attribute i becomes attribute
+        ``old_to_new[i]`` (increasing) and every other attribute is single-valued and was
+        present in every row counted so far, so a block containing it holds the counts of the
+        block without it (the empty block: the class counts). Used when an attribute left
+        out of the counts as constant has its first missing value (`AnDE`)."""
+        old_to_new = np.asarray(old_to_new, dtype=np.int64)
+        cards = np.asarray(cardinalities, dtype=np.int64)
+        new_to_old = np.full(cards.shape[0], -1, dtype=np.int64)
+        new_to_old[old_to_new] = np.arange(self.d)
+        if (np.diff(old_to_new) <= 0).any() or (cards[new_to_old < 0] != 1).any():
+            raise LearnerError("with_constants: the added attributes must be single-valued "
+                               "and the old ones keep their order")
+        out = AnDECounts(cards, self.K, self.requested_levels[0], self.requested_levels[1],
+                         rows_hint=rows_hint)
+        for c in np.flatnonzero(self.has_missing):
+            out._add_missing_blocks(int(old_to_new[c]))
+        out.class_counts = self.class_counts.copy()
+        st = out.store
+        if self.store.dense.dtype != st.dense.dtype:
+            st.dense = st.dense.astype(self.store.dense.dtype)
+        keys, vals = [], []
+        for b in range(st.n_blocks):
+            if st.kind[b] == KIND_EMPTY:
+                continue
+            old = [int(new_to_old[a]) for a in st.block_attributes(b) if new_to_old[a] >= 0]
+            c = int(st.bcond[b])
+            if c < 0:
+                src = (self.store.block(self.block_id(old)) if old else self.class_counts)
+            elif old:
+                src = self.child_missing(old, int(new_to_old[c]))
+            else:  # #(y, x_c missing) = #y − Σ_v #(x_c = v, y)
+                src = self.class_counts - self.store.block(self.block_id([new_to_old[c]])).sum(0)
+            flat = np.asarray(src, dtype=np.int64).ravel()
+            if st.kind[b] == KIND_DENSE:
+                st.dense[st.off[b]: st.off[b] + flat.size] = flat
+            else:
+                nz = np.flatnonzero(flat)
+                keys.append(st.vbase[b] + nz)
+                vals.append(flat[nz])
+        if keys:
+            st._merge_sparse(np.concatenate(keys), np.concatenate(vals))
+        st.n_rows = self.store.n_rows
+        return out
 
     # ----- reading ---------------------------------------------------------------------
     @property

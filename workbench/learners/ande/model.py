@@ -4,12 +4,13 @@ MI weights) and the registered variants NB, A1DE, A1DE-S, …, A3DE."""
 from __future__ import annotations
 
 from math import comb
+from typing import ClassVar
 
 import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.ande.predict import a1de_fast_ok, log_scores
+from workbench.learners.ande.predict import a1de_fast_ok, log_scores, log_scores_reduced
 from workbench.learners.ande.selection import ELIMINATIONS, asaode_select, bse_select, mi_order
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
@@ -18,6 +19,7 @@ from workbench.learners.counts import (
     MEMORY_BUDGET_ENV,
     MEMORY_FRACTION,
     AnDECounts,
+    colex_combinations,
     estimate_block_bytes,
     layout_cells,
     memory_budget,
@@ -44,9 +46,21 @@ class AnDE(CountingLearner):
     Missing values: ``missing="skip"`` (SPEC §2: a missing value is left out of every
     estimate) or ``"value"`` (SPEC §5.1: `?` is one more declared value of each attribute
     whose `Attribute.has_missing` is set, or that has a `?` in the first training rows;
-    counted, a parent value and looked up like any other)."""
+    counted, a parent value and looked up like any other).
+
+    Single-valued attributes (MDL's one-bin attributes) that are present in every training
+    row are not counted (``constant_``): a parent set s = t ∪ v with v of them has exactly
+    the counts, δ, estimates and MI weight of t, and such a child's factor is
+    (#(y, x_s) + m)/(#(y, x_s) + m) = 1. So order n over u present constants is
+    Σ_j C(u, j) · (the level n − j sums over the counted attributes; level 0 is naive
+    Bayes), with SPEC §2's fallback per order — the same probabilities (to rounding) with
+    tables and work only for the informative attributes (A3DE on musk1: 87 of 166
+    attributes are single-valued). Attribute selection counts every attribute."""
 
     preprocessing = "mdl"
+    leave_out_constants: ClassVar[bool] = True
+    """Leave single-valued, never-missing attributes out of the counts (see above); False
+    counts them like any other attribute (the literal SPEC §2 computation)."""
 
     parameters = (
         integer("n", 1, 0, MAX_ORDER),
@@ -65,6 +79,8 @@ class AnDE(CountingLearner):
         super()._reset()
         self.counts_: AnDECounts | None = None
         self.missing_value_: np.ndarray | None = None  # per attribute: `?` is a value
+        self.cards_: np.ndarray | None = None  # values per attribute as counted (`?` incl.)
+        self.constant_: np.ndarray | None = None  # per attribute: left out of the counts
         self.selection_: dict | None = None  # what the search chose (and its RMSEs)
         self.parent_mask_: np.ndarray | None = None
         self.child_mask_: np.ndarray | None = None
@@ -91,11 +107,31 @@ class AnDE(CountingLearner):
                 self.missing_value_ = np.array([a.has_missing for a in rows.attributes],
                                                dtype=bool) | (codes < 0).any(axis=0)
                 cards = cards + self.missing_value_
-            self._check_budget(cards, rows, int((codes < 0).any(axis=0).sum()))
-            self.counts_ = AnDECounts(cards, rows.n_classes, self.required_level(),
+            self.cards_ = cards
+            codes = self.recode(codes)
+            self.constant_ = (cards == 1) & ~(codes < 0).any(axis=0) & \
+                bool(self.leave_out_constants and self.selection is None)
+            keep = ~self.constant_
+            self._check_budget(cards[keep], rows, int((codes < 0).any(axis=0).sum()))
+            self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
                                       parent_levels=self.n, rows_hint=rows.n_instances)
-        self.counts_.partial_fit(self.recode(codes), rows.y)
+        else:
+            codes = self.recode(codes)
+            newly = self.constant_ & (codes < 0).any(axis=0)
+            if newly.any():
+                self._count_constants(newly, rows)
+        self.counts_.partial_fit(codes[:, ~self.constant_], rows.y)
         self._prepared = None
+
+    def _count_constants(self, which: np.ndarray, rows: Dataset) -> None:
+        """Count the left-out attributes `which` from now on (their first missing value):
+        their blocks start as copies of the blocks without them (`AnDECounts.with_constants`)."""
+        keep = ~(self.constant_ & ~which)
+        self._check_budget(self.cards_[keep], rows, int(self.counts_.has_missing.sum()) + 1)
+        old_to_new = np.cumsum(keep)[~self.constant_] - 1
+        self.counts_ = self.counts_.with_constants(self.cards_[keep], old_to_new,
+                                                   rows_hint=rows.n_instances)
+        self.constant_ = self.constant_ & ~which
 
     def _check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
         """Refuse, before allocating, count tables larger than the memory budget."""
@@ -153,7 +189,7 @@ class AnDE(CountingLearner):
         attribute that declares it becomes its last code; any other `?` stays missing."""
         if self.missing_value_ is None or not self.missing_value_.any():
             return codes
-        last = self.counts_.cards - 1  # the declared values, then `?`
+        last = self.cards_ - 1  # the declared values, then `?`
         return np.where((codes < 0) & self.missing_value_[None, :], last[None, :],
                         codes).astype(codes.dtype, copy=False)
 
@@ -172,9 +208,14 @@ class AnDE(CountingLearner):
                 f"combinations up to size {ct.max_level}; {other!r} needs more")
         if other.missing != self.missing:
             raise LearnerError("AnDE: derive cannot change 'missing' (the counts depend on it)")
+        if other.selection is not None and self.constant_.any():
+            raise LearnerError("AnDE: derive cannot add attribute selection to counts that "
+                               "leave single-valued attributes out (selection counts them)")
         other._header = self._header
         other.counts_ = self.counts_
         other.missing_value_ = self.missing_value_
+        other.cards_ = self.cards_
+        other.constant_ = self.constant_
         return other
 
     def fit_report(self) -> dict | None:
@@ -185,8 +226,11 @@ class AnDE(CountingLearner):
         if self.counts_ is None or self._header is None:
             return None
         ct = self.counts_
-        cards = ct.cards + (ct.has_missing & (self.missing != "value"))
-        out: dict = {"layout_cells": list(layout_cells(cards, ct.K, min(self.n, ct.d - 1)))}
+        missing = np.zeros(len(self.cards_), dtype=bool)
+        missing[~self.constant_] = ct.has_missing & (self.missing != "value")
+        cards = self.cards_ + missing
+        out: dict = {"layout_cells": list(layout_cells(cards, ct.K,
+                                                       min(self.n, len(cards) - 1)))}
         if self.selection_ is None:
             return out
         names = self._header.attribute_names
@@ -228,22 +272,34 @@ class AnDE(CountingLearner):
                            float(ct.n), self.mi_estimate == "reference" and self.n == 1, wts)
         else:
             wts = np.ones(st.n_blocks, dtype=np.float64)
-        masks = [np.ones(max(d, 1), dtype=np.bool_) if mk is None else
-                 np.asarray(mk, dtype=np.bool_) for mk in (self.parent_mask_, self.child_mask_)]
+        full = [np.ones(len(self.cards_), dtype=np.bool_) if mk is None else
+                np.asarray(mk, dtype=np.bool_) for mk in (self.parent_mask_, self.child_mask_)]
+        keep = ~self.constant_
+        masks = [np.ascontiguousarray(mk[keep]) if d else np.ones(1, dtype=np.bool_)
+                 for mk in full]
         est = Inputs(self.m, int(self.frequency_limit), ptot, wts, *masks, float(ct.n),
                      ct.class_counts, nb_den)
-        self._prepared = {"tb": tb, "est": est}
+        self._prepared = {"tb": tb, "est": est, "constant_parents": full[0] & self.constant_}
         return self._prepared
 
     def weights(self, level: int | None = None) -> np.ndarray:
-        """MI weights of the parent sets of one level (colex order), as used in scoring."""
+        """MI weights of the parent sets of one level (colex order over all attributes), as
+        used in scoring: a set with left-out single-valued attributes weighs as the set of
+        its counted attributes (their MI is the same), a set of only those weighs 0 (MI)."""
         ct = self.counts_
         if ct is None:
             raise LearnerError(f"{type(self).__name__}: weights requested before fit")
         level = self.n if level is None else level
         w = self._prepare()["est"].wts
-        b0 = int(ct.levels.base[level])
-        return w[b0: b0 + int(ct.levels.ncomb[level])].copy()
+        combos = colex_combinations(len(self.cards_), level)
+        counted = ~self.constant_[combos]
+        index = (np.cumsum(~self.constant_) - 1)[combos]  # among the counted attributes
+        t = np.cumsum(counted, axis=1)  # 1 + position among the set's counted attributes
+        rank = np.where(counted, ct.binom[np.where(counted, index, 0), t], 0).sum(axis=1)
+        size = counted.sum(axis=1)
+        ids = ct.levels.base[np.minimum(size, ct.max_level)] + rank
+        alone = 0.0 if self.weighting == "mi" else 1.0
+        return np.where(size > 0, w[np.minimum(ids, len(w) - 1)] if len(w) else 0.0, alone)
 
     # ----- classification --------------------------------------------------------------
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
@@ -252,13 +308,22 @@ class AnDE(CountingLearner):
         prep = self._prepare()
         tb: Tables = prep["tb"]
         est: Inputs = prep["est"]
-        codes = np.ascontiguousarray(self.recode(data.codes()), dtype=np.int64)
+        codes = self.recode(data.codes())
         top = self._top()
         n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
         ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
         sr = self.subsumption is not None
-        return log_scores(codes, top, tb, est, ws, sr, int(self.subsumption) if sr else 0,
-                          a1de_fast_ok(tb, est, top))
+        crit = int(self.subsumption) if sr else 0
+        fast1 = a1de_fast_ok(tb, est, top)
+        if not self.constant_.any():
+            return log_scores(np.ascontiguousarray(codes, dtype=np.int64), top, tb, est, ws,
+                              sr, crit, fast1)
+        const = self.constant_
+        return log_scores_reduced(
+            np.ascontiguousarray(codes[:, ~const], dtype=np.int64),
+            np.ascontiguousarray(codes[:, const] >= 0), prep["constant_parents"][const],
+            np.flatnonzero(~const), np.flatnonzero(const), min(self.n, len(const)), top, tb,
+            est, ws, sr, crit, fast1, self.weighting is not None)
 
     def _batch_size(self, n_test: int, n_sets: int) -> int:
         """Test instances scored together (block-major) within a ~64 MB workspace."""

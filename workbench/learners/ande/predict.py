@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from workbench.learners.ande.estimates import RESCALE, joint_term
+from workbench.learners.ande.estimates import RESCALE, add_log, joint_term
 from workbench.learners.ande.scoring import score_level
 from workbench.learners.ande.tables import read
 
@@ -17,52 +17,90 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def active_values(tb, X, r, sr, crit, actl, vc, deleted, cnt, counts):
-    """The attributes of row r that take part, in increasing order, into actl[r, 0:na]
-    (with `counts`, vc[t] = class-free count #(x_a)); returns na. Missing values never take part; with
-    subsumption resolution (sr, critical count crit) x_i is deleted when some x_j with
-    #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower attribute index)."""
+def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, actl, vc, deleted, isu,
+                  cnt, counts):
+    """The attributes of row r that take part, in increasing order of attribute index.
+
+    X holds the counted attributes (attribute iidx[i] is column i), XU[r, j] whether the
+    left-out single-valued attribute uidx[j] is present. Returns (na, u): actl[r, 0:na] =
+    the counted ones by column (with `counts`, vc[t] = class-free count #(x_a)), u = the
+    number of left-out ones that take part and may be parents (uparent). Missing values
+    never take part; with subsumption resolution (sr, critical count crit) x_i is deleted
+    when some x_j with #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower
+    attribute index). A left-out value occurs in all N rows: #(x_u) = N, #(x_i, x_u) = #(x_i)."""
     d = X.shape[1]
+    dU = XU.shape[1]
     na = 0
-    for a in range(d):
-        if X[r, a] >= 0:
-            actl[r, na] = a
-            na += 1
+    i = 0
+    j = 0
+    while i < d or j < dU:
+        if j >= dU or (i < d and iidx[i] < uidx[j]):
+            if X[r, i] >= 0:
+                actl[r, na] = i
+                isu[na] = False
+                na += 1
+            i += 1
+        else:
+            if XU[r, j]:
+                actl[r, na] = j
+                isu[na] = True
+                na += 1
+            j += 1
     if counts and tb.lbase.shape[0] > 2:
         for t in range(na):
-            a = actl[r, t]
-            read(tb, tb.lbase[1] + a, X[r, a], cnt)
-            vc[t] = cnt.sum()
-    if not sr or na < 2:
-        return na
+            if isu[t]:
+                vc[t] = N
+            else:
+                a = actl[r, t]
+                read(tb, tb.lbase[1] + a, X[r, a], cnt)
+                vc[t] = cnt.sum()
+    elif dU > 0:
+        for t in range(na):
+            vc[t] = N if isu[t] else 0
     for t in range(na):
         deleted[t] = False
-        i = actl[r, t]
-        for u in range(na):
-            if u == t or vc[u] <= crit or vc[t] < vc[u]:
-                continue
-            j = actl[r, u]
-            if vc[t] == vc[u] and i < j:
-                continue  # tie: only the higher attribute index is deleted
-            lo, hi = min(i, j), max(i, j)
-            read(tb, tb.lbase[2] + tb.binom[lo, 1] + tb.binom[hi, 2],
-                 X[r, lo] * tb.cards[hi] + X[r, hi], cnt)
-            if cnt.sum() == vc[u]:
-                deleted[t] = True
-                break
+    if sr and na >= 2:
+        for t in range(na):
+            i = uidx[actl[r, t]] if isu[t] else iidx[actl[r, t]]
+            for u in range(na):
+                if u == t or vc[u] <= crit or vc[t] < vc[u]:
+                    continue
+                j = uidx[actl[r, u]] if isu[u] else iidx[actl[r, u]]
+                if vc[t] == vc[u] and i < j:
+                    continue  # tie: only the higher attribute index is deleted
+                if isu[t] and isu[u]:
+                    pair = N
+                elif isu[t]:
+                    pair = vc[u]
+                elif isu[u]:
+                    pair = vc[t]
+                else:
+                    lo, hi = min(actl[r, t], actl[r, u]), max(actl[r, t], actl[r, u])
+                    read(tb, tb.lbase[2] + tb.binom[lo, 1] + tb.binom[hi, 2],
+                         X[r, lo] * tb.cards[hi] + X[r, hi], cnt)
+                    pair = cnt.sum()
+                if pair == vc[u]:
+                    deleted[t] = True
+                    break
     k = 0
+    nu = 0
     for t in range(na):
-        if not deleted[t]:
+        if deleted[t]:
+            continue
+        if isu[t]:
+            nu += uparent[actl[r, t]]
+        else:
             actl[r, k] = actl[r, t]
             vc[k] = vc[t]
             k += 1
-    return k
+    return k, nu
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod):
+def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
     """Naive Bayes log scores lp[r] of row r over its active attributes actl[r, 0:na] (the
-    last fallback): P(y) Π_c (#(y, x_c) + m/|X_c|) / (#y − #(y, x_c ?) + m)."""
+    last fallback): P(y) Π_c (#(y, x_c) + m/|X_c|) / (#y − #(y, x_c ?) + m); with
+    `children_only`, c runs over the attributes allowed as children (`Inputs.child_ok`)."""
     K = tb.K
     m = est.m
     for y in range(K):
@@ -70,6 +108,8 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod):
         lp[r, y] = np.log((est.class_counts[y] + m / K) / (est.N + m))
     for t in range(na):
         c = actl[r, t]
+        if children_only and not est.child_ok[c]:
+            continue
         read(tb, tb.lbase[1] + c, X[r, c], cnt)
         madd = m / tb.cards[c]
         for y in range(K):
@@ -96,9 +136,10 @@ def a1de_fast_ok(tb, est, top):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp):
+def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp, wout):
     """A1DE for rows 0..nb−1 of X without any checks (see `a1de_fast_ok`); an unseen value
-    simply reads zero counts from the dense tables."""
+    simply reads zero counts from the dense tables. wout[r] = total weight of the used
+    parents."""
     K = tb.K
     d = X.shape[1]
     s_cnt = np.empty((d, K), dtype=np.int64)
@@ -131,6 +172,7 @@ def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp):
                 nused += 1
                 wsum += est.wts[lb1 + a]
         done[r] = nused > 0
+        wout[r] = wsum
         if not done[r]:
             continue
         for u in range(1, na):
@@ -193,7 +235,7 @@ def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
                 seens[a, i] = seen[a, rows[i]]
         dsub = np.empty(k, dtype=np.bool_)
         lsub = np.empty((k, K))
-        score_level(Xs, acts, seens, k, lev, d, tb, est, ws, dsub, lsub)
+        score_level(Xs, acts, seens, k, lev, d, tb, est, ws, dsub, lsub, np.empty(k))
         for i in range(k):
             if dsub[i]:
                 done[rows[i]] = True
@@ -210,6 +252,9 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
     out = np.empty((n, K))
     vc = np.empty(d, dtype=np.int64)
     deleted = np.zeros(d, dtype=np.bool_)
+    isu = np.zeros(d, dtype=np.bool_)
+    iidx = np.arange(d)
+    none = np.zeros((n, 0), dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
@@ -217,6 +262,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
     seen = np.zeros((d, B), dtype=np.bool_)
     done = np.zeros(B, dtype=np.bool_)
     lpb = np.empty((B, K))
+    wsum = np.empty(B)
     prod = np.empty(K)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
@@ -225,7 +271,8 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
             act[:, :] = False
             seen[:, :] = False
         for rr in range(nb):
-            na = active_values(tb, Xb, rr, sr, crit, actl, vc, deleted, cnt, sr or top >= 1)
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, actl, vc,
+                                  deleted, isu, cnt, sr or top >= 1)
             nact[rr] = na
             if top >= 1:
                 for t in range(na):
@@ -233,13 +280,122 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
                     seen[actl[rr, t], rr] = vc[t] > 0
         done[:] = False
         if fast1:
-            a1de_instance_major(Xb, actl, nact, nb, tb, est, done, lpb)
+            a1de_instance_major(Xb, actl, nact, nb, tb, est, done, lpb, wsum)
         elif top >= 1:
-            score_level(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb)
+            score_level(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb, wsum)
         if top >= 2:
             _fall_back(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb)
         for rr in range(nb):
             if not done[rr]:
-                nb_scores(tb, est, Xb, rr, actl, nact[rr], lpb, cnt, prod)
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lpb, cnt, prod, False)
             out[r0 + rr] = lpb[rr]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _combine_orders(order, top, u, r, llp, ldone, lw, weighted, n_ok, out_row):
+    """Row r's score of order `order` from the level sums over the counted attributes:
+    order o uses the parent sets t ∪ v (|t| = o − j, v = j of the u left-out constants), so
+    it is Σ_j C(u, j) · level(o − j); level 0 is the sets of constants only (naive Bayes
+    over the children, weight 0 when weighted, used iff N ≥ F: n_ok). The first order with
+    a used set wins (SPEC §2 fallback; False: none, the caller uses naive Bayes); if its
+    total weight is 0, every used set counts equally."""
+    K = out_row.shape[0]
+    mx = np.empty(K)
+    acc = np.empty(K)
+    for o in range(order, 0, -1):
+        jmax = min(o, u)
+        tot = 0.0
+        anyd = False
+        for j in range(jmax + 1):
+            k = o - j
+            if k > top:
+                continue
+            if k == 0:
+                if n_ok:
+                    anyd = True
+                    tot += 0.0 if weighted else 1.0
+            elif ldone[k, r]:
+                anyd = True
+                tot += lw[k, r]
+        if not anyd:
+            continue
+        equal = tot <= 0.0
+        for y in range(K):
+            mx[y] = -np.inf
+            acc[y] = 0.0
+        lc = 0.0  # log C(u, j)
+        for j in range(jmax + 1):
+            if j > 0:
+                lc += np.log((u - j + 1) / j)
+            k = o - j
+            if k > top:
+                continue
+            if k == 0:
+                if not n_ok or (weighted and not equal):
+                    continue
+            elif not ldone[k, r] or (not equal and lw[k, r] <= 0.0):
+                continue
+            for y in range(K):
+                add_log(mx, acc, y, lc + llp[k, r, y])
+        for y in range(K):
+            out_row[y] = mx[y] + np.log(acc[y])
+        return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, crit, fast1,
+                       weighted):
+    """`log_scores` of AnDE of order `order` when single-valued attributes present in every
+    training row were left out of the counts (see `AnDE`): X = the counted attributes
+    (iidx: their attribute indices), XU[r, j] = left-out attribute uidx[j] present in row r,
+    uparent[j] = it may be a parent. Every level 0..top (top = min(order, counted)) is
+    scored for the batch and combined per row by `_combine_orders`."""
+    n, d = X.shape
+    dU = XU.shape[1]
+    K = tb.K
+    B = ws.used.shape[1]
+    out = np.empty((n, K))
+    vc = np.empty(d + dU, dtype=np.int64)
+    deleted = np.zeros(d + dU, dtype=np.bool_)
+    isu = np.zeros(d + dU, dtype=np.bool_)
+    cnt = np.empty(K, dtype=np.int64)
+    actl = np.empty((B, d + dU), dtype=np.int64)
+    nact = np.empty(B, dtype=np.int64)
+    ux = np.empty(B, dtype=np.int64)
+    act = np.zeros((max(d, 1), B), dtype=np.bool_)
+    seen = np.zeros((max(d, 1), B), dtype=np.bool_)
+    llp = np.zeros((top + 1, B, K))
+    ldone = np.zeros((top + 1, B), dtype=np.bool_)
+    lw = np.zeros((top + 1, B))
+    prod = np.empty(K)
+    N = np.int64(est.N)
+    n_ok = N >= est.F
+    for r0 in range(0, n, B):
+        nb = min(B, n - r0)
+        Xb = X[r0:r0 + nb]
+        XUb = XU[r0:r0 + nb]
+        act[:, :] = False
+        seen[:, :] = False
+        for rr in range(nb):
+            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, actl,
+                                  vc, deleted, isu, cnt, True)
+            nact[rr] = na
+            ux[rr] = u
+            for t in range(na):
+                act[actl[rr, t], rr] = True
+                seen[actl[rr, t], rr] = vc[t] > 0
+        for lev in range(1, top + 1):
+            if fast1:
+                a1de_instance_major(Xb, actl, nact, nb, tb, est, ldone[lev], llp[lev], lw[lev])
+            else:
+                score_level(Xb, act, seen, nb, lev, d, tb, est, ws, ldone[lev], llp[lev],
+                            lw[lev])
+        for rr in range(nb):
+            nb_scores(tb, est, Xb, rr, actl, nact[rr], llp[0], cnt, prod, True)
+            if not _combine_orders(order, top, ux[rr], rr, llp, ldone, lw, weighted, n_ok,
+                                   out[r0 + rr]):
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], llp[0], cnt, prod, False)
+                out[r0 + rr] = llp[0, rr]
     return out

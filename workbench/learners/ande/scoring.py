@@ -332,13 +332,17 @@ def combine_pass(nb, lev, n_sets, tb, est, ws, nused, wsum, resc, n_values, done
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def score_level(X, act, seen, nb, lev, d, tb, est, ws, done, lp):
+def score_level(X, act, seen, nb, lev, d, tb, est, ws, done, lp, wsum):
     """AnDE of order lev ≥ 1 for instances 0..nb−1 of X: log scores into lp, done[r] = False
-    for an instance no parent set qualifies for (the caller falls back to order lev − 1)."""
+    for an instance no parent set qualifies for (the caller falls back to order lev − 1),
+    wsum[r] = the total weight of its used parent sets."""
+    done[:nb] = False
+    wsum[:nb] = 0.0
+    if lev > d:
+        return
     n_sets = tb.binom[d, lev]
     n_values = np.empty(n_sets)
     nused = np.zeros(nb, dtype=np.int64)
-    wsum = np.zeros(nb)
     resc = np.zeros(nb, dtype=np.bool_)
     parent_pass(X, act, nb, lev, d, tb, est, ws, nused, wsum, n_values)
     child_pass(X, act, seen, nb, lev, d, tb, est, ws, resc)
