@@ -8,6 +8,7 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 * `AnDECounts`, `BlockStore` — the shared counting layer of the count-based learners, so a
   new variant reuses the counts instead of copying them;
 * `load_plugins` — import plugin modules / files that register learners;
+* `load_results` — a run directory's results as tidy pandas DataFrames;
 * `WorkbenchError` — the one user-facing error type.
 """
 
@@ -22,7 +23,7 @@ from workbench.errors import WorkbenchError  # noqa: E402
 from workbench.learners.base import Learner  # noqa: E402
 from workbench.learners.registry import create, register  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AnDECounts",
@@ -33,6 +34,7 @@ __all__ = [
     "WorkbenchError",
     "create",
     "load_plugins",
+    "load_results",
     "register",
 ]
 
@@ -40,6 +42,7 @@ _LAZY = {
     "AnDECounts": "workbench.learners.counts",
     "BlockStore": "workbench.learners.counts",
     "load_plugins": "workbench.plugins",
+    "load_results": "workbench.store",
 }
 
 

@@ -16,6 +16,7 @@ import signal
 import sys
 
 from workbench.errors import Terminated, WorkbenchError
+from workbench.log import NORMAL, QUIET, VERBOSE, set_level
 
 EPILOG = ("exit status: 0 done, 1 some (data set, learner) pairs failed (the rest kept), "
           "2 usage/config/data error before computing, 130 interrupted (Ctrl-C), "
@@ -42,16 +43,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Experiment workbench for semi-naive Bayesian classifiers.",
         epilog=EPILOG,
     )
+    from workbench import __version__
+
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    _verbosity_flags(parser, default=NORMAL)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module = importlib.import_module(f"workbench.cli.{name}")
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG)
+        _verbosity_flags(p, default=argparse.SUPPRESS)
         module.add_arguments(p)
         if name in PLUGIN_COMMANDS:
             p.add_argument("--plugin", action="append", default=[], metavar="MODULE|FILE.py",
                            help="import a plugin that registers learners (repeatable)")
         p.set_defaults(_module=module)
     return parser
+
+
+def _verbosity_flags(p: argparse.ArgumentParser, default) -> None:
+    """-q / -v, accepted before and after the subcommand."""
+    p.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                   default=default, help="only warnings and errors on stderr")
+    p.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=VERBOSE,
+                   default=default, help="more detail on stderr (per pair, per file)")
 
 
 def _on_sigterm(signum, frame) -> None:
@@ -61,6 +75,7 @@ def _on_sigterm(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_level(args.verbosity)
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 0

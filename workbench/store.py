@@ -44,10 +44,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import FOLD_METRICS
 from workbench.fileio import atomic_write_bytes, atomic_write_text
+from workbench.resources import run_dir_path
 
 PREDICTIONS = "predictions"
 SUMMARY_JSON = "summary.json"
@@ -686,3 +688,43 @@ def remove_run(run_dir: Path) -> None:
 def looks_like_run_dir(run_dir: Path) -> bool:
     run_dir = Path(run_dir)
     return (run_dir / CONFIG_HASH).is_file() or (run_dir / PREDICTIONS).is_dir()
+
+
+@dataclass
+class Results:
+    """A run directory's results as tidy pandas DataFrames (`load_results`)."""
+
+    run_dir: Path
+    summary: pd.DataFrame
+    """One row per (data set, learner): every summary metric and its ``<metric>_std``."""
+    folds: pd.DataFrame
+    """Long per-fold values: ``dataset, learner, round, fold, metric, value``."""
+    config: dict[str, Any]
+    """The run's resolved config (``config.yaml``)."""
+
+    def predictions(self, dataset: str | None = None,
+                    learner: str | None = None) -> pd.DataFrame:
+        """Per-instance predictions (``dataset, learner, round, fold, index, y, p_0 …``) of
+        the stored pairs, optionally of one data set and/or learner; empty for results
+        kept as summaries only (the committed reproductions)."""
+        frames = []
+        for st in pair_statuses(self.run_dir):
+            if (dataset is None or st.dataset == dataset) and \
+                    (learner is None or st.learner == learner) and st.folds_done:
+                part = load_predictions(self.run_dir, st.dataset, st.learner)
+                if len(part):
+                    part.insert(0, "learner", st.learner)
+                    part.insert(0, "dataset", st.dataset)
+                    frames.append(part)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+            columns=["dataset", "learner", "round", "fold", "index", "y"])
+
+
+def load_results(run_dir: str | Path) -> Results:
+    """The results of a run directory (or of a packaged reproduction by name, e.g.
+    ``"pakdd13"``) as tidy DataFrames: ``.summary``, ``.folds``, ``.predictions()``."""
+    path = run_dir_path(str(run_dir))
+    config_file = path / "config.yaml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) \
+        if config_file.is_file() else {}
+    return Results(path, load_summary(path), load_fold_metrics(path), config or {})

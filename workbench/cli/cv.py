@@ -65,6 +65,9 @@ def _jsonable(value):
 def run(args: argparse.Namespace) -> int:
     import json
 
+    import numpy as np
+
+    from workbench import log
     from workbench.errors import WorkbenchError
     from workbench.evaluation.cv import cross_validate, evaluation_data
     from workbench.evaluation.splits import load_splits, save_splits
@@ -105,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
         n_jobs=args.jobs,
         discretize_sample=args.discretize_sample,
     )
+    for fr in cv.fold_results:
+        wrong = np.mean(cv.predictions[fr.round, fr.test_index] != cv.y[fr.test_index])
+        log.note(f"round {fr.round} fold {fr.fold}: {fr.test_index.size} test rows, 0-1 loss "
+                 f"{wrong:.4f}, train {fr.train_cpu_seconds:.3f} s, test "
+                 f"{fr.test_cpu_seconds:.3f} s CPU", log.VERBOSE)
     if args.folds_out:
         save_splits(cv.splits, args.folds_out)
     if args.predictions_out:

@@ -12,7 +12,9 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory written by 'run'")
+    p.add_argument("run_dir", metavar="RUN_DIR",
+                   help="run directory written by 'run', or a packaged reproduction by name "
+                        "(pakdd13, pakdd14, pakdd14-bv, aoard15, ...; with --out)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: RUN_DIR/report)")
     p.add_argument("--no-figures", action="store_true",
@@ -25,13 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from workbench import log
     from workbench.errors import WorkbenchError
     from workbench.experiment.rundir import PUBLISHED, is_published
     from workbench.report.render import render_report
+    from workbench.resources import run_dir_path
 
-    run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise WorkbenchError(f"RUN_DIR: {run_dir} is not a directory")
+    run_dir = run_dir_path(args.run_dir)
     target = Path(args.out) if args.out else run_dir / "report"
     if is_published(target):
         raise WorkbenchError(
@@ -45,5 +47,7 @@ def run(args: argparse.Namespace) -> int:
         config["report"] = {**(config.get("report") or {}),
                             "paper_agreement": str(Path(args.paper_map).resolve())}
     out = render_report(run_dir, args.out, figures=not args.no_figures, config=config)
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        log.note(f"wrote {path}", log.VERBOSE)
     print(f"report written to {out / 'report.md'} and {out / 'report.html'}")
     return 0

@@ -10,7 +10,8 @@ def _csv_list(text: str) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="experiment config (YAML)")
+    p.add_argument("config", help="experiment config (YAML), or a built-in config by name "
+                                   "(pakdd13, smoke, ...: python -m workbench run smoke)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="parallel worker processes (default 1)")
     p.add_argument("--datasets", type=_csv_list, metavar="A,B",
@@ -36,12 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from workbench import log
     from workbench.errors import ConfigError, PartialFailure
     from workbench.experiment.config import load_config
     from workbench.experiment.runner import run_experiment
     from workbench.report.render import render_report
 
-    config = load_config(args.config)
+    from workbench.resources import config_path
+
+    config = load_config(config_path(args.config))
     if args.rounds is not None:
         config = config.with_rounds(args.rounds)
     if args.output:
@@ -58,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         force=args.force,
         stream=sys.stderr,
+        verbosity=log.level(),
     )
     if not args.no_report and (result.pairs_completed or result.pairs_already_complete):
         render_report(result.run_dir)
-        print(f"report: rendered in {result.run_dir}", file=sys.stderr)
+        log.note(f"report: rendered in {result.run_dir}")
     if result.failures:
         raise PartialFailure(
             f"{len(result.failures)} (data set, learner) pair(s) failed; the rest are stored "

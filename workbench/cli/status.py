@@ -6,21 +6,19 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dir", help="a run directory written by `python -m workbench run`")
+    p.add_argument("run_dir", help="a run directory written by `python -m workbench run`, or a "
+                                   "packaged reproduction by name (pakdd13, ...)")
     p.add_argument("--all", action="store_true",
                    help="list every pair (default: only pairs that are not done)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from workbench.errors import WorkbenchError
     from workbench import store
+    from workbench.errors import WorkbenchError
     from workbench.experiment import rundir
+    from workbench.resources import run_dir_path
 
-    run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise WorkbenchError(f"{run_dir}: no such run directory")
+    run_dir = run_dir_path(args.run_dir)
     meta = store.read_metadata(run_dir)
     if not meta and not store.looks_like_run_dir(run_dir):
         raise WorkbenchError(f"{run_dir}: not a run directory (no {store.METADATA_JSON})")

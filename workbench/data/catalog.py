@@ -25,6 +25,7 @@ from typing import Iterable, Literal
 
 from workbench.data.arff import load_arff
 from workbench.data.dataset import Dataset
+from workbench import resources
 from workbench.errors import WorkbenchError
 
 __all__ = [
@@ -43,8 +44,8 @@ __all__ = [
 
 Group = Literal["large", "medium", "small"]
 
-PROJECT_DATASETS = Path(__file__).resolve().parents[2] / "datasets"
-"""The repository's embedded data sets (``<repo>/datasets``)."""
+PROJECT_DATASETS = resources.DATASETS
+"""The embedded data sets (``<repo>/datasets``, or the installed package's copy)."""
 
 
 def size_group(n: int) -> Group:

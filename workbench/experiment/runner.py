@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import pickle
 import platform
@@ -40,7 +41,7 @@ from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import summarize
-from workbench import store
+from workbench import log, store
 from workbench.experiment import rundir, workers
 from workbench.experiment.config import (
     DatasetRef,
@@ -68,7 +69,7 @@ class Task:
     path: str
     learner: str  # display name
     registry_name: str
-    params: tuple[tuple[str, Any], ...]
+    params: str  # the learner's parameter overrides as canonical JSON (hashable, nested ok)
     round: int
     fold: int
     protocol: Protocol  # the plan (frozen, hashable): fold (round, fold) of it
@@ -125,7 +126,7 @@ def run_task(task: Task) -> dict[str, Any]:
                                   description=s.description, **s.defaults)
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
-        result = protocol_fold(data, task.registry_name, dict(task.params), task.protocol,
+        result = protocol_fold(data, task.registry_name, json.loads(task.params), task.protocol,
                                spec, task.discretize_sample)
         record = result.to_record()
         record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
@@ -223,6 +224,7 @@ def run_experiment(
     force: bool = False,
     stream: TextIO | None = None,
     progress_interval: float = 10.0,
+    verbosity: int = log.NORMAL,
 ) -> RunResult:
     """Run (or resume) `config` into ``config.output``; returns what this invocation did.
 
@@ -231,9 +233,13 @@ def run_experiment(
     that can be checked is checked before anything is written or computed (the output
     directory, the report options, every data file of the plan), raising one
     `WorkbenchError`. KeyboardInterrupt (Ctrl-C, SIGTERM) propagates after the finished
-    folds are kept and reported.
+    folds are kept and reported. Warnings, failures and stale or corrupt results go to
+    `stream` (default stderr) always; the plan, progress and summary from `verbosity`
+    NORMAL on, a line per completed pair at VERBOSE (`workbench.log`).
     """
     stream = stream if stream is not None else sys.stderr
+    info = stream if verbosity >= log.NORMAL else log.DISCARD
+    detail = stream if verbosity >= log.VERBOSE else log.DISCARD
     if backend not in BACKENDS:
         raise RunError(f"--backend: unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
     if not isinstance(jobs, int) or jobs < 1:
@@ -264,7 +270,7 @@ def run_experiment(
         leftovers = rundir.remove_stale_tmp(run_dir)
         if leftovers:
             print(f"removed {len(leftovers)} temporary file(s) left by an interrupted run",
-                  file=stream)
+                  file=info)
         started = time.monotonic()
         meta, invocation = _start_metadata(run_dir, config, config_hash, found, missing,
                                            infos, warnings, jobs, backend, scheduler,
@@ -273,14 +279,14 @@ def run_experiment(
                                                      infos, result, stream)
         model = CostModel()
         tasks = _schedule(tasks, config, infos, model)
-        print(_plan_line(result, len(tasks), sel_found, sel_learners), file=stream)
+        print(_plan_line(result, len(tasks), sel_found, sel_learners), file=info)
         if sel_missing:
             print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
-                  f"{', '.join(sel_missing)}", file=stream)
+                  f"{', '.join(sel_missing)}", file=info)
         _execute(run_dir, config, tasks, remaining, to_summarize, model, result, meta,
-                 invocation, started, jobs, backend, scheduler, stream, progress_interval,
-                 {name: info.dims.n for name, info in infos.items()})
-    _print_summary(result, stream)
+                 invocation, started, jobs, backend, scheduler, (stream, info, detail),
+                 progress_interval, {name: i.dims.n for name, i in infos.items()})
+    _print_summary(result, info)
     return result
 
 
@@ -444,7 +450,8 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(ref.path), learner=name,
-                    registry_name=lc.learner, params=tuple(sorted(lc.params.items())),
+                    registry_name=lc.learner,
+                    params=json.dumps(dict(lc.params), sort_keys=True, default=str),
                     round=r, fold=f, protocol=p.plan, plugins=tuple(config.plugins),
                     plugin_dir=str(config.base_dir), spec=specs.get(lc.learner),
                     discretize_sample=p.discretize_sample, data_sha256=sha,
@@ -533,12 +540,14 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
              remaining: dict[tuple[str, str], int], to_summarize: list[tuple[str, str]],
              model: CostModel, result: RunResult, meta: dict[str, Any],
              invocation: dict[str, Any], started: float, jobs: int, backend: str,
-             scheduler: str | None, stream: TextIO, progress_interval: float,
-             n_rows: dict[str, int]) -> None:
-    """Run the tasks, storing each fold as it arrives and summarising finished pairs."""
+             scheduler: str | None, streams: tuple[TextIO, TextIO, TextIO],
+             progress_interval: float, n_rows: dict[str, int]) -> None:
+    """Run the tasks, storing each fold as it arrives and summarising finished pairs
+    (`streams`: warnings, notes and details, see `run_experiment`)."""
+    stream, info, detail = streams
     p = config.protocol
     failed_pairs: set[tuple[str, str]] = set()
-    progress = Progress(len(tasks), stream=stream, interval=progress_interval, label="folds",
+    progress = Progress(len(tasks), stream=info, interval=progress_interval, label="folds",
                         eta=model.eta)
 
     def take(task: Task, rec: dict[str, Any]) -> None:
@@ -558,12 +567,13 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
         result.folds_run += 1
         remaining[key] -= 1
         if remaining[key] == 0 and key not in failed_pairs:
-            _finish_pair(run_dir, task.dataset, task.learner, p, n_rows, result, stream)
+            _finish_pair(run_dir, task.dataset, task.learner, p, n_rows, result,
+                         lambda text: _print_above(progress, detail, text))
         progress.update(note=f"{task.dataset}/{task.learner}")
 
     try:
         for ds, name in to_summarize:
-            _finish_pair(run_dir, ds, name, p, n_rows, result, stream)
+            _finish_pair(run_dir, ds, name, p, n_rows, result, lambda text: None)
         with contextlib.closing(workers.iterate(tasks, run_task, jobs, backend,
                                                 scheduler)) as finished:
             for task, rec in finished:
@@ -607,13 +617,16 @@ def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, 
 
 
 def _finish_pair(run_dir: Path, dataset: str, learner: str, p, n_rows: dict[str, int],
-                 result: RunResult, stream: TextIO) -> None:
+                 result: RunResult, say) -> None:
     try:
-        summarize_pair(run_dir, dataset, learner, p.plan, n_rows.get(dataset))
+        summary = summarize_pair(run_dir, dataset, learner, p.plan, n_rows.get(dataset))
     except WorkbenchError as exc:
         result.failures.append(f"{dataset} / {learner}: cannot summarise stored folds: {exc}")
         return
     result.pairs_completed += 1
+    loss = (summary or {}).get("zero_one_loss")
+    say(f"complete: {dataset} / {learner}" +
+        (f" (0-1 loss {loss:.4f})" if isinstance(loss, float) else ""))
 
 
 def _print_above(progress: Progress, stream: TextIO, text: str) -> None:
