@@ -12,11 +12,18 @@
   the diagonal y = x; points below the diagonal are data sets where A is lower.
 
 Every figure is saved with fixed metadata (PNG 'Software' = 'workbench', PDF without
-creation date) so that rendering twice gives identical bytes.
+creation date) so that rendering twice gives identical bytes. PDF and PS embed TrueType
+(Type 42) fonts, never Type 3 (which IEEE/ACM checks flag).
+
+Width: by default each figure takes the width its content needs (a screen report). Inside
+`paper_width(inches)` (report option ``figure_width``: ``column`` 8.5 cm, ``lncs`` 12.2 cm,
+``page`` 17 cm or a length in cm) every figure is drawn at exactly that width with text of
+7–8 pt, so it can be included at 100 % in a paper and no text is below 7 pt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import math
@@ -69,12 +76,39 @@ def bar_figures(metrics: list[str]) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
+MIN_PAPER_POINTS = 7.0
+
+_paper_width: float | None = None  # inches, inside `paper_width`
+
+
+@contextlib.contextmanager
+def paper_width(inches: float | None):
+    """Draw every figure at `inches` wide with 7–8 pt text (None: the screen layout)."""
+    global _paper_width
+    previous, _paper_width = _paper_width, inches
+    try:
+        yield
+    finally:
+        _paper_width = previous
+
+
+def _fs(points: float) -> float:
+    """A font size: as given on screen; 7–8 pt at a paper width."""
+    return points if _paper_width is None else max(MIN_PAPER_POINTS, min(points, 8.0))
+
+
+def _width(natural: float) -> float:
+    """A figure's width in inches: what its content needs, or the paper width."""
+    return natural if _paper_width is None else _paper_width
+
+
 def _style() -> dict:
-    return {
-        "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-        "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "workbench",
-        "path.simplify": True,
-    }
+    sizes = {"font.size": _fs(9), "axes.titlesize": _fs(10), "axes.labelsize": _fs(9),
+             "legend.fontsize": _fs(8), "legend.title_fontsize": _fs(9),
+             "xtick.labelsize": _fs(8), "ytick.labelsize": _fs(8),
+             "figure.titlesize": _fs(11)}
+    return {**sizes, "svg.hashsalt": "workbench", "path.simplify": True,
+            "pdf.fonttype": 42, "ps.fonttype": 42}
 
 
 def styled(func: Callable[..., T]) -> Callable[..., T]:
@@ -159,12 +193,17 @@ def normalised_bar_figure(
     learners = list(learners)
     colls = [c for c, members in collections.items() if len(members) > 0]
     n_panels = len(metrics)
-    width = max(6.0, 2.6 + 0.2 * len(learners) * max(1, len(colls)))
-    panel_h, top_h, bottom_h = 3.0, 0.8, 0.75
+    width = _width(max(6.0, 2.6 + 0.2 * len(learners) * max(1, len(colls))))
+    paper = _paper_width is not None
+    legend_cols = max(1, int((width - 0.3) / 1.1))
+    legend_h = 0.2 + 0.16 * math.ceil(len(learners) / legend_cols) if paper else 0.0
+    heading, top_h = _title_block([title], width, gap=0.35) if paper else (title, 0.8)
+    panel_h, bottom_h = (2.2, 0.6 + legend_h) if paper else (3.0, 0.75)
     height = n_panels * panel_h + top_h + bottom_h
     fig = new_figure(width, height)
     # fixed margins in inches (no tight bbox: faster and layout-stable)
-    fig.subplots_adjust(left=1.0 / width, right=1.0 - 1.5 / width, top=1.0 - top_h / height,
+    left, right = (0.75, 0.1) if paper else (1.0, 1.5)
+    fig.subplots_adjust(left=left / width, right=1.0 - right / width, top=1.0 - top_h / height,
                         bottom=bottom_h / height, hspace=0.75 / panel_h * n_panels / 1.5)
     axes = fig.subplots(n_panels, 1, squeeze=False)[:, 0]
     colours = learner_colours(learners)
@@ -202,16 +241,19 @@ def normalised_bar_figure(
             ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
             ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
             ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_ylabel(f"{label}\nrelative to {baseline} (geo. mean)")
+        ax.set_ylabel(f"{label}\nrelative to {baseline}" + ("" if paper else " (geo. mean)"))
         ax.set_xlabel("collection")
         ax.set_title(f"{label}, normalised to {baseline}")
         ax.grid(axis="y", linewidth=0.3, alpha=0.6)
         ax.set_axisbelow(True)
         handles, labels = ax.get_legend_handles_labels()
-        if handles and ax is axes[0]:
+        if handles and ax is axes[0] and paper:
+            fig.legend(handles, labels, loc="lower center", ncols=legend_cols, frameon=False,
+                       bbox_to_anchor=(0.5, 0.0), columnspacing=1.0, handlelength=1.2)
+        elif handles and ax is axes[0]:
             ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                       title="learner", frameon=False)
-    fig.suptitle(title, y=1 - 0.12 / height, va="top", fontsize=11)
+    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(11))
     caption = (
         f"{title}. Each bar is the geometric mean, over the data sets of the collection, of "
         f"the learner's value divided by {baseline}'s on the same data set ({baseline} = 1, "
@@ -245,7 +287,7 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
     clique_y0 = axis_y + 0.18
     label_y0 = clique_y0 + 0.13 * len(cliques) + 0.2
     height = label_y0 + 0.28 * max(rows - 1, 0) + 0.35
-    fig = new_figure(7.0, height)
+    fig = new_figure(_width(7.0), height)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_axis_off()
     left, right = 0.24, 0.76
@@ -256,18 +298,19 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
         return left + (r - lo) / (hi - lo) * (right - left)
 
     ax.text(0.5, title_y, title + "\naverage rank: 1 = lowest value = best", ha="center",
-            va="center", fontsize=9)
+            va="center", fontsize=_fs(9))
     ax.plot([xpos(lo), xpos(hi)], [axis_y, axis_y], color="black", linewidth=1)
     for t in range(lo, hi + 1):
         ax.plot([xpos(t), xpos(t)], [axis_y, axis_y - 0.07], color="black", linewidth=1)
-        ax.text(xpos(t), axis_y - 0.1, str(t), ha="center", va="bottom", fontsize=8)
+        ax.text(xpos(t), axis_y - 0.1, str(t), ha="center", va="bottom", fontsize=_fs(8))
     # CD bar, above the axis at the left end
     cd_end = xpos(min(lo + cd, hi))  # a CD longer than the axis is drawn to its end
     ax.plot([xpos(lo), cd_end], [cd_y, cd_y], color="black", linewidth=1.5)
     for x in (xpos(lo), cd_end):
         ax.plot([x, x], [cd_y - 0.05, cd_y + 0.05], color="black", linewidth=1)
     longer = " (longer than the axis)" if lo + cd > hi else ""
-    ax.text(cd_end + 0.01, cd_y, f"CD = {cd:.3f}{longer}", ha="left", va="center", fontsize=8)
+    ax.text(cd_end + 0.01, cd_y, f"CD = {cd:.3f}{longer}", ha="left", va="center",
+            fontsize=_fs(8))
     # cliques (groups not significantly different), just below the axis
     for i, group in enumerate(cliques):
         rs = [float(avg_ranks[n]) for n in group]
@@ -283,7 +326,7 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
             xt, ha = right + 0.03, "left"
         ax.plot([xpos(r), xpos(r), xt + (0.01 if ha == "right" else -0.01)],
                 [axis_y, y, y], color="black", linewidth=0.8)
-        ax.text(xt, y, f"{name} ({r:.2f})", ha=ha, va="center", fontsize=8)
+        ax.text(xt, y, f"{name} ({r:.2f})", ha=ha, va="center", fontsize=_fs(8))
     return fig
 
 
@@ -296,15 +339,17 @@ def scatter_figure(
     """Grid of scatter plots, one per (A, B): A's value (y) vs B's (x) per data set."""
     learners = list(dict.fromkeys([p for pair in pairs for p in pair]))
     wide = metric_matrix(summary, metric, learners)
-    ncols, nrows, width = _panel_grid(len(pairs))
+    ncols, nrows, width = _panel_grid(len(pairs), min_panel=2.2)
     label = TABLE_METRICS.get(metric, metric)
     heading, head = _title_block([title or f"{label} per data set",
                                   "points below the diagonal: the learner on the y axis is "
                                   "lower"], width)
-    height = 3.5 * nrows - 0.6 + head + 1.0
+    row_h = 3.5 if _paper_width is None else (width - 0.9) / ncols * 0.75 + 0.75
+    height = row_h * nrows - 0.6 + head + 1.0
     fig = new_figure(width, height)
     fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - head / height,
-                        bottom=1.0 / height, wspace=0.45, hspace=0.5)
+                        bottom=1.0 / height, wspace=0.45,
+                        hspace=0.5 if _paper_width is None else 0.75)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     colour = [GROUP_COLOURS.get(groups.get(str(d), ""), "#7f7f7f") for d in wide.index]
     for ax, (a, b) in zip(axes, pairs):
@@ -340,7 +385,8 @@ def scatter_figure(
         ax.set_aspect("equal", adjustable="box")
         below = int(np.sum(y[ok] < x[ok]))
         above = int(np.sum(y[ok] > x[ok]))
-        ax.set_title(f"{a} vs {b}\n{a} lower on {below}, higher on {above}", fontsize=9)
+        who = a if _paper_width is None else "y"  # narrow panels: no second name
+        ax.set_title(f"{a} vs {b}\n{who} lower on {below}, higher on {above}", fontsize=_fs(9))
         ax.set_xlabel(f"{b}: {label}")
         ax.set_ylabel(f"{a}: {label}")
         ax.grid(linewidth=0.3, alpha=0.6)
@@ -351,24 +397,27 @@ def scatter_figure(
                for g, c in GROUP_COLOURS.items()]
     fig.legend(handles=handles, loc="lower center", ncols=3, title="size group",
                frameon=False, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig
 
 
 SUPTITLE_POINTS = 10.0
 
 
-def _panel_grid(panels: int) -> tuple[int, int, float]:
-    """(columns, rows, figure width in inches) of a grid of 3.4-inch panels, ≤ 3 a row."""
-    ncols = min(3, max(1, panels))
-    return ncols, math.ceil(max(1, panels) / ncols), 3.4 * ncols + 0.3
+def _panel_grid(panels: int, min_panel: float = 2.3) -> tuple[int, int, float]:
+    """(columns, rows, figure width in inches) of a grid of 3.4-inch panels, ≤ 3 a row (at
+    a paper width: as many panels of at least `min_panel` inches as fit)."""
+    per_row = 3 if _paper_width is None else max(1, int((_paper_width - 0.3) // min_panel))
+    ncols = min(per_row, max(1, panels))
+    return ncols, math.ceil(max(1, panels) / ncols), _width(3.4 * ncols + 0.3)
 
 
 def _title_block(parts: Sequence[str], width_in: float, gap: float = 0.7
                  ) -> tuple[str, float]:
     """A figure's wrapped title and the inches it needs above the axes (+ `gap`)."""
-    heading = _wrap_title(parts, width_in, SUPTITLE_POINTS)
-    return heading, 0.15 + heading.count("\n") * SUPTITLE_POINTS * 1.35 / 72 + gap
+    points = _fs(SUPTITLE_POINTS)
+    heading = _wrap_title(parts, width_in, points)
+    return heading, 0.15 + heading.count("\n") * points * 1.35 / 72 + gap
 
 
 def _wrap_title(parts: Sequence[str], width_in: float, points: float) -> str:
@@ -386,12 +435,13 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
     """Error against training-set size (log x axis), one panel per data set and one line
     per learner; ``curves`` has columns dataset, learner, n_train, value."""
     datasets = list(dict.fromkeys(curves["dataset"]))
-    ncols, nrows, width = _panel_grid(len(datasets))
+    ncols, nrows, width = _panel_grid(len(datasets), min_panel=1.8)
     label = TABLE_METRICS.get(metric, metric)
     heading, head = _title_block([title or f"{label} against training-set size",
                                   "one line per learner; fixed held-out test set"], width)
     legend_rows = math.ceil(len(learners) / 4)
-    height = 3.0 * nrows + head + 0.6 + 0.25 * legend_rows
+    row_h = 3.0 if _paper_width is None else (width - 0.3) / ncols * 0.8 + 0.6
+    height = row_h * nrows + head + 0.6 + 0.25 * legend_rows
     fig = new_figure(width, height)
     fig.subplots_adjust(left=0.75 / width, right=1 - 0.2 / width, top=1 - head / height,
                         bottom=(0.6 + 0.25 * legend_rows) / height, wspace=0.35, hspace=0.55)
@@ -407,7 +457,7 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
                     linewidth=1.0, color=colours[name], label=name)
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
-        ax.set_title(str(d), fontsize=9)
+        ax.set_title(str(d), fontsize=_fs(9))
         ax.set_xlabel("training instances")
         ax.set_ylabel(label)
         ax.grid(linewidth=0.3, alpha=0.6)
@@ -417,7 +467,7 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
                for name in learners]
     fig.legend(handles=handles, loc="lower center", ncols=min(4, len(learners)),
                frameon=False, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig
 
 
@@ -429,14 +479,15 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
     wide = metric_matrix(summary, "memory_saved", learners).dropna(how="all")
     names = [name for name in learners if wide[name].notna().any()]
     n = max(1, wide.shape[0])
-    width = min(16.0, max(6.5, 2.6 + 0.16 * n * max(1, len(names))))
+    width = _width(min(16.0, max(6.5, 2.6 + 0.16 * n * max(1, len(names)))))
+    paper = _paper_width is not None
     heading, head = _title_block(["Count tables: share of the naive layout saved by the "
                                   "compact one", "(impossible same-attribute value "
                                   "combinations left out)"], width, gap=0.45)
     height = 3.6 + head
     fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.7 / width, right=1 - 1.6 / width, top=1 - head / height,
-                        bottom=1.3 / height)
+    fig.subplots_adjust(left=0.7 / width, right=1 - (0.1 if paper else 1.6) / width,
+                        top=1 - head / height, bottom=(1.6 if paper else 1.3) / height)
     ax = fig.subplots()
     colours = learner_colours(learners)
     step = 0.8 / max(1, len(names))
@@ -445,10 +496,62 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
         ax.bar(x + (i - (len(names) - 1) / 2) * step, 100 * wide[name].to_numpy(),
                width=step * 0.95, color=colours[name], label=name)
     ax.set_xticks(x)
-    ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7)
+    ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7.0)
     ax.set_ylabel("memory saved (%)")
     ax.set_xlim(-0.6, wide.shape[0] - 0.4)
     ax.grid(axis="y", linewidth=0.3, alpha=0.6)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=SUPTITLE_POINTS)
+    if paper:
+        ax.legend(loc="upper right", frameon=False, fontsize=_fs(8), ncols=len(names))
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig
+
+
+# ------------------------------------------------------------------- Bayesian signed-rank
+@styled
+def bayes_simplex_figure(results: Sequence[tuple[str, str, Any]], metric: str,
+                         title: str | None = None, points: int = 3000) -> Figure:
+    """One simplex per comparison (A, B, `stats.bayesian.SignedRank`): posterior samples of
+    (θ_A, θ_rope, θ_B) in barycentric coordinates — A lower at the left corner, B lower at
+    the right, practical equivalence at the top; the three regions are split where two θs
+    are equal (lines from the centre to the sides' midpoints)."""
+    from workbench.stats.bayesian import simplex_xy
+
+    ncols, nrows, width = _panel_grid(len(results), min_panel=1.5)
+    label = TABLE_METRICS.get(metric, metric)
+    rope = results[0][2].rope if results else 0.0
+    heading, head = _title_block([title or f"{label}: Bayesian signed-rank tests (rope "
+                                  f"{rope:g})", "posterior samples; a corner: that learner "
+                                  "lower by more than the rope (top: equivalent), with its "
+                                  "posterior probability"], width)
+    height = (width - 0.2) / ncols * 1.3 * nrows + head + 0.2
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.1 / width, right=1 - 0.1 / width, top=1 - head / height,
+                        bottom=0.2 / height, wspace=0.15, hspace=0.35)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    h = math.sqrt(3) / 2
+    centre = (0.5, h / 3)
+    for ax, (a, b, res) in zip(axes, results):
+        ax.plot([0, 1, 0.5, 0], [0, 0, h, 0], color="black", linewidth=0.8)
+        for mid in ((0.5, 0.0), (0.75, h / 2), (0.25, h / 2)):
+            ax.plot([centre[0], mid[0]], [centre[1], mid[1]], color="grey", linewidth=0.6,
+                    linestyle="--")
+        step = max(1, res.samples.shape[0] // points)
+        xy = simplex_xy(res.samples[::step])
+        ax.scatter(xy[:, 0], xy[:, 1], s=1.5, color="#1f77b4", alpha=0.25, linewidths=0)
+        ax.text(0.0, -0.06, f"{a}\n{res.p_a_lower:.3f}", ha="left", va="top",
+                fontsize=_fs(8))
+        ax.text(1.0, -0.06, f"{b}\n{res.p_b_lower:.3f}", ha="right", va="top",
+                fontsize=_fs(8))
+        ax.text(0.5, h + 0.03, f"rope {res.p_rope:.3f}", ha="center", va="bottom",
+                fontsize=_fs(8))
+        ax.set_title(f"{a} vs {b}\n{res.n} data sets", fontsize=_fs(9), pad=14)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.22, h + 0.12)
+        ax.set_aspect("equal")
+        ax.set_axis_off()
+    for ax in axes[len(results):]:
+        ax.set_axis_off()
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig

@@ -1,6 +1,7 @@
 """A small Markdown → HTML converter for the subset `render` writes.
 
-Handles headings (``#``…``######``), paragraphs, ``- `` bullet lists, pipe tables (with an
+Handles headings (``#``…``######``; each gets an id, and the page a table of contents of
+its level-2 and level-3 headings after the title), paragraphs, ``- `` bullet lists, pipe tables (with an
 alignment line), images on their own line ``![caption](path)``, ``**bold**``, ``_italic_``,
 ``[link](url)``, `` `code` `` and HTML comments (passed through). Images are embedded as base64 PNG data
 URIs (relative to ``base_dir``), so the HTML file is self-contained.
@@ -23,7 +24,37 @@ th,td{border:1px solid #bbb;padding:2px 6px;text-align:center;white-space:nowrap
 td:first-child,th:first-child{text-align:left;font-weight:600}
 figure{margin:1em 0 2em 0}figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:0.9em;color:#444;max-width:900px}
-code{background:#f3f3f3;padding:0 3px}.timestamp{color:#777;font-size:0.85em}"""
+code{background:#f3f3f3;padding:0 3px}.timestamp{color:#777;font-size:0.85em}
+nav.toc{border:1px solid #ddd;background:#fafafa;padding:0.4em 1.2em;margin:1em 0;
+font-size:0.9em}nav.toc ul{margin:0.2em 0;padding-left:1.2em}"""
+
+
+def _slug(text: str, used: set[str]) -> str:
+    """A unique HTML id for a heading."""
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+    slug, k = base, 2
+    while slug in used:
+        slug, k = f"{base}-{k}", k + 1
+    used.add(slug)
+    return slug
+
+
+def _toc(headings: list[tuple[int, str, str]]) -> str:
+    """A nested list of links to the level-2 and level-3 headings."""
+    out = ['<nav class="toc"><strong>Contents</strong>', "<ul>"]
+    depth = 2  # the level of the list being written
+    for i, (level, slug, text) in enumerate(headings):
+        if i:
+            if level > depth:
+                out.append("<ul>")
+            elif level < depth:
+                out.append("</li></ul></li>")
+            else:
+                out.append("</li>")
+        depth = level
+        out.append(f'<li><a href="#{slug}">{inline(text)}</a>')
+    out.append("</li></ul></li></ul></nav>" if depth == 3 else "</li></ul></nav>")
+    return "\n".join(out)
 
 
 def inline(text: str) -> str:
@@ -61,6 +92,9 @@ def markdown_to_html(md: str, title: str, base_dir: Path | None = None) -> str:
     body: list[str] = []
     i = 0
     para: list[str] = []
+    headings: list[tuple[int, str, str]] = []
+    used: set[str] = set()
+    toc_at = 0  # after the page title
 
     def flush_para() -> None:
         if para:
@@ -83,7 +117,12 @@ def markdown_to_html(md: str, title: str, base_dir: Path | None = None) -> str:
         if m:
             flush_para()
             level = len(m.group(1))
-            body.append(f"<h{level}>{inline(m.group(2))}</h{level}>")
+            slug = _slug(m.group(2), used)
+            body.append(f'<h{level} id="{slug}">{inline(m.group(2))}</h{level}>')
+            if level == 1 and not headings:
+                toc_at = len(body)
+            elif level in (2, 3):
+                headings.append((level, slug, m.group(2)))
             i += 1
             continue
         m = _IMG.match(stripped)
@@ -131,6 +170,8 @@ def markdown_to_html(md: str, title: str, base_dir: Path | None = None) -> str:
         para.append(stripped)
         i += 1
     flush_para()
+    if len(headings) > 1:
+        body.insert(toc_at, _toc(headings))
     head = (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{html.escape(title)}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n"

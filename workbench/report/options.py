@@ -19,7 +19,16 @@ What the report takes from the config (everything optional):
   significant at ``alpha``, else a draw)), ``wdl_p_values`` (true: every W/D/L cell
   also prints its p-value, as PAKDD 2014's Table 2 does), ``sign_test`` (``two-tailed``,
   the default, or ``one-tailed`` in the direction of the larger count, Salem et al.'s
-  convention: the tables, their bold cells and the paper comparison all use it).
+  convention: the tables, their bold cells and the paper comparison all use it),
+  ``correction`` (``none``, ``holm`` or ``bonferroni``: adjust the sign-test p-values of
+  the pairs of each W/D/L table for multiple comparisons; bold and printed p-values are the
+  adjusted ones), ``wdl: corrected-t`` (a data set is decided by Weka's corrected resampled
+  t-test over the paired per-fold values, test/train ratio from the protocol),
+  ``bayesian`` (true, or ``{rope, metrics, pairs, samples, seed}``: Bayesian signed-rank
+  tests with a region of practical equivalence, with simplex plots; default rope 0.01,
+  0-1 loss and RMSE, every learner against the baseline), ``figure_width`` (``screen``, the
+  default; ``column`` 8.5 cm, ``lncs`` 12.2 cm, ``page`` 17 cm, or a number of cm: every
+  figure is drawn at that width with text of at least 7 pt).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -34,17 +43,23 @@ from typing import Any, Mapping
 
 import yaml
 
-from workbench import yamlnum
+from workbench import resources, yamlnum
 from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
-from workbench.report.tables import TABLE_METRICS
+from workbench.report.tables import TABLE_METRICS, WDL_METHODS
+from workbench.stats.corrections import METHODS as CORRECTIONS
 from workbench.stats.wdl import TAILS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
-               "scatter", "wdl", "wdl_p_values", "sign_test")
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+               "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
+               "figure_width")
+PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
-WDL_METHODS = ("sign", "wilcoxon-folds")
+BAYESIAN_KEYS = ("rope", "metrics", "pairs", "samples", "seed")
+CM_PER_INCH = 2.54
+PAPER_WIDTHS_CM = {"column": 8.5, "lncs": 12.2, "page": 17.0}
+"""Named figure widths: a two-column paper's column, Springer LNCS's text width (the format
+of the papers reproduced here), a full A4 text width."""
 
 
 @dataclass
@@ -63,6 +78,10 @@ class ReportOptions:
     wdl: str = "sign"
     wdl_p_values: bool = False  # print each W/D/L cell's p-value (PAKDD 2014's Table 2)
     sign_test: str = "two-tailed"  # or "one-tailed" (Salem et al.'s convention)
+    correction: str = "none"  # multiple-comparison correction of each W/D/L table's p-values
+    test_train_ratio: float | None = None  # wdl: corrected-t (from the run's protocol)
+    bayesian: dict[str, Any] | None = None  # rope, metrics, pairs, samples, seed
+    figure_width: float | None = None  # inches; None = the screen layout
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -206,7 +225,85 @@ def options_from_config(
     if tails not in TAILS:
         raise ConfigError(f"report.sign_test: expected one of {', '.join(TAILS)}, got {tails!r}")
     opts.sign_test = str(tails)
+    correction = report.get("correction", "none")
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"report.correction: expected one of {', '.join(CORRECTIONS)}, "
+                          f"got {correction!r}")
+    opts.correction = str(correction)
+    if opts.wdl == "corrected-t":
+        opts.test_train_ratio = test_train_ratio(config.get("protocol") or {})
+    opts.bayesian = _bayesian_options(report.get("bayesian"), present, opts.baseline)
+    opts.figure_width = figure_width_inches(report.get("figure_width", "screen"))
     return opts
+
+
+def test_train_ratio(protocol: Mapping[str, Any]) -> float:
+    """n_test / n_train of one fold of the run's protocol (the corrected t-test's term)."""
+    kind = protocol.get("type", "kfold")
+    if kind == "kfold":
+        folds = protocol.get("folds", 2)
+        return 1.0 / (int(folds) - 1)
+    if kind == "sampled":
+        return float(protocol["n_test"]) / float(protocol["n_train"])
+    raise ConfigError(f"report.wdl: corrected-t needs repeated folds of one size (k-fold or "
+                      f"sampled protocols), not a {kind} protocol")
+
+
+def figure_width_inches(value: Any) -> float | None:
+    """``figure_width`` in inches (None: the screen layout)."""
+    if value in (None, "screen"):
+        return None
+    if isinstance(value, str) and value in PAPER_WIDTHS_CM:
+        return PAPER_WIDTHS_CM[value] / CM_PER_INCH
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 5 <= value <= 40:
+        return float(value) / CM_PER_INCH
+    raise ConfigError(f"report.figure_width: expected screen, {', '.join(PAPER_WIDTHS_CM)} or "
+                      f"a width in cm between 5 and 40, got {value!r}")
+
+
+def _bayesian_options(value: Any, present: set[str], baseline: str | None
+                      ) -> dict[str, Any] | None:
+    """``report.bayesian`` as {rope, metrics, pairs, samples, seed} (None: off)."""
+    if value in (None, False):
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ConfigError("report.bayesian: expected true or a mapping with keys "
+                          f"{', '.join(BAYESIAN_KEYS)}")
+    for key in value:
+        if key not in BAYESIAN_KEYS:
+            raise ConfigError(f"report.bayesian.{key}: unknown key (allowed: "
+                              f"{', '.join(BAYESIAN_KEYS)})")
+    rope = value.get("rope", 0.01)
+    if isinstance(rope, bool) or not isinstance(rope, (int, float)) or not rope >= 0:
+        raise ConfigError(f"report.bayesian.rope: expected a number >= 0, got {rope!r}")
+    metrics = value.get("metrics", ["zero_one_loss", "rmse"])
+    metrics = [metrics] if isinstance(metrics, str) else metrics
+    if not isinstance(metrics, (list, tuple)) or not metrics or \
+            any(m not in TABLE_METRICS for m in metrics):
+        raise ConfigError(f"report.bayesian.metrics: expected a list of metrics from "
+                          f"{', '.join(TABLE_METRICS)}, got {metrics!r}")
+    pairs = value.get("pairs")
+    if pairs is None:
+        pairs = [[name, baseline] for name in sorted(present) if name != baseline] \
+            if baseline else []
+    if not isinstance(pairs, (list, tuple)) or any(
+            not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
+        raise ConfigError("report.bayesian.pairs: expected a list of [learner A, learner B]")
+    for i, (a, b) in enumerate(pairs):
+        for who in (a, b):
+            if who not in present:
+                raise ConfigError(f"report.bayesian.pairs[{i}]: learner {who!r} has no "
+                                  "results")
+    out = {}
+    for key, default, low in (("samples", 50_000, 100), ("seed", 1, 0)):
+        v = value.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise ConfigError(f"report.bayesian.{key}: expected an integer >= {low}, got {v!r}")
+        out[key] = v
+    return {"rope": float(rope), "metrics": [str(m) for m in dict.fromkeys(metrics)],
+            "pairs": [(str(a), str(b)) for a, b in pairs], **out}
 
 
 def _scatter_options(opts: ReportOptions, value: Any, present: set[str]) -> None:

@@ -21,6 +21,8 @@ fix it too).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,7 +45,8 @@ from workbench.report.options import (
 from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
 from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
-from workbench.stats.wdl import TAILS, metric_matrix, wilcoxon_from_matrix
+from workbench.stats.bayesian import signed_rank
+from workbench.stats.wdl import TAILS, corrected_t_outcome, metric_matrix, wilcoxon_from_matrix
 from workbench.store import load_fold_metrics, load_summary, read_metadata
 
 REPORT_DIR = "report"
@@ -121,6 +124,23 @@ def render_report(
     figures: bool = True,
     fold_metrics: pd.DataFrame | None = None,
 ) -> Path:
+    """Write the report of ``run_dir`` into ``out_dir`` (default ``RUN_DIR/report``); see
+    `_render` (the figure width of ``report.figure_width`` holds only while rendering)."""
+    with contextlib.ExitStack() as stack:
+        return _render(run_dir, out_dir, stack, summary=summary, config=config,
+                       figures=figures, fold_metrics=fold_metrics)
+
+
+def _render(
+    run_dir: str | Path,
+    out_dir: str | Path | None,
+    stack: contextlib.ExitStack,
+    *,
+    summary: pd.DataFrame | None = None,
+    config: Mapping[str, Any] | None = None,
+    figures: bool = True,
+    fold_metrics: pd.DataFrame | None = None,
+) -> Path:
     """Write the report of ``run_dir`` into ``out_dir`` (default ``RUN_DIR/report``).
 
     Reads only ``store.load_summary(run_dir)``, ``RUN_DIR/config.yaml`` and, for
@@ -140,6 +160,8 @@ def render_report(
     cfg = dict(read_config(run_dir) if config is None else config)
     present = list(dict.fromkeys(data["learner"]))
     opts = options_from_config(cfg, run_dir, present)
+    if figures:
+        stack.enter_context(fg.paper_width(opts.figure_width))
     learners, baseline = opts.learners, opts.baseline
     all_colls = make_collections(data, opts.collections)
     colls = {c: m for c, m in all_colls.items() if m}  # empty collections are left out
@@ -154,11 +176,14 @@ def render_report(
     decimals = (opts.draw_decimals if isinstance(opts.draw_decimals, dict)
                 else {m: opts.draw_decimals for m in metrics})
 
-    folds_used, wdl_note = None, None
-    if opts.wdl == tb.WDL_WILCOXON_FOLDS:
+    folds_used, wdl_note, outcome = None, None, None
+    if opts.wdl in (tb.WDL_WILCOXON_FOLDS, tb.WDL_CORRECTED_T):
         fm = _load_fold_metrics(run_dir) if fold_metrics is None else fold_metrics
-        folds_used, wdl_note = _fold_metrics_for_wdl(fm, data, learners)
+        folds_used, wdl_note = _fold_metrics_for_wdl(fm, data, learners, opts.wdl)
         opts.notes.append(wdl_note)
+        if opts.wdl == tb.WDL_CORRECTED_T:
+            outcome = functools.partial(corrected_t_outcome,
+                                        test_train_ratio=opts.test_train_ratio)
 
     rep = _Report(out)
     rep.add(f"# Report: {opts.name}", f"_Generated: {_timestamp()}_ {TIMESTAMP_MARK}")
@@ -168,17 +193,18 @@ def render_report(
     fold_names = set() if folds_used is None else set(folds_used["metric"])
     tails = TAILS[opts.sign_test]
     tidy = tb.wdl_tidy(data, learners, colls, metrics, decimals, opts.alpha,
-                       fold_metrics=folds_used, tails=tails)
+                       fold_metrics=folds_used, tails=tails, outcome=outcome,
+                       correction=opts.correction)
     write_csv(out / "tables" / "wdl.csv", tb.tidy_csv_frame(tidy))
     rep.add("## Win/draw/loss tables", _wdl_intro(opts, metrics, fold_names))
     for m in metrics:
-        method = tb.WDL_WILCOXON_FOLDS if m in fold_names else tb.WDL_SIGN
+        method = opts.wdl if m in fold_names else tb.WDL_SIGN
         md = tb.metric_markdown(tidy, m, learners, sizes, opts.alpha, method,
-                                opts.wdl_p_values, tails)
+                                opts.wdl_p_values, tails, opts.correction)
         write_text(out / "tables" / f"wdl_{m}.md", md)
         write_text(out / "tables" / f"wdl_{m}.tex",
                    tb.metric_latex(tidy, m, learners, sizes, opts.alpha, method,
-                                   opts.wdl_p_values, tails))
+                                   opts.wdl_p_values, tails, opts.correction))
         rep.add(md)
 
     # ---- Wilcoxon, Friedman, ranks
@@ -253,6 +279,9 @@ def render_report(
                    f"Critical-difference diagram, {label}, all data sets (N = "
                    f"{fr.n_datasets}, k = {fr.n_learners}, CD = {cd:.3f}). Learners joined "
                    "by a thick bar are not significantly different (Nemenyi test).", fig_no)
+
+    if opts.bayesian is not None:
+        fig_no = _bayesian_section(rep, out, data, opts, figures, fig_no)
 
     if baseline is not None and len(learners) >= 2 and figures:
         rep.add("## Per-data-set scatter plots",
@@ -361,13 +390,21 @@ def render_report(
     return out
 
 
-def _fold_metrics_for_wdl(fm: pd.DataFrame, data: pd.DataFrame, learners: list[str]
+_FOLD_TESTS = {tb.WDL_WILCOXON_FOLDS: ("a two-sided Wilcoxon signed-rank test", "the JMLR "
+                                       "2016 protocol"),
+               tb.WDL_CORRECTED_T: ("Weka's corrected resampled t-test (Nadeau & Bengio)",
+                                    "Weka's Experimenter default")}
+
+
+def _fold_metrics_for_wdl(fm: pd.DataFrame, data: pd.DataFrame, learners: list[str],
+                          method: str = tb.WDL_WILCOXON_FOLDS
                           ) -> tuple[pd.DataFrame | None, str]:
-    """The per-fold values for ``wdl: wilcoxon-folds`` (None = none stored) and the note
-    for the report's Run section saying what was used."""
+    """The per-fold values for ``wdl: wilcoxon-folds`` / ``corrected-t`` (None = none
+    stored) and the note for the report's Run section saying what was used."""
     pairs = set(zip(data["dataset"].astype(str), data["learner"].astype(str)))
+    test, origin = _FOLD_TESTS[method]
     if fm is None or fm.empty:
-        return None, ("report.wdl = wilcoxon-folds was asked for, but this run directory has "
+        return None, (f"report.wdl = {method} was asked for, but this run directory has "
                       "no per-fold values (no per_fold in predictions/*/*/summary.json, no "
                       "fold_metrics.csv: results stored before they were recorded). The "
                       "W/D/L tables fall back to the sign-test W/D/L (lower value wins); "
@@ -377,10 +414,9 @@ def _fold_metrics_for_wdl(fm: pd.DataFrame, data: pd.DataFrame, learners: list[s
                                              fm["learner"].astype(str))]]
     have = set(zip(fm["dataset"].astype(str), fm["learner"].astype(str)))
     lacking = sorted(pairs - have)
-    note = ("W/D/L: each data set is decided by a two-sided Wilcoxon signed-rank test over "
-            "the paired per-fold values (report.wdl = wilcoxon-folds, the JMLR 2016 "
-            "protocol) for the metrics with per-fold values; the others use the sign-test "
-            "W/D/L.")
+    note = (f"W/D/L: each data set is decided by {test} over the paired per-fold values "
+            f"(report.wdl = {method}, {origin}) for the metrics with per-fold values; the "
+            "others use the sign-test W/D/L.")
     if lacking:
         shown = ", ".join(f"{d}/{l}" for d, l in lacking[:5])
         note += (f" {len(lacking)} of {len(pairs)} (data set, learner) pairs have no "
@@ -396,13 +432,22 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
              "better for every metric). ")
     by_folds = [m for m in metrics if m in fold_names]
     plain = [m for m in metrics if m not in fold_names]
-    if by_folds:
+    if by_folds and opts.wdl == tb.WDL_CORRECTED_T:
+        intro += (f"**W/D/L decided per data set by Weka's corrected resampled t-test over "
+                  f"folds** (report.wdl = corrected-t) for {', '.join(by_folds)}: a data set "
+                  f"is a win for A when the two-sided test over the paired per-fold "
+                  f"differences (variance corrected by 1/k + n_test/n_train = 1/k + "
+                  f"{opts.test_train_ratio:.4g}, k − 1 degrees of freedom) gives p < "
+                  f"{opts.alpha:g} and A's mean is lower, a loss when p < {opts.alpha:g} and "
+                  "it is higher, otherwise a draw. ")
+    elif by_folds:
         intro += (f"**W/D/L decided per data set by a Wilcoxon signed-rank test over folds** "
                   f"(report.wdl = wilcoxon-folds) for {', '.join(by_folds)}: a data set is a "
                   f"win for A when the two-sided Wilcoxon signed-rank test over the paired "
                   f"per-fold values gives p < {opts.alpha:g} and A's values are lower, a loss "
                   f"when p < {opts.alpha:g} and they are higher, otherwise a draw (exact null "
                   "distribution, or the normal approximation with ties). ")
+    if by_folds:
         if plain:
             intro += (f"No per-fold values for {', '.join(plain)}: a win = A has the lower "
                       f"value. {_draw_rule(opts)} ")
@@ -410,11 +455,58 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
         intro += f"A win = A has the lower value. {_draw_rule(opts)} "
     test = ("two-tailed" if opts.sign_test == "two-tailed" else
             "one-tailed (in the direction of the larger count; report.sign_test)")
-    intro += (f"**Bold** = {test} binomial sign test on wins vs losses (draws excluded) "
-              f"p < {opts.alpha:g}. Times are total CPU seconds over all folds of a data "
-              "set. Files: `tables/wdl_<metric>.md`, "
+    adjusted = "" if opts.correction == "none" else (
+        f", its p-values {opts.correction.capitalize()}-adjusted over the pairs of each table "
+        "(report.correction; printed p-values are the adjusted ones, `p_adjusted` in "
+        "`tables/wdl.csv`)")
+    intro += (f"**Bold** = {test} binomial sign test on wins vs losses (draws excluded)"
+              f"{adjusted}, p < {opts.alpha:g}. Times are total CPU seconds over all folds "
+              "of a data set. Files: `tables/wdl_<metric>.md`, "
               "`.tex` and the tidy `tables/wdl.csv`.")
     return intro
+
+
+def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
+                      figures: bool, fig_no: int) -> int:
+    """Bayesian signed-rank tests (`stats.bayesian`) of the configured pairs per metric:
+    tables/bayesian.csv, a Markdown table and a simplex figure per metric."""
+    bay = opts.bayesian or {}
+    rope, pairs = bay["rope"], bay["pairs"]
+    rep.add("## Bayesian signed-rank tests",
+            f"For each pair (A, B) and metric, the posterior probability that A is lower by "
+            f"more than the region of practical equivalence (rope = {rope:g} in the metric's "
+            f"units), that the two are practically equivalent, and that B is lower, from the "
+            f"Bayesian signed-rank test over the data sets (Benavoli et al. 2014, 2017: "
+            f"Dirichlet-process prior of strength 0.5 at 0, {bay['samples']:,} posterior "
+            f"samples, seed {bay['seed']}; report.bayesian). Also in `tables/bayesian.csv`.")
+    rows = []
+    for m in bay["metrics"]:
+        if m not in data.columns:
+            rep.add(f"_No {tb.TABLE_METRICS.get(m, m)} values in this run._")
+            continue
+        wide = metric_matrix(data, m, list(dict.fromkeys(x for p in pairs for x in p)))
+        results = []
+        lines = [f"### {tb.TABLE_METRICS[m]}\n", "| A | B | data sets | P(A lower) | "
+                 "P(equivalent) | P(B lower) |", "|---|---|---:|---:|---:|---:|"]
+        for a, b in pairs:
+            res = signed_rank(wide[a], wide[b], rope, samples=bay["samples"], seed=bay["seed"])
+            results.append((a, b, res))
+            rows.append([m, a, b, rope, res.n, res.p_a_lower, res.p_rope, res.p_b_lower])
+            lines.append(f"| {a} | {b} | {res.n} | {res.p_a_lower:.3f} | {res.p_rope:.3f} | "
+                         f"{res.p_b_lower:.3f} |")
+        rep.add("\n".join(lines) + "\n")
+        if figures and results:
+            from workbench.report import figures as fg
+
+            fig = fg.bayes_simplex_figure(results, m)
+            fg.save_figure(fig, out / "figures" / f"bayes_{m}")
+            fig_no += 1
+            rep.figure(f"figures/bayes_{m}.png",
+                       f"{tb.TABLE_METRICS[m]}: posterior of the Bayesian signed-rank test "
+                       f"(rope {rope:g}) for each pair, in barycentric coordinates.", fig_no)
+    write_csv(out / "tables" / "bayesian.csv", pd.DataFrame(rows, columns=[
+        "metric", "a", "b", "rope", "n_datasets", "p_a_lower", "p_rope", "p_b_lower"]))
+    return fig_no
 
 
 def _paper_figures(opts: ReportOptions) -> dict[str, str]:

@@ -10,8 +10,11 @@ p_value, significant.
 Two ways of deciding each data set (``report.wdl``): ``sign`` (default, the PAKDD 2013
 tables) compares the two values per data set; ``wilcoxon-folds`` (the JMLR 2016 tables)
 counts a data set as a win only if a Wilcoxon signed-rank test over the paired per-fold
-values is significant (`workbench.stats.wdl.fold_wdl_table`), otherwise a draw. Metrics
-without per-fold values (bias, variance) always use ``sign``.
+values is significant (`workbench.stats.wdl.fold_wdl_table`), otherwise a draw;
+``corrected-t`` does the same with Weka's corrected resampled t-test. Metrics without
+per-fold values (bias, variance) always use ``sign``. With ``report.correction`` (Holm or
+Bonferroni) the p-values of the pairs of each table are adjusted together (column
+``p_adjusted``), and bold and printed p-values are the adjusted ones.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pandas as pd
 
 from workbench.evaluation import metrics as registry_of_metrics
 from workbench.evaluation.metrics import metric_names
+from workbench.stats.corrections import adjust_p_values
 from workbench.stats.wdl import (
     ALPHA,
     fold_outcomes,
@@ -35,7 +39,8 @@ from workbench.stats.wdl import (
 
 WDL_SIGN = "sign"
 WDL_WILCOXON_FOLDS = "wilcoxon-folds"
-WDL_METHODS = (WDL_SIGN, WDL_WILCOXON_FOLDS)
+WDL_CORRECTED_T = "corrected-t"
+WDL_METHODS = (WDL_SIGN, WDL_WILCOXON_FOLDS, WDL_CORRECTED_T)
 
 class _TableMetrics(abc.Mapping):
     """metric column -> title for every metric the registry shows in tables (lower is
@@ -83,13 +88,16 @@ def wdl_tidy(
     alpha: float = ALPHA,
     fold_metrics: pd.DataFrame | None = None,
     tails: int = 2,
+    outcome=None,
+    correction: str = "none",
 ) -> pd.DataFrame:
     """Tidy W/D/L records for every metric × collection × lower-triangle learner pair
     (``tails``: the sign test's, 2 or 1).
 
     With ``fold_metrics`` (long format, `store.load_fold_metrics`), each metric that has
-    per-fold values is decided per data set by a Wilcoxon test over folds at ``alpha``
-    (``wilcoxon-folds``); the others compare the summary values (``sign``).
+    per-fold values is decided per data set by ``outcome`` over its folds at ``alpha``
+    (default a Wilcoxon test, ``wilcoxon-folds``); the others compare the summary values
+    (``sign``). ``correction`` (`stats.corrections`) adjusts the p-values of each table.
     """
     parts = []
     fold_names = (set() if fold_metrics is None or fold_metrics.empty
@@ -98,7 +106,8 @@ def wdl_tidy(
         if metric not in summary.columns:
             continue
         dec = decimals.get(metric) if isinstance(decimals, Mapping) else decimals
-        outcomes = (fold_outcomes(fold_metrics, metric, list(learners), alpha)
+        outcomes = (fold_outcomes(fold_metrics, metric, list(learners), alpha,
+                                  **({} if outcome is None else {"outcome": outcome}))
                     if metric in fold_names else None)
         wide_all = metric_matrix(summary, metric, list(learners)) if outcomes is None else None
         for coll, members in collections.items():
@@ -113,7 +122,13 @@ def wdl_tidy(
     if not parts:
         return pd.DataFrame(columns=TIDY_COLUMNS)
     out = pd.concat(parts, ignore_index=True)
-    return out[TIDY_COLUMNS + ["n"]].reset_index(drop=True)
+    out = out[TIDY_COLUMNS + ["n"]].reset_index(drop=True)
+    if correction != "none":
+        out["p_adjusted"] = np.nan
+        for _, idx in out.groupby(["metric", "collection"], sort=False).groups.items():
+            out.loc[idx, "p_adjusted"] = adjust_p_values(out.loc[idx, "p_value"], correction)
+        out["significant"] = out["p_adjusted"] < alpha
+    return out
 
 
 def subset_rows(wide: pd.DataFrame, datasets: Sequence[str]) -> pd.DataFrame:
@@ -131,9 +146,11 @@ def _grid(tidy: pd.DataFrame, learners: Sequence[str], bold: tuple[str, str],
           p_values: bool = False) -> list[list[str]]:
     """Rows of the lower-triangle grid: [row learner, cell for col 0, ..., cell for col k-2];
     with `p_values` each cell also shows its p-value, as PAKDD 2014's Table 2 does."""
+    shown = "p_adjusted" if "p_adjusted" in tidy.columns else "p_value"
     cells = {
         (r.row, r.col): (f"{r.wins}/{r.draws}/{r.losses}"
-                         + (f" ({p_text(r.p_value)})" if p_values else ""), bool(r.significant))
+                         + (f" ({p_text(getattr(r, shown))})" if p_values else ""),
+                         bool(r.significant))
         for r in tidy.itertuples(index=False)
     }
     out = []
@@ -191,18 +208,21 @@ def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label
     return "\n".join(lines) + "\n"
 
 
-def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: int = 2
-             ) -> str:
+def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: int = 2,
+             correction: str = "none") -> str:
     """One sentence: what a win is for this metric under ``method``."""
     title = TABLE_METRICS.get(metric, metric)
     test = "two-tailed sign test" if tails == 2 else \
         "one-tailed sign test (in the direction of the larger count)"
-    if method == WDL_WILCOXON_FOLDS:
-        return (f"Row learner vs column learner over data sets: a data set is a win when a "
-                f"two-sided Wilcoxon signed-rank test over the paired per-fold {title} "
-                f"values gives p < {alpha:g} and the row learner is lower, a loss when p < "
-                f"{alpha:g} and it is higher, otherwise a draw; **bold** = {test} on those "
-                f"wins vs losses p < {alpha:g}.")
+    if correction != "none":
+        test += f", {correction.capitalize()}-adjusted over the table's pairs,"
+    if method in (WDL_WILCOXON_FOLDS, WDL_CORRECTED_T):
+        by = ("a two-sided Wilcoxon signed-rank test" if method == WDL_WILCOXON_FOLDS else
+              "Weka's corrected resampled t-test (two-sided)")
+        return (f"Row learner vs column learner over data sets: a data set is a win when "
+                f"{by} over the paired per-fold {title} values gives p < {alpha:g} and the "
+                f"row learner is lower, a loss when p < {alpha:g} and it is higher, "
+                f"otherwise a draw; **bold** = {test} on those wins vs losses p < {alpha:g}.")
     return (f"Row learner vs column learner over data sets (win = row has the lower "
             f"{title}); **bold** = {test} p < {alpha:g}.")
 
@@ -210,13 +230,15 @@ def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: i
 def metric_markdown(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
     alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False, tails: int = 2,
+    correction: str = "none",
 ) -> str:
     """All collections of one metric as a Markdown document (like the paper's Table 4)."""
     title = TABLE_METRICS.get(metric, metric)
+    by = {WDL_WILCOXON_FOLDS: " (Wilcoxon over folds)",
+          WDL_CORRECTED_T: " (corrected resampled t-test over folds)"}.get(method, "")
     parts = [
-        f"### Win/draw/loss: {title}"
-        + (" (Wilcoxon over folds)" if method == WDL_WILCOXON_FOLDS else "") + "\n",
-        wdl_rule(metric, alpha, method, tails) + "\n",
+        f"### Win/draw/loss: {title}{by}\n",
+        wdl_rule(metric, alpha, method, tails, correction) + "\n",
     ]
     sub = tidy[tidy["metric"] == metric]
     for coll in dict.fromkeys(sub["collection"]):
@@ -231,11 +253,12 @@ def metric_markdown(
 def metric_latex(
     tidy: pd.DataFrame, metric: str, learners: Sequence[str], sizes: Mapping[str, int],
     alpha: float = ALPHA, method: str = WDL_SIGN, p_values: bool = False, tails: int = 2,
+    correction: str = "none",
 ) -> str:
     """All collections of one metric as LaTeX tables (one ``table`` per collection)."""
     title = TABLE_METRICS.get(metric, metric)
     sub = tidy[tidy["metric"] == metric]
-    out = [f"% {wdl_rule(metric, alpha, method, tails).replace('**', '')}\n"]
+    out = [f"% {wdl_rule(metric, alpha, method, tails, correction).replace('**', '')}\n"]
     for coll in dict.fromkeys(sub["collection"]):
         if sizes.get(coll, 1) == 0:
             out.append(f"% {collection_title(coll)}: no data set of this collection was run\n")
@@ -247,8 +270,10 @@ def metric_latex(
 
 
 def tidy_csv_frame(tidy: pd.DataFrame) -> pd.DataFrame:
-    """The columns of the tidy W/D/L CSV (metric, collection, row, col, w, d, l, p, sig)."""
-    return tidy[TIDY_COLUMNS].reset_index(drop=True)
+    """The columns of the tidy W/D/L CSV (metric, collection, row, col, w, d, l, p, sig;
+    and p_adjusted when a correction is applied)."""
+    extra = ["p_adjusted"] if "p_adjusted" in tidy.columns else []
+    return tidy[TIDY_COLUMNS + extra].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------- per data set

@@ -12,6 +12,10 @@ decided by a two-sided Wilcoxon signed-rank test over the paired per-fold values
 learners (paired by (round, fold)): a win for A if p < alpha and A's values are lower (the
 rank sum of the folds where A is lower exceeds the other), a loss if p < alpha and A's are
 higher, otherwise a draw. The sign test is then applied to those wins and losses as above.
+Or by Weka's corrected resampled t-test (`corrected_t_outcome`, Nadeau & Bengio 2003):
+over the k paired per-fold differences d, t = mean(d) / sqrt((1/k + n_test/n_train) ·
+var(d)) with k − 1 degrees of freedom (var with k − 1 in the denominator), two-sided; a
+zero variance gives p = 1 for a zero mean and p = 0 otherwise.
 
 The table functions take the tidy per-(data set, learner) summary (columns ``dataset``,
 ``learner`` and the metric columns) and return tidy tables with one row per learner pair,
@@ -286,14 +290,48 @@ def wilcoxon_fold_outcome(
     return 1 if lower > higher else -1
 
 
+def corrected_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                     test_train_ratio: float) -> tuple[float, float, int]:
+    """Weka's corrected resampled t-test of paired per-fold values (see the module
+    docstring); returns ``(t, p_value, k)`` (NaN pairs dropped; k < 2: ``(nan, 1.0, k)``)."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    d = x[keep] - y[keep]
+    k = int(d.size)
+    if k < 2:
+        return float("nan"), 1.0, k
+    mean, var = float(d.mean()), float(d.var(ddof=1))
+    if var == 0.0:
+        return (float("nan"), 1.0, k) if mean == 0.0 else (float(np.copysign(np.inf, mean)),
+                                                            0.0, k)
+    t = mean / np.sqrt((1.0 / k + test_train_ratio) * var)
+    return float(t), float(2.0 * stats.t.sf(abs(t), k - 1)), k
+
+
+def corrected_t_outcome(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                        alpha: float = ALPHA, test_train_ratio: float = 1.0) -> int | None:
+    """One data set's outcome (+1 win, −1 loss, 0 draw, None: no paired fold) for A against
+    B by the corrected resampled t-test at `alpha` (lower is better)."""
+    t, p, k = corrected_t_test(a, b, test_train_ratio)
+    if k == 0:
+        return None
+    if not p < alpha:
+        return 0
+    return 1 if t < 0 else -1
+
+
 def fold_outcomes(
     fold_metrics: pd.DataFrame,
     metric: str,
     learners: Sequence[str],
     alpha: float = ALPHA,
     pairs: str = "lower",
+    outcome=wilcoxon_fold_outcome,
 ) -> dict[tuple[str, str], pd.Series]:
-    """Per-data-set Wilcoxon outcomes (+1/0/-1, see `wilcoxon_fold_outcome`) per pair.
+    """Per-data-set outcomes (+1/0/-1) per pair, by `outcome(a, b, alpha)` over the paired
+    per-fold values (default: `wilcoxon_fold_outcome`; `corrected_t_outcome` with its
+    test/train ratio bound is the other).
 
     ``fold_metrics`` is long format (``dataset, learner, round, fold, metric, value``, as
     `store.load_fold_metrics` gives). Returns ``{(row, col): Series indexed by data set}``;
@@ -310,7 +348,7 @@ def fold_outcomes(
         for r, c in pair_list:
             if r not in block.columns or c not in block.columns:
                 continue
-            res = wilcoxon_fold_outcome(block[r].to_numpy(), block[c].to_numpy(), alpha)
+            res = outcome(block[r].to_numpy(), block[c].to_numpy(), alpha)
             if res is not None:
                 out[(r, c)][str(ds)] = res
     return {pair: pd.Series(v, dtype=np.int64) for pair, v in out.items()}
