@@ -135,7 +135,7 @@ def test_per_fold_values_are_stored_and_read_back(tiny_run: Path):
     # memory its compact layout saves; no iterations and no selected attributes)
     reported = [m for m in FOLD_METRICS
                 if m not in ("iterations", "train_objective", "selected_parents",
-                             "selected_children")]
+                             "selected_children", "selected_attributes", "selected_k")]
     assert list(per) == reported
     assert summ["model_bytes"] == np.mean(per["model_bytes"]) > 0
     assert all(len(v) == 6 for v in per.values())

@@ -436,6 +436,26 @@ def test_scan_order_and_strict_improvement():
     assert sk9.losses_.shape == (6, 5)  # k clipped to d - 1 = 4
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_skdb_at_fixed_k_selects_only_attributes(k):
+    """SKDB-k<k> (the paper's SKDB_sub): the selected k is always k, the attributes are the
+    best prefix of the MI order by leave-one-out RMSE among l = 0..d at that k, and the
+    model equals KDB(k) on those attributes; the fold record gives both."""
+    ds = random_data(300, 6, 3, 3, seed=60 + k, missing=0.03)
+    sk = registry.create(f"SKDB-k{k}").fit(ds)
+    assert sk.select == "attributes" and sk.k_max == k and sk.selected_[1] == k
+    losses = sk.losses_[:, k]
+    assert sk.selected_[0] == int(np.argmin(losses))  # first minimum: fewest attributes
+    rep = sk.fit_report()
+    assert rep["k"] == k and rep["attributes"] == [ds.attributes[a].name
+                                                    for a in sk.order_[:sk.selected_[0]]]
+    kdb, keep = _kdb_on_prefix(ds, sk)
+    np.testing.assert_allclose(
+        sk.predict_proba(ds),
+        kdb.predict_proba(ds.replace(attributes=kdb._header.attributes, X=ds.X[:, keep])),
+        atol=1e-14)
+
+
 def test_useless_attributes_are_dropped():
     rng = np.random.default_rng(5)
     n = 400
@@ -528,15 +548,14 @@ def test_jmlr16_config_validates():
 
     from workbench.experiment.config import load_config
 
-    if "RF10" not in registry.names():
-        pytest.skip("RF10 is not registered yet")
     cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "jmlr16-skdb.yaml")
     assert (cfg.protocol.rounds, cfg.protocol.folds) == (1, 10)
     assert cfg.datasets == ("large",)
     assert cfg.learner_names == [
         "NB", "TAN", "AODE", "KDB1", "KDB2", "KDB3", "KDB4", "KDB5",
-        "SKDB", "SKDB-k", "SKDB-atts", "RF10",
+        "SKDB", "SKDB-k", "SKDB-atts", *(f"SKDB-k{k}" for k in range(1, 6)),
+        *(f"SKDB-kmax{k}" for k in range(1, 5)), "SKDB-01", "BayesNet", "RF100", "RF100-EF5",
     ]
     for lc in cfg.learners:
-        if lc.display != "RF10":
-            assert lc.create().preprocessing == "ef:5"
+        assert lc.create().preprocessing == ("none" if lc.display == "RF100" else "ef:5")
+    assert cfg.learner("AODE").create().missing == "value"

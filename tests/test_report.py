@@ -375,3 +375,40 @@ def test_figure_titles_cite_only_the_configured_papers_figures(tmp_path):
     assert "Training and classification time (cf. the paper's Fig. 4)" in md
     pakdd14 = REPO / "experiments" / "pakdd14" / "metric_map_cv.yaml"
     assert agr.load_metric_map(pakdd14).figures == {"fig4_time": "Fig. 2"}
+
+
+def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
+    """report.oracle (JMLR 2016's "KDB best k, a posteriori"): per data set and metric the
+    lowest value among the listed learners, with that learner's per-fold values; a column of
+    the W/D/L tables, not of the ranks."""
+    learners = ["NB", "KDB1", "KDB2", "SKDB"]
+    summary = synthetic_summary(learners, counts=(2, 3, 5))
+    name = "best KDB k per data set"
+    run = write_run(tmp_path / "run", summary,
+                    {"oracle": {"name": name, "learners": ["KDB1", "KDB2"]},
+                     "scatter": [["SKDB", name]],
+                     "rank_figure": {"learners": ["NB", name, "SKDB"]},
+                     "time_figures": {"reference": "SKDB", "learners": ["NB", "KDB1"],
+                                      "pairs": [["KDB1", "SKDB"]]}})
+    out = render_report(run)
+    chosen = pd.read_csv(out / "tables" / "oracle.csv")
+    for (ds, m), g in chosen.groupby(["dataset", "metric"]):
+        both = summary[(summary.dataset == ds) & summary.learner.isin(["KDB1", "KDB2"])]
+        assert g["value"].iloc[0] == pytest.approx(both[m].min(), rel=1e-12)
+        assert g["learner"].iloc[0] == both.loc[both[m].idxmin(), "learner"]
+    wdl = pd.read_csv(out / "tables" / "wdl.csv")
+    cell = wdl[(wdl.metric == "zero_one_loss") & (wdl.collection == "all") &
+               (wdl.row == name) & (wdl.col == "KDB1")].iloc[0]
+    assert cell.losses == 0 and cell.wins + cell.draws == 10  # never worse than a member
+    ranks = pd.read_csv(out / "tables" / "ranks.csv")
+    assert name not in set(ranks["learner"])
+    fig9 = pd.read_csv(out / "tables" / "rank_figure.csv")
+    assert set(fig9["learner"]) == {"NB", name, "SKDB"}
+    for fig in ("scatter_pairs_zero_one_loss", "rank_figure", "time_pairs", "time_per_dataset"):
+        assert (out / "figures" / f"{fig}.pdf").is_file()
+    with pytest.raises(ConfigError, match="report.oracle.name: 'KDB1' is a learner"):
+        options_from_config({"report": {"oracle": {"name": "KDB1", "learners": ["KDB2"]}}},
+                            tmp_path, learners)
+    with pytest.raises(ConfigError, match="report.rank_figure.learners: 'X'"):
+        options_from_config({"report": {"rank_figure": {"learners": ["X"]}}}, tmp_path,
+                            learners)

@@ -79,6 +79,17 @@ class FoldResult:
         return _count(self.fit_report, "children")
 
     @property
+    def selected_attributes(self) -> int | None:
+        """How many attributes a selective KDB kept (`fit_report`), None if it says not."""
+        return _count(self.fit_report, "attributes")
+
+    @property
+    def selected_k(self) -> int | None:
+        """The k a selective KDB chose (`fit_report`), None if it says not."""
+        value = None if not self.fit_report else self.fit_report.get("k")
+        return None if value is None else int(value)
+
+    @property
     def memory_saved(self) -> float | None:
         """1 − compact / naive cells of the learner's count layout (`fit_report`), if given."""
         cells = None if not self.fit_report else self.fit_report.get("layout_cells")

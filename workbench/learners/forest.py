@@ -211,6 +211,8 @@ class SKRandomForest(Learner):
 
 register("RF10", RandomForest, n_trees=10, seed=1,
          description="Weka's RandomForest -I 10 -S 1 (3.6.14 rules; raw data)")
+register("RF100", RandomForest, n_trees=100, seed=1,
+         description="Weka's RandomForest -I 100 -S 1 (JMLR 2016's forest; raw data)")
 register("RandomTree", RandomTree, description="Weka's RandomTree -K 0 -M 1 -S 1 (test aid)")
 register("SKRF10", SKRandomForest, n_estimators=10,
          description="scikit-learn random forest, 10 trees (raw data; not Weka's)")

@@ -635,6 +635,14 @@ class SKDB(_BayesNetBase):
         """Attribute indices kept by the selection (first l of the MI order)."""
         return list(self.attributes_)
 
+    def fit_report(self) -> dict | None:
+        """The selection (the JMLR paper's Table 8 rows): the attributes kept, by name in MI
+        order, and the k chosen."""
+        if getattr(self, "selected_", None) is None or self._header is None:
+            return None
+        names = self._header.attribute_names
+        return {"attributes": [names[a] for a in self.attributes_], "k": int(self.depth_cap_)}
+
 
 # ================================================================================================
 # Registered variants
@@ -651,6 +659,9 @@ register(
     "SKDB-atts", SKDB, k_max=5, select="attributes",
     description="Selective KDB selecting only the attributes (k = 5)",
 )
+for _k in range(1, 6):  # the paper's SKDB_sub (k = 1..5), Tables 2-3
+    register(f"SKDB-k{_k}", SKDB, k_max=_k, select="attributes",
+             description=f"Selective KDB selecting only the attributes at fixed k = {_k}")
 register("TAN", TAN, description="Tree-augmented naive Bayes (Prim's tree on CMI)")
 
 

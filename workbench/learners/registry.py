@@ -27,6 +27,7 @@ from workbench.learners.base import declared_parameters
 _BUILTIN_MODULES = (
     "workbench.learners.ande",
     "workbench.learners.anje",
+    "workbench.learners.bayesnet",
     "workbench.learners.external",
     "workbench.learners.forest",
     "workbench.learners.kdb",

@@ -30,7 +30,8 @@ import pandas as pd
 import yaml
 
 from workbench.errors import ConfigError
-from workbench.stats.wdl import ALPHA, metric_matrix, sign_test, win_draw_loss
+from workbench.stats.wdl import (ALPHA, WDL, fold_outcomes, metric_matrix, sign_test,
+                                 wdl_from_outcomes, win_draw_loss)
 
 PAPER_COLUMNS = ["metric", "collection", "row", "col", "wins", "draws", "losses"]
 
@@ -126,11 +127,17 @@ def compare_with_paper(
     decimals: Mapping[str, int | None] | int | None = None,
     alpha: float = ALPHA,
     tails: int = 2,
+    fold_metrics: pd.DataFrame | None = None,
+    outcome=None,
 ) -> pd.DataFrame:
     """One row per (published cell, mapped metric of ours) whose learners were both run;
-    significance on both sides by the sign test with ``tails`` (the paper's convention)."""
+    significance on both sides by the sign test with ``tails`` (the paper's convention).
+    Our record is decided as our tables decide it: per data set from the per-fold values
+    (``fold_metrics``, by ``outcome``, default Wilcoxon) for metrics that have them, else by
+    the lower summary value."""
     present_list = list(dict.fromkeys(summary["learner"].astype(str)))
     present = set(present_list)
+    fold_names = set() if fold_metrics is None else set(fold_metrics["metric"])
     rows = []
     cache: dict[tuple[str, str], pd.DataFrame] = {}
     for cell in paper.itertuples(index=False):
@@ -151,7 +158,15 @@ def compare_with_paper(
                 cache[key] = metric_matrix(summary, ours, present_list, members)
             wide = cache[key]
             dec = decimals.get(ours) if isinstance(decimals, Mapping) else decimals
-            rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails)
+            if fold_metrics is not None and ours in fold_names:
+                oc = fold_outcomes(fold_metrics, ours, [r, c], alpha,
+                                   **({} if outcome is None else {"outcome": outcome}))
+                t = wdl_from_outcomes(oc, [r, c], collections.get(cell.collection, []),
+                                      alpha, pairs="all", tails=tails).iloc[0]
+                rec = WDL(int(t.wins), int(t.draws), int(t.losses), float(t.p_value),
+                          bool(t.significant))
+            else:
+                rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails)
             odir = int(np.sign(rec.wins - rec.losses))
             rows.append([
                 cell.metric, ours, cell.collection, cell.row, cell.col,

@@ -38,6 +38,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.lines  # noqa: E402
+import matplotlib.patches  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -554,4 +555,128 @@ def bayes_simplex_figure(results: Sequence[tuple[str, str, Any]], metric: str,
     for ax in axes[len(results):]:
         ax.set_axis_off()
     fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig
+
+
+# ------------------------------------------------------------------- JMLR 2016: times, ranks
+TIME_PANELS = (("train_cpu_seconds", "training"), ("test_cpu_seconds", "classification"))
+
+
+@styled
+def time_pairs_figure(summary: pd.DataFrame, pairs: Sequence[tuple[str, str]],
+                      title: str) -> Figure:
+    """Training and classification CPU seconds summed over the data sets both learners of a
+    pair have, the pair's bars side by side (JMLR 2016's Fig. 3)."""
+    width = _width(max(6.0, 1.2 + 0.9 * len(pairs)))
+    heading, head = _title_block([title], width, gap=0.35)
+    height = 2.0 * 2.4 + head + 0.9
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, top=1 - head / height,
+                        bottom=0.9 / height, hspace=0.55)
+    axes = fig.subplots(2, 1)
+    learners = list(dict.fromkeys(p for pair in pairs for p in pair))
+    colours = {"first": "#1f77b4", "second": "#ff7f0e"}
+    for ax, (metric, label) in zip(axes, TIME_PANELS):
+        wide = metric_matrix(summary, metric, learners)
+        for i, (a, b) in enumerate(pairs):
+            both = wide[[a, b]].dropna()
+            for j, (name, side) in enumerate(((a, "first"), (b, "second"))):
+                ax.bar(i + (j - 0.5) * 0.38, float(both[name].sum()), width=0.36,
+                       color=colours[side], edgecolor="black", linewidth=0.3)
+        ax.set_xticks(range(len(pairs)))
+        ax.set_xticklabels([f"{a}\n{b}" for a, b in pairs], fontsize=_fs(8))
+        ax.set_ylabel(f"{label}\nCPU seconds (sum)")
+        ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+        ax.set_axisbelow(True)
+    handles = [matplotlib.patches.Patch(color=c, label=t) for t, c in
+               (("first of the pair", colours["first"]), ("second", colours["second"]))]
+    fig.legend(handles=handles, loc="lower center", ncols=2, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig
+
+
+@styled
+def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Sequence[str],
+                            title: str) -> Figure:
+    """Each learner's training and classification time relative to `reference` per data
+    set (log axis, 1 = the reference), data sets in increasing reference time (JMLR 2016's
+    Fig. 4)."""
+    learners = [n for n in learners if n != reference]
+    n_sets = len(set(summary["dataset"]))
+    width = _width(max(6.0, 1.6 + 0.32 * n_sets))
+    heading, head = _title_block([title], width, gap=0.35)
+    legend_h = 0.25 * math.ceil(len(learners) / 4)
+    label_h = 0.1 + 0.07 * max((len(str(d)) for d in summary["dataset"]), default=4)
+    panel_h = 2.4
+    height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
+                        bottom=(label_h + 0.2 + legend_h) / height,
+                        hspace=(label_h + 0.15) / panel_h)
+    axes = fig.subplots(2, 1)
+    colours = learner_colours([reference, *learners])
+    for ax, (metric, label) in zip(axes, TIME_PANELS):
+        wide = metric_matrix(summary, metric, [reference, *learners])
+        wide = wide[wide[reference] > 0].sort_values(reference, kind="mergesort")
+        x = np.arange(len(wide))
+        for name in learners:
+            ratio = (wide[name] / wide[reference]).to_numpy()
+            ok = np.isfinite(ratio) & (ratio > 0)
+            ax.plot(x[ok], ratio[ok], marker="o", markersize=3, linewidth=0.8,
+                    color=colours[name], label=name)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7.0)
+        ax.set_ylabel(f"{label} time\nrelative to {reference}")
+        ax.grid(linewidth=0.3, alpha=0.6)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=min(4, max(1, len(learners))),
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig
+
+
+@styled
+def rank_figure(ranks: Mapping[str, pd.DataFrame], title: str) -> Figure:
+    """Average rank ± standard deviation over data sets per learner, one panel per metric
+    (`ranks`: metric → data set × learner rank matrix), best first (JMLR 2016's Fig. 9)."""
+    metrics = list(ranks)
+    n = max((r.shape[1] for r in ranks.values()), default=1)
+    name_w = 0.25 + 0.065 * max((len(str(c)) for r in ranks.values() for c in r.columns),
+                                default=4)
+    width = _width(max(6.0, (name_w + 2.4) * len(metrics)))
+    heading, head = _title_block([title, "mean rank over the data sets (1 = lowest value), "
+                                  "bar: ± one standard deviation"], width, gap=0.35)
+    height = 0.8 + 0.28 * n + head
+    fig = new_figure(width, height)
+    per_row = len(metrics) if _paper_width is None or width / max(1, len(metrics)) >= 2.6 \
+        else 1
+    rows = math.ceil(len(metrics) / per_row)
+    height = rows * (0.8 + 0.28 * n) + head
+    fig.set_size_inches(width, height)
+    panel_w = (width - name_w - 0.15) / per_row - (name_w if per_row > 1 else 0.0)
+    fig.subplots_adjust(left=name_w / width, right=1 - 0.15 / width, top=1 - head / height,
+                        bottom=0.5 / height, wspace=name_w / max(panel_w, 0.5), hspace=0.6)
+    axes = fig.subplots(rows, per_row, squeeze=False).ravel()
+    for ax, m in zip(axes, metrics):
+        r = ranks[m]
+        mean, std = r.mean(axis=0), r.std(axis=0, ddof=0)
+        order = mean.sort_values(kind="mergesort").index
+        y = np.arange(len(order))[::-1]
+        ax.errorbar(mean[order].to_numpy(), y, xerr=std[order].to_numpy(), fmt="o",
+                    markersize=4, capsize=2, color="#1f77b4", ecolor="black", linewidth=0.8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(list(order))
+        ax.set_xlim(0.5, r.shape[1] + 0.5)
+        ax.set_xlabel("rank")
+        ax.set_title(f"{TABLE_METRICS.get(m, m)} ({r.shape[0]} data sets)", fontsize=_fs(9))
+        ax.grid(axis="x", linewidth=0.3, alpha=0.6)
+    for ax in axes[len(metrics):]:
+        ax.set_axis_off()
+    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig

@@ -28,7 +28,15 @@ What the report takes from the config (everything optional):
   tests with a region of practical equivalence, with simplex plots; default rope 0.01,
   0-1 loss and RMSE, every learner against the baseline), ``figure_width`` (``screen``, the
   default; ``column`` 8.5 cm, ``lncs`` 12.2 cm, ``page`` 17 cm, or a number of cm: every
-  figure is drawn at that width with text of at least 7 pt).
+  figure is drawn at that width with text of at least 7 pt), ``oracle`` (``{name,
+  learners}``: an a posteriori comparator computed from the stored results — per data set
+  and metric the lowest value among `learners`, e.g. JMLR 2016's "KDB with the best k"; a
+  column of the W/D/L and per-data-set tables, left out of the ranks), ``time_figures``
+  (``{reference, learners, pairs}``: JMLR 2016's Figs. 3–4 — training and classification
+  CPU seconds summed over data sets for pairs [A, B] side by side, and per data set each
+  learner's time relative to the reference, data sets in increasing reference time),
+  ``rank_figure`` (``{learners, metrics}``: JMLR 2016's Fig. 9 — the average rank of each
+  learner over the data sets with its standard deviation; the oracle may be listed).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -52,7 +60,7 @@ from workbench.stats.wdl import TAILS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
-               "figure_width")
+               "figure_width", "oracle", "time_figures", "rank_figure")
 PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 BAYESIAN_KEYS = ("rope", "metrics", "pairs", "samples", "seed")
@@ -82,6 +90,9 @@ class ReportOptions:
     test_train_ratio: float | None = None  # wdl: corrected-t (from the run's protocol)
     bayesian: dict[str, Any] | None = None  # rope, metrics, pairs, samples, seed
     figure_width: float | None = None  # inches; None = the screen layout
+    oracle: dict[str, Any] | None = None  # {name, learners}: best of `learners` per data set
+    time_figures: dict[str, Any] | None = None  # {reference, learners, pairs}
+    rank_figure: dict[str, Any] | None = None  # {learners, metrics}
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -211,7 +222,9 @@ def options_from_config(
             raise ConfigError(f"report.paper_agreement: metric map {pa!r} not found "
                               f"(looked for {opts.paper_agreement})")
 
-    _scatter_options(opts, report.get("scatter"), present)
+    opts.oracle = _oracle_options(report.get("oracle"), present)
+    known = present | ({opts.oracle["name"]} if opts.oracle else set())
+    _scatter_options(opts, report.get("scatter"), known)
 
     wdl = report.get("wdl", "sign")
     if wdl not in WDL_METHODS:
@@ -234,7 +247,64 @@ def options_from_config(
         opts.test_train_ratio = test_train_ratio(config.get("protocol") or {})
     opts.bayesian = _bayesian_options(report.get("bayesian"), present, opts.baseline)
     opts.figure_width = figure_width_inches(report.get("figure_width", "screen"))
+    opts.time_figures = _learner_lists("time_figures", report.get("time_figures"), known,
+                                       {"reference": str, "learners": list, "pairs": list})
+    opts.rank_figure = _learner_lists("rank_figure", report.get("rank_figure"), known,
+                                      {"learners": list, "metrics": list})
     return opts
+
+
+def _learner_lists(key: str, value: Any, known: set[str], fields: dict[str, type]
+                   ) -> dict[str, Any] | None:
+    """A mapping of learner names / lists / pairs (`fields`), each learner with results."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) - set(fields):
+        raise ConfigError(f"report.{key}: expected a mapping with keys {', '.join(fields)}")
+    out: dict[str, Any] = {}
+    for name, kind in fields.items():
+        v = value.get(name)
+        if v is None:
+            continue
+        if not isinstance(v, kind):
+            raise ConfigError(f"report.{key}.{name}: expected a {kind.__name__}, got {v!r}")
+        if name == "metrics":
+            bad = [m for m in v if m not in TABLE_METRICS]
+            if bad or not v:
+                raise ConfigError(f"report.{key}.metrics: unknown metric(s) {bad} (choose "
+                                  f"from {', '.join(TABLE_METRICS)})")
+            out[name] = [str(m) for m in v]
+            continue
+        items = [v] if kind is str else (list(v) if name != "pairs" else
+                                         [p for pair in v for p in (
+                                             pair if isinstance(pair, (list, tuple))
+                                             and len(pair) == 2 else [None])])
+        missing = [x for x in items if x not in known]
+        if missing:
+            raise ConfigError(f"report.{key}.{name}: {missing[0]!r} is not a learner with "
+                              "results (pairs are [A, B])")
+        out[name] = v if kind is str else ([tuple(p) for p in v] if name == "pairs" else
+                                           [str(x) for x in v])
+    return out
+
+
+def _oracle_options(value: Any, present: set[str]) -> dict[str, Any] | None:
+    """``report.oracle`` as {name, learners} (None: none)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) - {"name", "learners"} or \
+            not isinstance(value.get("name"), str) or not value.get("learners"):
+        raise ConfigError("report.oracle: expected {name: TEXT, learners: [learner, ...]}")
+    name, members = value["name"], value["learners"]
+    if name in present:
+        raise ConfigError(f"report.oracle.name: {name!r} is a learner of this run; an oracle "
+                          "needs a name of its own")
+    if not isinstance(members, (list, tuple)) or any(not isinstance(m, str) for m in members):
+        raise ConfigError("report.oracle.learners: expected a list of learner names")
+    found = [m for m in members if m in present]
+    if not found:
+        raise ConfigError(f"report.oracle.learners: none of {', '.join(members)} has results")
+    return {"name": name, "learners": found}
 
 
 def test_train_ratio(protocol: Mapping[str, Any]) -> float:

@@ -44,7 +44,7 @@ from workbench.report.options import (
 )
 from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
-from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques
+from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques, rank_matrix
 from workbench.stats.bayesian import signed_rank
 from workbench.stats.wdl import TAILS, corrected_t_outcome, metric_matrix, wilcoxon_from_matrix
 from workbench.store import load_fold_metrics, load_summary, read_metadata
@@ -184,6 +184,17 @@ def _render(
         if opts.wdl == tb.WDL_CORRECTED_T:
             outcome = functools.partial(corrected_t_outcome,
                                         test_train_ratio=opts.test_train_ratio)
+    ranked = list(learners)  # an oracle is not ranked
+    if opts.oracle is not None:
+        data, folds_used, chosen = _add_oracle(data, folds_used, opts.oracle, metrics)
+        write_csv(out / "tables" / "oracle.csv", chosen)
+        learners = learners + [opts.oracle["name"]]
+        opts.notes.append(
+            f"'{opts.oracle['name']}' is not a learner: for each data set and metric it takes "
+            f"the lowest value among {', '.join(opts.oracle['learners'])} (chosen a posteriori, "
+            "from the stored results; report.oracle), with that learner's per-fold values. It "
+            "is a column of the W/D/L and per-data-set tables, not of the ranks. The choices "
+            "are in `tables/oracle.csv`.")
 
     rep = _Report(out)
     rep.add(f"# Report: {opts.name}", f"_Generated: {_timestamp()}_ {TIMESTAMP_MARK}")
@@ -210,10 +221,10 @@ def _render(
     # ---- Wilcoxon, Friedman, ranks
     wil, rank_rows, fried_rows, cd_info = [], [], [], {}
     for m in metrics:
-        wide_all = metric_matrix(data, m, learners)
+        wide_all = metric_matrix(data, m, ranked)
         for c, members in colls.items():
             wide = tb.subset_rows(wide_all, members)
-            w = wilcoxon_from_matrix(wide, learners, opts.alpha)
+            w = wilcoxon_from_matrix(wide, ranked, opts.alpha)
             w.insert(0, "collection", c)
             w.insert(0, "metric", m)
             wil.append(w)
@@ -262,7 +273,7 @@ def _render(
             "has a value (1 = lowest value; ties share the average rank). Friedman test with "
             f"Iman-Davenport's F; Nemenyi CD = q_α·sqrt(k(k+1)/(6N)) at α = {opts.alpha:g}. "
             "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`.")
-    rep.add(_ranks_markdown(cd_info, learners))
+    rep.add(_ranks_markdown(cd_info, ranked))
     for m in metric_names(cd=True):
         if m not in cd_info:
             continue
@@ -282,6 +293,8 @@ def _render(
 
     if opts.bayesian is not None:
         fig_no = _bayesian_section(rep, out, data, opts, figures, fig_no)
+    if figures and (opts.time_figures or opts.rank_figure):
+        fig_no = _comparison_figures(rep, out, data, opts, fig_no)
 
     if baseline is not None and len(learners) >= 2 and figures:
         rep.add("## Per-data-set scatter plots",
@@ -344,7 +357,7 @@ def _render(
                        "(log scale), per data set.", fig_no)
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
-    headline = _agreement_section(rep, data, opts, all_colls, decimals)
+    headline = _agreement_section(rep, data, opts, all_colls, decimals, folds_used, outcome)
     if headline:
         rep.md.insert(4, "**Agreement with the published win/draw/loss cells (primary metric "
                          f"mapping): {headline}** Details below.\n")
@@ -466,6 +479,90 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
     return intro
 
 
+def _add_oracle(data: pd.DataFrame, folds: pd.DataFrame | None, oracle: Mapping[str, Any],
+                metrics: list[str]) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]:
+    """The summary (and per-fold values) with the oracle's rows: per data set and metric
+    the member learner with the lowest value (ties: the first listed) and its values."""
+    name, members = oracle["name"], list(oracle["learners"])
+    rank = {m: i for i, m in enumerate(members)}
+    part = data[data["learner"].isin(members)].assign(_o=lambda f: f["learner"].map(rank))
+    rows, chosen, fold_parts = [], [], []
+    for ds, g in part.sort_values(["dataset", "_o"], kind="mergesort").groupby("dataset",
+                                                                               sort=True):
+        rec = g.iloc[0].drop("_o").to_dict()
+        rec["learner"] = name
+        for m in metrics:
+            vals = pd.to_numeric(g[m], errors="coerce")
+            if vals.isna().all():
+                continue
+            best = g.iloc[int(np.nanargmin(vals.to_numpy()))]
+            rec[m] = best[m]
+            if f"{m}_std" in g.columns:
+                rec[f"{m}_std"] = best[f"{m}_std"]
+            chosen.append([ds, m, best["learner"], best[m]])
+            if folds is not None:
+                sel = folds[(folds["dataset"] == ds) & (folds["learner"] == best["learner"])
+                            & (folds["metric"] == m)]
+                fold_parts.append(sel.assign(learner=name))
+        rows.append(rec)
+    out = pd.concat([data, pd.DataFrame(rows)], ignore_index=True)
+    if folds is not None and fold_parts:
+        folds = pd.concat([folds, *fold_parts], ignore_index=True)
+    return out, folds, pd.DataFrame(chosen, columns=["dataset", "metric", "learner", "value"])
+
+
+def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
+                        fig_no: int) -> int:
+    """The configured time and rank figures (report.time_figures, report.rank_figure:
+    JMLR 2016's Figs. 3, 4 and 9)."""
+    from workbench.report import figures as fg
+
+    paper = _paper_figures(opts)
+
+    def cite(stem: str) -> str:
+        return f" (cf. the paper's {paper[stem]})" if stem in paper else ""
+
+    rep.add("## Time and rank comparisons")
+    tf = opts.time_figures or {}
+    if tf.get("pairs"):
+        fig = fg.time_pairs_figure(data, tf["pairs"], "Training and classification time, "
+                                   "summed over data sets" + cite("time_pairs"))
+        fg.save_figure(fig, out / "figures" / "time_pairs")
+        fig_no += 1
+        rep.figure("figures/time_pairs.png",
+                   "CPU seconds of training and of classification (totals over folds), summed "
+                   "over the data sets both learners of a pair have; the pair's bars side by "
+                   "side (report.time_figures.pairs).", fig_no)
+    if tf.get("reference") and tf.get("learners"):
+        ref = tf["reference"]
+        fig = fg.time_per_dataset_figure(data, ref, tf["learners"], f"Time relative to {ref} "
+                                         "per data set" + cite("time_per_dataset"))
+        fg.save_figure(fig, out / "figures" / "time_per_dataset")
+        fig_no += 1
+        rep.figure("figures/time_per_dataset.png",
+                   f"Training and classification CPU seconds of each learner divided by "
+                   f"{ref}'s on the same data set (log axis; 1 = {ref}), data sets in "
+                   f"increasing {ref} time.", fig_no)
+    rf = opts.rank_figure or {}
+    if rf.get("learners"):
+        metrics = rf.get("metrics") or ["rmse_true_class", "zero_one_loss"]
+        ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"])) for m in metrics
+                 if m in data.columns}
+        fig = fg.rank_figure(ranks, "Average ranks" + cite("rank_figure"))
+        fg.save_figure(fig, out / "figures" / "rank_figure")
+        fig_no += 1
+        rows = [[m, name, float(r[name].mean()), float(r[name].std(ddof=0)), r.shape[0]]
+                for m, r in ranks.items() for name in r.columns]
+        write_csv(out / "tables" / "rank_figure.csv", pd.DataFrame(
+            rows, columns=["metric", "learner", "mean_rank", "std_rank", "n_datasets"]))
+        rep.figure("figures/rank_figure.png",
+                   "Average rank over the data sets on which every listed learner has a value "
+                   "(1 = lowest value, ties share the average rank), with one standard "
+                   "deviation of the per-data-set ranks; values in `tables/rank_figure.csv` "
+                   "(report.rank_figure).", fig_no)
+    return fig_no
+
+
 def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
                       figures: bool, fig_no: int) -> int:
     """Bayesian signed-rank tests (`stats.bayesian`) of the configured pairs per metric:
@@ -566,7 +663,8 @@ def _ranks_markdown(cd_info: Mapping[str, Any], learners: list[str]) -> str:
 
 
 def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
-                       colls: Mapping[str, list[str]], decimals: Any) -> str | None:
+                       colls: Mapping[str, list[str]], decimals: Any,
+                       fold_metrics: pd.DataFrame | None = None, outcome=None) -> str | None:
     """Compare with the published cells when the config names a paper's metric map
     (``report.paper_agreement``); never otherwise (a run of other learners or data sets has
     nothing to agree with).
@@ -579,7 +677,7 @@ def _agreement_section(rep: _Report, data: pd.DataFrame, opts: ReportOptions,
     present = set(data["learner"])
     theirs = agr.paper_learners(paper, mm)
     full = agr.compare_with_paper(data, paper, mm, colls, decimals, opts.alpha,
-                                  TAILS[opts.sign_test])
+                                  TAILS[opts.sign_test], fold_metrics, outcome)
     primary = agr.primary_rows(full, mm)
     write_csv(rep.out / "paper_agreement.csv", primary)
     write_csv(rep.out / "paper_agreement_all.csv", full)
