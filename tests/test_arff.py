@@ -171,3 +171,60 @@ def test_integer_values_not_truncated_and_tabs_in_header(tmp_path):
     d = load_arff(write(tmp_path, text))
     assert d.attributes[0] == Attribute("k")
     np.testing.assert_array_equal(d.X[:, 0], [1.7, np.nan])
+
+
+# ----- the fast (pyarrow) data path and chunked reading --------------------------------------
+def _careful(path, monkeypatch):
+    """The same file through liac-arff only (the fast path switched off)."""
+    from workbench.data import arff as mod
+    with monkeypatch.context() as m:
+        m.setattr(mod, "_load_fast", lambda *a: None)
+        return load_arff(path)
+
+
+def _same(a: Dataset, b: Dataset) -> bool:
+    return (np.array_equal(a.X, b.X, equal_nan=True) and np.array_equal(a.y, b.y)
+            and a.attributes == b.attributes and a.class_attribute == b.class_attribute
+            and [x.has_missing for x in a.attributes] == [x.has_missing for x in b.attributes]
+            and a.meta == b.meta)
+
+
+@pytest.mark.parametrize("data", [
+    "1,x,p\n2.5e1,'y',q\n?,?,p\n",                 # quotes, exponent, missing
+    "1, x,p\n",                                   # a space before a nominal value
+    "1,x,p\r\n-0.25,y,q\r\n",                     # CRLF
+    "1,'x',p\n\n\n3,y,q\n",                       # blank lines
+    "% comment\n1,x,p\n",                         # a comment line: careful path
+    "{0 1,1 y}\n",                                # a sparse row: careful path
+    '1,"x",p\n',                                  # double quotes: careful path
+])
+def test_fast_path_equals_liac_arff(tmp_path, monkeypatch, data):
+    p = write(tmp_path, HEAD + "@data\n" + data, "f.arff")
+    assert _same(load_arff(p), _careful(p, monkeypatch))
+
+
+@pytest.mark.parametrize("text, pattern", [
+    (HEAD + "@data\n1,x,p\n1,z,p\n", "line 9: value 'z' is not declared"),
+    (HEAD + "@data\n1,x,p\ninf,x,p\n", "line 9: value 'inf' of numeric attribute 'a' is not "
+                                       "finite"),
+    (HEAD + "@data\n1,x,p\n1,x\n", "line 9: expected 3 values, found 2"),
+])
+def test_fast_path_errors_are_the_careful_paths(tmp_path, text, pattern):
+    p = write(tmp_path, text, "e.arff")
+    with pytest.raises(ArffError, match=pattern):
+        load_arff(p)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7, 10_000])
+def test_chunks_equal_the_whole_file(tmp_path, rows):
+    from workbench.data.arff import iter_arff_chunks
+    for path in (EMBEDDED / "labor.arff.gz", EMBEDDED / "iris.arff.gz"):
+        whole = load_arff(path)
+        parts = list(iter_arff_chunks(path, rows))
+        assert [c.n_instances for c in parts[:-1]] == [rows] * (len(parts) - 1)
+        assert sum(c.n_instances for c in parts) == whole.n_instances
+        np.testing.assert_array_equal(np.vstack([c.X for c in parts]), whole.X)
+        np.testing.assert_array_equal(np.concatenate([c.y for c in parts]), whole.y)
+        assert all(c.attributes == whole.attributes for c in parts)
+    with pytest.raises(WorkbenchError, match="chunk size"):
+        next(iter_arff_chunks(EMBEDDED / "iris.arff.gz", 0))
