@@ -28,12 +28,14 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "render tables, figures and paper agreement from a run directory",
     "cv": "repeated k-fold cross-validation of one learner on one data set",
     "predict": "train one learner on TRAIN and print class distributions for TEST",
+    "fit": "train a count-based learner on a data file out of core (chunks)",
+    "evaluate": "holdout or prequential evaluation of a learner on a data file, out of core",
     "learners": "list registered learners and their parameters",
     "datasets": "list the paper's data sets and where they are found",
     "discretize": "fit MDL / equal-frequency discretisation and apply it",
 }
 
-PLUGIN_COMMANDS = ("learners", "predict", "cv")
+PLUGIN_COMMANDS = ("learners", "predict", "cv", "fit", "evaluate")
 """Subcommands that take ``--plugin`` (run/report get plugins from the config)."""
 
 

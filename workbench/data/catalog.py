@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from workbench.data.arff import load_arff
+from workbench.data.sources import load_table
 from workbench.data.dataset import Dataset
 from workbench import resources
 from workbench.errors import WorkbenchError
@@ -237,8 +238,7 @@ def _looks_like_path(text: str) -> bool:
     return (
         os.sep in text
         or (os.altsep is not None and os.altsep in text)
-        or lower.endswith(".arff")
-        or lower.endswith(".arff.gz")
+        or lower.endswith((".arff", ".arff.gz", ".csv", ".csv.gz", ".parquet", ".pq"))
     )
 
 
@@ -255,7 +255,7 @@ def load_dataset(
         path = Path(text).expanduser()
         if not path.is_file():
             raise WorkbenchError(f"{path}: no such data file")
-        return load_arff(path)
+        return load_table(path)
     slug = resolve_slug(text)
     path = find_dataset(slug, extra_dirs)
     if path is not None:

@@ -158,6 +158,12 @@ class Dataset:
         """A copy with some fields replaced (e.g. attributes + X after discretisation)."""
         return _dc_replace(self, **changes)
 
+    def with_missing(self, flags: Sequence[bool]) -> "Dataset":
+        """This data set with `Attribute.has_missing` set from `flags` (one per attribute),
+        e.g. from a pass over a whole file read in chunks."""
+        return self.replace(attributes=tuple(_dc_replace(a, has_missing=bool(f))
+                                             for a, f in zip(self.attributes, flags)))
+
     def with_missing_flags_of(self, *others: "Dataset") -> "Dataset":
         """This data set with `Attribute.has_missing` set wherever it is set here or in one
         of `others` (same header): the halves of one split declare `?` alike."""

@@ -28,7 +28,8 @@ from workbench.evaluation.pipeline import (
     make_learner,
     run_fold,
 )
-from workbench.evaluation.protocols import FoldSpec, GivenSplits, KFold, Protocol
+from workbench.evaluation.outofcore import prequential_fold
+from workbench.evaluation.protocols import FoldSpec, GivenSplits, KFold, Prequential, Protocol
 from workbench.evaluation.summary import (
     FOLD_METRICS,
     SUMMARY_KEYS,
@@ -72,7 +73,11 @@ def protocol_fold(data: Dataset, learner: LearnerLike, params: Mapping[str, Any]
                   protocol: Protocol, spec: FoldSpec,
                   discretize_sample: int | None = None) -> FoldResult:
     """Run one fold of `protocol` on the evaluated rows `data`: learner seed
-    `fold_seed(protocol.seed, round, fold)` for learners with a seed parameter."""
+    `fold_seed(protocol.seed, round, fold)` for learners with a seed parameter (a
+    prequential protocol's fold is its test-then-train stream)."""
+    if isinstance(protocol, Prequential):
+        return prequential_fold(data, learner, params, protocol.window,
+                                fold_seed(protocol.seed, spec.round, spec.fold))
     return run_fold(data, learner, params, spec.train, spec.test, round=spec.round,
                     fold=spec.fold, seed=fold_seed(protocol.seed, spec.round, spec.fold),
                     discretize_sample=discretize_sample)

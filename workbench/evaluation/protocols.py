@@ -277,5 +277,38 @@ class LearningCurve(Protocol):
                 "seed": self.seed}
 
 
+@dataclass(frozen=True)
+class Prequential(Protocol):
+    """A stream: the rows in file order, tested then trained in windows of `window` rows
+    (`evaluation.outofcore.prequential_loop`: each window is predicted by the model of all
+    rows before it, then learned; count-based learners only). One fold, whose test rows are
+    every row after the first window."""
+
+    window: int = 1000
+    seed: int = 1
+    kind: ClassVar[str] = "prequential"
+    repeats: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        _int("protocol.window", self.window, 1)
+        _int("protocol.seed", self.seed, 0)
+
+    @property
+    def rounds(self) -> int:
+        return 1
+
+    def plan(self, n, labels=None):
+        if n <= self.window:
+            raise WorkbenchError(f"prequential: the window of {self.window} rows leaves no "
+                                 f"row to test among the {n} rows of the data set")
+        return {(0, 0): FoldSpec(0, 0, np.arange(n), np.arange(self.window, n))}
+
+    def fold_sizes(self, n, round_):
+        return n, max(n - self.window, 0)
+
+    def to_dict(self):
+        return {"type": self.kind, "window": self.window, "seed": self.seed}
+
+
 PROTOCOLS: dict[str, type[Protocol]] = {
-    p.kind: p for p in (KFold, Holdout, RandomSampling, LearningCurve)}
+    p.kind: p for p in (KFold, Holdout, RandomSampling, LearningCurve, Prequential)}

@@ -13,6 +13,7 @@ Schema::
                discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
       # or {type: holdout, fraction: 0.1} | {type: sampled, n_train: 1000, n_test: 1000,
       #     repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
+      #     | {type: prequential, window: 1000} (a stream, test-then-train)
       # (`evaluation.protocols`; seed and discretize_sample apply to every type)
     learners:                           # display name -> {learner: REGISTRY_NAME, params...}
       NB: NB                            #   (a bare registry name is shorthand)
@@ -62,6 +63,7 @@ PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
     "holdout": ("fraction", "seed"),
     "sampled": ("n_train", "n_test", "repetitions", "seed"),
     "learning_curve": ("sizes", "n_test", "seed"),
+    "prequential": ("window", "seed"),
 }
 
 

@@ -135,6 +135,15 @@ class AnDE(CountingLearner):
                                                    rows_hint=rows.n_instances)
         self.constant_ = self.constant_ & ~which
 
+    def partial_fit(self, data: Dataset) -> "AnDE":
+        """Add a chunk of training data; attribute selection (ASAODE, BSEAODE) searches
+        over all training rows at once and so has no partial_fit."""
+        if self.selection is not None:
+            raise LearnerError(
+                f"{type(self).__name__}: selection '{self.selection}' needs every training "
+                "row in one call (its leave-one-out passes): use fit, not partial_fit")
+        return super().partial_fit(data)
+
     def _check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
         """Refuse, before allocating, count tables larger than the memory budget."""
         levels = range(1, min(self.required_level(), len(cards)) + 1)

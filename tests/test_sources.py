@@ -1,0 +1,115 @@
+"""Chunked data sources (ARFF, CSV, Parquet) and the reservoir sample: chunks equal the whole
+file at every chunk size, headers come from the file, values not declared are errors, the
+sample is a deterministic function of the seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.data.arff import load_arff
+from workbench.data.sources import Reservoir, iter_chunks, load_table, scan_header, table_kind
+from workbench.errors import WorkbenchError
+
+from conftest import EMBEDDED
+
+
+def _frame(data) -> pd.DataFrame:
+    """A Dataset as a DataFrame of values (nominal as text, missing as None/NaN)."""
+    cols = {}
+    for j, a in enumerate(data.attributes):
+        x = data.X[:, j]
+        if a.values is None:
+            cols[a.name] = x
+        else:
+            cols[a.name] = [None if np.isnan(v) else a.values[int(v)] for v in x]
+    cols[data.class_attribute.name] = [data.class_values[k] for k in data.y]
+    return pd.DataFrame(cols)
+
+
+@pytest.fixture(scope="module")
+def labor_files(tmp_path_factory):
+    data = load_arff(EMBEDDED / "labor.arff.gz")  # nominal + numeric, missing values
+    folder = tmp_path_factory.mktemp("src")
+    df = _frame(data)
+    df.to_csv(folder / "labor.csv", index=False)
+    df.to_parquet(folder / "labor.parquet", index=False)
+    return data, folder
+
+
+def _decoded(data):
+    frame = _frame(data).astype(object)
+    return frame.where(frame.notna(), "?").astype(str).to_numpy()
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_csv_and_parquet_equal_the_arff(labor_files, kind):
+    data, folder = labor_files
+    table = load_table(folder / f"labor.{kind}")
+    assert [a.name for a in table.attributes] == list(data.attribute_names)
+    assert [a.values is None for a in table.attributes] == \
+        [a.values is None for a in data.attributes]
+    assert [a.has_missing for a in table.attributes] == [a.has_missing for a in data.attributes]
+    np.testing.assert_array_equal(_decoded(table), _decoded(data))
+    head = scan_header(folder / f"labor.{kind}")
+    assert head.n_instances == 0 and head.attributes == table.attributes
+    assert all(list(a.values) == sorted(a.values) for a in head.attributes if a.values)
+
+
+@pytest.mark.parametrize("kind", ["arff", "csv", "parquet"])
+@pytest.mark.parametrize("rows", [1, 5, 57, 1000])
+def test_chunks_equal_the_whole_file(labor_files, kind, rows):
+    data, folder = labor_files
+    path = EMBEDDED / "labor.arff.gz" if kind == "arff" else folder / f"labor.{kind}"
+    whole = load_table(path)
+    parts = list(iter_chunks(path, rows))
+    assert [p.n_instances for p in parts] == \
+        [rows] * (57 // rows) + ([57 % rows] if 57 % rows else [])
+    np.testing.assert_array_equal(np.vstack([p.X for p in parts]), whole.X)
+    np.testing.assert_array_equal(np.concatenate([p.y for p in parts]), whole.y)
+
+
+def test_undeclared_values_and_bad_files(labor_files, tmp_path):
+    data, folder = labor_files
+    header = scan_header(folder / "labor.csv")
+    df = pd.read_csv(folder / "labor.csv")
+    df.loc[3, "pension"] = "gold-plated"
+    df.to_csv(tmp_path / "odd.csv", index=False)
+    with pytest.raises(WorkbenchError, match="value 'gold-plated' of column 'pension' is not "
+                                             "declared"):
+        list(iter_chunks(tmp_path / "odd.csv", 10, header=header))
+    with pytest.raises(WorkbenchError, match="unknown data file type"):
+        table_kind("data.xlsx")
+    with pytest.raises(WorkbenchError, match="no such file"):
+        load_table(tmp_path / "missing.parquet")
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    with pytest.raises(WorkbenchError, match="cannot read as PARQUET"):
+        load_table(tmp_path / "bad.parquet")
+
+
+def test_reservoir_is_uniform_deterministic_and_keeps_small_streams_whole():
+    data = load_arff(EMBEDDED / "iris.arff.gz")
+    res = Reservoir(500, seed=3)
+    for c in iter_chunks(EMBEDDED / "iris.arff.gz", 40):
+        res.add(c)
+    np.testing.assert_array_equal(res.sample().X, data.X)  # fewer rows than the size
+    picks = []
+    for seed in (1, 1, 2):
+        r = Reservoir(20, seed=seed)
+        for c in iter_chunks(EMBEDDED / "iris.arff.gz", 7):
+            r.add(c)
+        picks.append(r.sample().X)
+    np.testing.assert_array_equal(picks[0], picks[1])
+    assert not np.array_equal(picks[0], picks[2])
+    # uniform: over many seeds every row is kept with probability size / n
+    n, size = 150, 30
+    hits = np.zeros(n)
+    ids = data.replace(X=np.arange(n, dtype=float)[:, None].repeat(4, axis=1))
+    for seed in range(400):
+        r = Reservoir(size, seed=seed)
+        for lo in range(0, n, 16):
+            r.add(ids.take(np.arange(lo, min(lo + 16, n))))
+        hits[r.sample().X[:, 0].astype(int)] += 1
+    assert abs(hits.mean() / 400 - size / n) < 1e-12
+    assert hits.min() > 400 * size / n * 0.6 and hits.max() < 400 * size / n * 1.4

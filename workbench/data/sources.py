@@ -1,0 +1,291 @@
+"""Data files as chunks of rows: ARFF, CSV and Parquet (pyarrow), for data larger than
+memory, and a seeded reservoir sample of a pass (to fit discretisation cut points).
+
+A CSV or Parquet file has no ARFF header, so its schema comes from a first pass
+(`scan_header`): numeric columns are numeric attributes; string, categorical and boolean
+columns are nominal, their declared values the sorted distinct values; the class is the
+last column unless named. A header may also be given (any Dataset with the same columns,
+e.g. the first chunk of an ARFF file), which fixes the declared values and their order.
+Chunks are `Dataset`s of at most `rows` rows in file order, every one with the same
+header; a value not declared in it is an error naming the file and the column.
+
+`Reservoir(size, seed)` keeps a uniform random sample of the rows it is shown (Vitter's
+algorithm R with numpy's seeded generator): the same file, chunk size and seed give the
+same sample whatever else runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pac
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from workbench.data.arff import iter_arff_chunks, load_arff
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import WorkbenchError
+
+__all__ = ["Reservoir", "iter_chunks", "load_table", "scan_header", "table_kind"]
+
+_BATCH = 1 << 16
+
+
+def table_kind(path: str | os.PathLike) -> str:
+    """``arff``, ``csv`` or ``parquet`` by the file name (``.gz`` allowed for ARFF/CSV)."""
+    name = Path(path).name.lower()
+    name = name[:-3] if name.endswith(".gz") else name
+    for kind in ("arff", "csv", "parquet"):
+        if name.endswith("." + kind) or (kind == "parquet" and name.endswith(".pq")):
+            return kind
+    raise WorkbenchError(f"{path}: unknown data file type (expected .arff, .csv or .parquet, "
+                         "optionally .gz)")
+
+
+def _batches(path: Path, kind: str, size: int = _BATCH) -> Iterator[pa.RecordBatch]:
+    if not path.is_file():
+        raise WorkbenchError(f"{path}: no such file")
+    try:
+        if kind == "parquet":
+            yield from pq.ParquetFile(path).iter_batches(batch_size=size)
+        else:
+            stream = pa.input_stream(str(path), compression="detect")
+            yield from pcsv.open_csv(stream, read_options=pcsv.ReadOptions(
+                block_size=1 << 22), convert_options=pcsv.ConvertOptions(
+                null_values=["", "?", "NA", "NaN", "nan"], strings_can_be_null=True))
+    except pa.ArrowException as exc:
+        raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
+                             f"{str(exc).splitlines()[0]}") from None
+
+
+def _is_numeric(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+
+
+class _Scan:
+    """Column statistics that make a header: names, kinds, distinct values, missing."""
+
+    def __init__(self) -> None:
+        self.names: list[str] | None = None
+        self.numeric: list[bool] = []
+        self.values: list[set] = []
+        self.missing: list[bool] = []
+
+    def add(self, batch) -> None:
+        """One record batch or table."""
+        if self.names is None:
+            self.names = list(batch.schema.names)
+            self.numeric = [_is_numeric(f.type) for f in batch.schema]
+            self.values = [set() for _ in self.names]
+            self.missing = [False] * len(self.names)
+        for j, col in enumerate(batch.columns):
+            self.missing[j] |= col.null_count > 0
+            if not self.numeric[j] or j == self.class_index():
+                dic = _dictionary(col)
+                idx = dic.indices.drop_null().to_numpy(zero_copy_only=False)
+                used = np.flatnonzero(np.bincount(idx, minlength=len(dic.dictionary)))
+                self.values[j].update(_text(v) for v in dic.dictionary.take(
+                    pa.array(used, type=pa.int64())).to_pylist())
+
+    def class_index(self, class_column: str | None = None) -> int:
+        return len(self.names) - 1 if class_column is None else (
+            self.names.index(class_column) if class_column in self.names else -1)
+
+    def header(self, path: Path, class_column: str | None) -> Dataset:
+        if self.names is None:
+            raise WorkbenchError(f"{path}: no rows")
+        ci = self.class_index(class_column)
+        if ci < 0:
+            raise WorkbenchError(f"{path}: no column named '{class_column}' (class)")
+        if ci != len(self.names) - 1 and self.numeric[ci]:
+            raise WorkbenchError(f"{path}: class column '{class_column}' is numeric; name it "
+                                 "as the last column or give a header")
+        attrs = [Attribute(n, None if self.numeric[j] else tuple(sorted(self.values[j],
+                                                                          key=_order)),
+                           has_missing=self.missing[j])
+                 for j, n in enumerate(self.names) if j != ci]
+        cls = Attribute(self.names[ci], tuple(sorted(self.values[ci], key=_order)))
+        return Dataset(path.name.split(".")[0], tuple(attrs), cls,
+                       np.zeros((0, len(attrs))), np.zeros(0, dtype=np.int64),
+                       source=str(path))
+
+
+def scan_header(path: str | os.PathLike, class_column: str | None = None) -> Dataset:
+    """The header of a CSV / Parquet file from one pass (see the module docstring): an
+    empty Dataset whose attributes have `has_missing` set where the file has a missing
+    value. ARFF files: their own header (`has_missing` from the whole file)."""
+    path = Path(path)
+    kind = table_kind(path)
+    if kind == "arff":
+        return load_arff(path).take(np.arange(0))
+    scan = _Scan()
+    for batch in _batches(path, kind):
+        scan.add(batch)
+    return scan.header(path, class_column)
+
+
+def _text(v) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def _order(v: str):
+    """Numbers in numeric order, then text."""
+    try:
+        return (0, float(v), v)
+    except ValueError:
+        return (1, 0.0, v)
+
+
+def _columns(batch, header: Dataset, path: Path) -> Dataset:
+    """One record batch (or table) as a Dataset under `header` (columns matched by name)."""
+    names = batch.schema.names
+    out = np.empty((len(header.attributes), batch.num_rows), dtype=np.float64)
+    for j, a in enumerate((*header.attributes, header.class_attribute)):
+        if a.name not in names:
+            raise WorkbenchError(f"{path}: no column '{a.name}' (in the header)")
+        col = batch.column(names.index(a.name))
+        if a.values is None:
+            if not _is_numeric(col.type):
+                raise WorkbenchError(f"{path}: column '{a.name}' is not numeric")
+            vals = col.to_numpy(zero_copy_only=False)
+        else:
+            codes = {v: k for k, v in enumerate(a.values)}
+            enc = _dictionary(col)
+            lookup = []
+            for v in enc.dictionary.to_pylist():
+                key = _text(v) if isinstance(v, (int, float)) else str(v)
+                if key not in codes:
+                    raise WorkbenchError(f"{path}: value '{key}' of column '{a.name}' is not "
+                                         "declared in the header")
+                lookup.append(codes[key])
+            lookup_arr = np.array(lookup + [np.nan], dtype=np.float64)
+            idx = enc.indices.fill_null(len(lookup)).to_numpy(zero_copy_only=False)
+            if j < out.shape[0]:
+                np.take(lookup_arr, idx, out=out[j])
+                continue
+            vals = lookup_arr[idx]
+        if j < out.shape[0]:
+            out[j] = vals
+        else:
+            y = np.where(np.isnan(vals), -1, vals).astype(np.int64)
+    return header.replace(X=np.ascontiguousarray(out.T), y=y)
+
+
+def iter_chunks(path: str | os.PathLike, rows: int, header: Dataset | None = None,
+                class_column: str | None = None) -> Iterator[Dataset]:
+    """The rows of an ARFF, CSV or Parquet file as Datasets of at most `rows` rows, in
+    file order, all with one header (`header`, else the file's: ARFF's own, or
+    `scan_header`'s pass for CSV / Parquet)."""
+    path = Path(path)
+    if rows < 1:
+        raise WorkbenchError(f"chunk size must be a positive number of rows, got {rows}")
+    kind = table_kind(path)
+    if kind == "arff":
+        yield from iter_arff_chunks(path, rows, class_column)
+        return
+    header = scan_header(path, class_column) if header is None else header
+    pending: list[Dataset] = []
+    have = 0
+    for batch in _batches(path, kind, min(rows, _BATCH)):
+        pending.append(_columns(batch, header, path))
+        have += batch.num_rows
+        while have >= rows:
+            block = _concat(pending, header)
+            yield block.take(np.arange(rows))
+            rest = block.take(np.arange(rows, block.n_instances))
+            pending, have = [rest], rest.n_instances
+    if have:
+        yield _concat(pending, header)
+
+
+def _concat(parts: list[Dataset], header: Dataset) -> Dataset:
+    if len(parts) == 1:
+        return parts[0]
+    return header.replace(X=np.vstack([p.X for p in parts]),
+                          y=np.concatenate([p.y for p in parts]))
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    """A Parquet file with its text columns read dictionary-encoded (no text decoding)."""
+    schema = pq.ParquetFile(path).schema_arrow
+    text = [f.name for f in schema if pa.types.is_string(f.type)
+            or pa.types.is_large_string(f.type)]
+    return pq.read_table(path, read_dictionary=text or None)
+
+
+def _dictionary(col) -> pa.DictionaryArray:
+    """`col` dictionary-encoded as one array (already encoded columns as they are)."""
+    if isinstance(col, pa.ChunkedArray):
+        if pa.types.is_dictionary(col.type):
+            col = col.unify_dictionaries()
+            return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        col = col.combine_chunks()
+    return col if pa.types.is_dictionary(col.type) else pac.dictionary_encode(col)
+
+
+def load_table(path: str | os.PathLike, class_column: str | None = None) -> Dataset:
+    """A whole ARFF, CSV or Parquet file as one Dataset (CSV / Parquet: read at once by
+    pyarrow, multi-threaded; the header from its columns as `scan_header` makes it)."""
+    path = Path(path)
+    kind = table_kind(path)
+    if kind == "arff":
+        return load_arff(path, class_column)
+    if not path.is_file():
+        raise WorkbenchError(f"{path}: no such file")
+    try:
+        table = _read_parquet(path) if kind == "parquet" else pcsv.read_csv(
+            pa.input_stream(str(path), compression="detect"),
+            convert_options=pcsv.ConvertOptions(null_values=["", "?", "NA", "NaN", "nan"],
+                                                strings_can_be_null=True))
+    except pa.ArrowException as exc:
+        raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
+                             f"{str(exc).splitlines()[0]}") from None
+    scan = _Scan()
+    scan.add(table)
+    return _columns(table, scan.header(path, class_column), path)
+
+
+class Reservoir:
+    """A uniform random sample of at most `size` rows of what it is shown (algorithm R,
+    numpy's generator seeded with `seed`)."""
+
+    def __init__(self, size: int, seed: int = 0) -> None:
+        if size < 1:
+            raise WorkbenchError(f"reservoir size must be positive, got {size}")
+        self.size = int(size)
+        self.rng = np.random.default_rng(seed)
+        self.seen = 0
+        self.X: np.ndarray | None = None
+        self.y: np.ndarray | None = None
+        self.header: Dataset | None = None
+
+    def add(self, chunk: Dataset) -> None:
+        """Offer the rows of `chunk` (in order)."""
+        if self.header is None:
+            self.header = chunk
+            self.X = np.empty((0, chunk.n_attributes))
+            self.y = np.empty(0, dtype=np.int64)
+        n = chunk.n_instances
+        fill = min(n, max(0, self.size - self.X.shape[0]))
+        if fill:
+            self.X = np.vstack([self.X, chunk.X[:fill]])
+            self.y = np.concatenate([self.y, chunk.y[:fill]])
+        rest = np.arange(fill, n)
+        if rest.size:
+            # row t (1-based count t = seen + i + 1) replaces slot j ~ U{0..t-1} if j < size
+            t = self.seen + rest + 1
+            j = self.rng.integers(0, t)
+            for i, slot in zip(rest[j < self.size], j[j < self.size]):
+                self.X[slot] = chunk.X[i]
+                self.y[slot] = chunk.y[i]
+        self.seen += n
+
+    def sample(self) -> Dataset:
+        """The sample as a Dataset with the first chunk's header."""
+        if self.header is None:
+            raise WorkbenchError("reservoir: no rows were offered")
+        return self.header.replace(X=self.X.copy(), y=self.y.copy())

@@ -1,0 +1,290 @@
+"""Out-of-core training and evaluation: a data file (ARFF, CSV, Parquet) read chunk by
+chunk, at memory independent of its number of rows, by a count-based learner
+(`CountingLearner.partial_fit`: NB and the AnDE family, one pass over the data).
+
+- **Pass 1** reads the file once for what must be known before counting: the rows, the
+  attributes with a missing value anywhere (`Attribute.has_missing`, as an in-memory load
+  sets it) and, when the learner discretises (MDL or EF), a seeded reservoir sample of at
+  most `sample` training rows on which the cut points are fitted — as `discretize_sample`
+  does in memory.
+- **Pass 2** adds each chunk's training rows, discretised, to the learner.
+- **Holdout** (`holdout`): ``every:K`` — every K-th row (rows K−1, 2K−1, … counting from
+  0) is a test row; ``last:N`` — the last N rows are. A third pass predicts the test rows.
+- **Prequential** (test-then-train): the rows are taken in windows of `window` rows; each
+  window is first predicted by the model of all rows before it (the first window is only
+  learned), then learned. Discretisation: the learner's batch method (MDL, EF) is fitted on
+  the first window and kept (a stream cannot look ahead); ``ida:B:S`` / ``idaw:B:S``
+  (incremental quantiles, `discretize.IncrementalDiscretizer`) are updated after every
+  window. The same loop serves the `Prequential` protocol of configs (`prequential_fold`).
+
+Metrics are those of `cv` (pooled 0-1 loss, both RMSEs, log loss) with CPU seconds of
+training and testing, rows, the fitted model's bytes and the process's peak resident
+memory. With a sample at least as large as the training rows, training here equals
+training in memory on the same rows (same cut points, same counts).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.data.sources import Reservoir, iter_chunks
+from workbench.errors import WorkbenchError
+from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
+from workbench.evaluation.pipeline import FoldResult, make_learner, peak_rss, reset_peak_rss
+from workbench.discretize import fit_discretizer, is_incremental
+from workbench.learners.base import CountingLearner
+
+__all__ = ["Holdout", "OutOfCoreResult", "fit_file", "evaluate_holdout",
+           "evaluate_prequential", "parse_holdout", "prequential_fold", "prequential_loop"]
+
+DEFAULT_CHUNK = 65_536
+DEFAULT_SAMPLE = 100_000
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """Which rows test: every `every`-th row, or the `last` rows."""
+
+    every: int | None = None
+    last: int | None = None
+
+    def test_mask(self, start: int, n: int, total: int) -> np.ndarray:
+        """Test rows among rows start .. start+n−1 of a file of `total` rows."""
+        rows = np.arange(start, start + n)
+        if self.every is not None:
+            return rows % self.every == self.every - 1
+        return rows >= total - int(self.last or 0)
+
+
+def parse_holdout(text: str) -> Holdout:
+    """``every:K`` (K ≥ 2) or ``last:N`` (N ≥ 1)."""
+    m = re.fullmatch(r"(every|last):(\d+)", str(text).strip())
+    if not m or int(m.group(2)) < (2 if m.group(1) == "every" else 1):
+        raise WorkbenchError(f"--holdout {text!r}: expected every:K (K >= 2, every K-th row "
+                             "tests) or last:N (the last N rows test)")
+    k = int(m.group(2))
+    return Holdout(every=k) if m.group(1) == "every" else Holdout(last=k)
+
+
+@dataclass
+class OutOfCoreResult:
+    """What one out-of-core run gives: the summary (metrics and measurements), for a
+    prequential run the per-window values, and the fitted model and discretiser."""
+
+    summary: dict[str, Any]
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    model: Any = None
+    discretizer: Any = None
+    header: Dataset | None = None  # the file's header, missing flags of the whole file
+
+
+def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None) -> Any:
+    model = make_learner(learner, params, seed)
+    if getattr(model, "selection", None) is not None:
+        raise WorkbenchError(
+            f"learner {learner!r}: attribute selection (ASAODE, BSEAODE) searches over all "
+            "training rows in memory; out of core it is not available yet")
+    if not isinstance(model, CountingLearner):
+        raise WorkbenchError(
+            f"learner {learner!r} trains in memory only; out-of-core training needs a "
+            "count-based learner (NB and the AnDE family: NB, A1DE, A2DE, A3DE and their "
+            "-S/-W variants)")
+    return model
+
+
+def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | None
+            ) -> Iterator[tuple[int, Dataset]]:
+    """(first row index, chunk) in file order; with `header`, its attributes (the whole
+    file's missing flags) on every chunk."""
+    start = 0
+    for chunk in iter_chunks(path, chunk_rows, class_column=class_column):
+        if header is not None:
+            chunk = chunk.replace(attributes=header.attributes)
+        yield start, chunk
+        start += chunk.n_instances
+
+
+def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdout | None,
+                sample: int | None, seed: int) -> tuple[Dataset, int, Reservoir | None]:
+    """The header with whole-file missing flags, the row count, and (if `sample`) a
+    reservoir sample of the training rows (with a known class)."""
+    missing, total, header = None, 0, None
+    for _, chunk in _chunks(path, chunk_rows, None, class_column):
+        header = header or chunk
+        m = np.isnan(chunk.X).any(axis=0)
+        missing = m if missing is None else (missing | m)
+        total += chunk.n_instances
+    if header is None:
+        raise WorkbenchError(f"{path}: no rows")
+    header = header.with_missing(missing)
+    res = None
+    if sample is not None:
+        res = Reservoir(sample, seed)
+        for start, chunk in _chunks(path, chunk_rows, header, class_column):
+            keep = chunk.y >= 0
+            if holdout is not None:
+                keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+            if keep.any():
+                res.add(chunk.take(np.flatnonzero(keep)))
+    return header, total, res
+
+
+def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
+             chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE, seed: int = 1,
+             holdout: Holdout | None = None, class_column: str | None = None
+             ) -> OutOfCoreResult:
+    """Train `learner` on the file's training rows (all rows, or those `holdout` leaves)
+    out of core; `summary` has rows, chunks, CPU seconds, model bytes and peak memory."""
+    model = _counting(learner, params, seed)
+    method = str(getattr(model, "preprocessing", "none") or "none")
+    reset_peak_rss()
+    cpu0 = time.process_time()
+    header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
+                                     None if method == "none" else sample, seed)
+    disc = None
+    if method != "none":
+        if res is None or res.seen == 0:
+            raise WorkbenchError(f"{path}: no training rows with a known class")
+        disc = fit_discretizer(method, res.sample())
+    n_train = chunks = 0
+    for start, chunk in _chunks(path, chunk_rows, header, class_column):
+        keep = chunk.y >= 0
+        if holdout is not None:
+            keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+        part = chunk.take(np.flatnonzero(keep))
+        if part.n_instances:
+            model.partial_fit(disc.transform(part) if disc is not None else part)
+            n_train += part.n_instances
+        chunks += 1
+    if n_train == 0:
+        raise WorkbenchError(f"{path}: no training rows with a known class")
+    summary = {"rows": total, "n_train": n_train, "chunks": chunks,
+               "passes": 2, "train_cpu_seconds": time.process_time() - cpu0,
+               "model_bytes": model.model_bytes() if hasattr(model, "model_bytes") else None,
+               "peak_rss_bytes": peak_rss(), "preprocessing": method,
+               "discretize_sample": None if disc is None else min(sample, res.seen)}
+    return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
+
+
+def evaluate_holdout(path, learner: Any, params: Mapping[str, Any] | None = None, *,
+                     holdout: Holdout, chunk_rows: int = DEFAULT_CHUNK,
+                     sample: int = DEFAULT_SAMPLE, seed: int = 1,
+                     class_column: str | None = None) -> OutOfCoreResult:
+    """Train out of core on the rows `holdout` leaves, then predict its test rows."""
+    fitted = fit_file(path, learner, params, chunk_rows=chunk_rows, sample=sample,
+                      seed=seed, holdout=holdout, class_column=class_column)
+    model, disc, total = fitted.model, fitted.discretizer, fitted.summary["rows"]
+    header = fitted.header
+    sums: list[LossSums] = []
+    cpu0 = time.process_time()
+    for start, chunk in _chunks(path, chunk_rows, header, class_column):
+        test = holdout.test_mask(start, chunk.n_instances, total) & (chunk.y >= 0)
+        if not test.any():
+            continue
+        part = chunk.take(np.flatnonzero(test))
+        proba = model.predict_proba(disc.transform(part) if disc is not None else part)
+        sums.append(loss_sums(proba, part.y))
+    summary = dict(fitted.summary)
+    summary["passes"] = 3
+    summary["test_cpu_seconds"] = time.process_time() - cpu0
+    summary["n_test"] = sum(s.n for s in sums)
+    summary["holdout"] = (f"every:{holdout.every}" if holdout.every is not None
+                          else f"last:{holdout.last}")
+    summary.update(pooled_metrics(sums, header.n_classes))
+    summary["peak_rss_bytes"] = peak_rss()
+    return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
+
+
+def prequential_loop(windows, model, header: Dataset, seed: int = 1
+                     ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], Any, float, float]:
+    """Test-then-train over `windows` ((first row, Dataset) in order): each window's rows
+    with a known class are predicted by the model of all earlier windows (from the second
+    window on), then learned. The learner's preprocessing decides the cut points: IDA /
+    IDAW (``ida:B:S``, ``idaw:B:S``) follow the stream, updated after every window; a batch
+    method (MDL, EF) is fitted on the first window and kept. Returns the predictions
+    (row indices, probabilities, true classes per window), the discretiser and the training
+    and testing CPU seconds."""
+    method = str(getattr(model, "preprocessing", "none") or "none")
+    incremental = method != "none" and is_incremental(method)
+    disc = None
+    out: list[tuple[int, np.ndarray, np.ndarray]] = []
+    train_cpu = test_cpu = 0.0
+    for start, chunk in windows:
+        keep = np.flatnonzero(chunk.y >= 0)
+        labelled = chunk.take(keep)
+        t0 = time.process_time()
+        if disc is None and method != "none":
+            disc = fit_discretizer(method, labelled if not incremental else
+                                   labelled.take(np.arange(0)), seed=seed)
+            if incremental:
+                disc.update(labelled)  # the first window is only learned
+        if model._header is not None and labelled.n_instances:
+            proba = model.predict_proba(disc.transform(labelled) if disc else labelled)
+            out.append((start + keep, proba, labelled.y))
+        t1 = time.process_time()
+        if labelled.n_instances:
+            model.partial_fit(disc.transform(labelled) if disc else labelled)
+            if incremental and model._header is not None and start:
+                disc.update(labelled)
+        t2 = time.process_time()
+        test_cpu += t1 - t0
+        train_cpu += t2 - t1
+    return out, disc, train_cpu, test_cpu
+
+
+def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = None, *,
+                         window: int = 1000, seed: int = 1, class_column: str | None = None
+                         ) -> OutOfCoreResult:
+    """Test-then-train over the file's rows in windows of `window` rows (see
+    `prequential_loop`; preprocessing from the learner, or ``preprocessing`` in `params`,
+    e.g. ``"ida:5:1000"``)."""
+    model = _counting(learner, params, seed)
+    header, total, _ = _first_pass(path, window, class_column, None, None, seed)
+    reset_peak_rss()
+    preds, disc, train_cpu, test_cpu = prequential_loop(
+        _chunks(path, window, header, class_column), model, header, seed)
+    K = header.n_classes
+    sums = [loss_sums(p, y) for _, p, y in preds]
+    windows = [{"start": int(rows[0]), "rows": s.n, **pooled_metrics([s], K)}
+               for (rows, _, _), s in zip(preds, sums)]
+    summary = {"rows": total, "window": window, "windows": len(windows),
+               "n_test": sum(s.n for s in sums),
+               "preprocessing": str(getattr(model, "preprocessing", "none")),
+               "train_cpu_seconds": train_cpu, "test_cpu_seconds": test_cpu,
+               **pooled_metrics(sums, K),
+               "model_bytes": model.model_bytes() if hasattr(model, "model_bytes") else None,
+               "peak_rss_bytes": peak_rss()}
+    return OutOfCoreResult(summary, windows, model, disc, header)
+
+
+def prequential_fold(data: Dataset, learner: Any, params: Mapping[str, Any] | None,
+                     window: int, seed: int | None = None) -> FoldResult:
+    """The prequential protocol's one fold on in-memory rows (file order): the test rows
+    are every row after the first window; their probabilities are those the stream gave."""
+    model = _counting(learner, params, seed)
+    n = data.n_instances
+    windows = ((lo, data.take(np.arange(lo, min(lo + window, n))))
+               for lo in range(0, n, window))
+    reset_peak_rss()
+    wall0 = time.perf_counter()
+    preds, disc, train_cpu, test_cpu = prequential_loop(windows, model, data,
+                                                        1 if seed is None else seed)
+    wall = time.perf_counter() - wall0
+    rows = np.concatenate([r for r, _, _ in preds]) if preds else np.zeros(0, np.int64)
+    proba = np.vstack([p for _, p, _ in preds]) if preds else np.zeros((0, data.n_classes))
+    cuts = getattr(disc, "cuts", None)
+    return FoldResult(
+        round=0, fold=0, test_index=rows, proba=proba, train_cpu_seconds=train_cpu,
+        test_cpu_seconds=test_cpu, train_wall_seconds=wall * train_cpu / max(
+            train_cpu + test_cpu, 1e-12), test_wall_seconds=wall * test_cpu / max(
+            train_cpu + test_cpu, 1e-12), n_train=n,
+        preprocessing=str(getattr(model, "preprocessing", "none")),
+        cuts={k: [float(c) for c in v] for k, v in cuts.items()} if cuts else None,
+        model_bytes=model.model_bytes() if hasattr(model, "model_bytes") else None,
+        peak_rss_bytes=peak_rss())
