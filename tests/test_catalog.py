@@ -59,7 +59,8 @@ def test_slugs_and_paper_counts_match_manifest():
 def test_search_path_order(monkeypatch, tmp_path):
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     monkeypatch.setenv("WORKBENCH_DATA", os.pathsep.join([str(a), "", str(b)]))
-    assert search_path([c]) == [catalog.PROJECT_DATASETS, a, b, c]
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    assert search_path([c]) == [catalog.PROJECT_DATASETS, a, b, c, tmp_path / "cache"]
     assert catalog.PROJECT_DATASETS == EMBEDDED
 
 

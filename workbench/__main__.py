@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evaluate": "holdout or prequential evaluation of a learner on a data file, out of core",
     "learners": "list registered learners and their parameters",
     "datasets": "list the paper's data sets and where they are found",
+    "fetch": "download catalog data sets from their public sources into the cache",
     "discretize": "fit MDL / equal-frequency discretisation and apply it",
 }
 

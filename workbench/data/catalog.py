@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from workbench.data.arff import load_arff
+from workbench.data.fetch import SOURCES, cache_dir
 from workbench.data.sources import load_table
 from workbench.data.dataset import Dataset
 from workbench import resources
@@ -215,12 +216,13 @@ def get_entry(name: str) -> CatalogEntry | None:
 
 def search_path(extra_dirs: Iterable[str | os.PathLike] = ()) -> list[Path]:
     """Directories searched for data sets, in order: project ``datasets/``,
-    ``$WORKBENCH_DATA`` entries, then `extra_dirs`."""
+    ``$WORKBENCH_DATA`` entries, `extra_dirs`, then the download cache of ``fetch``
+    (`fetch.cache_dir`)."""
     dirs = [PROJECT_DATASETS]
     env = os.environ.get("WORKBENCH_DATA", "")
     dirs += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
     dirs += [Path(p).expanduser() for p in extra_dirs]
-    return dirs
+    return dirs + [cache_dir()]
 
 
 def find_dataset(slug: str, extra_dirs: Iterable[str | os.PathLike] = ()) -> Path | None:
@@ -265,7 +267,9 @@ def load_dataset(
         what = f"data set '{slug}' ({_BY_SLUG[slug].name}) not found"
     else:
         what = f"unknown data set '{text}' (not in the catalog and no such file)"
+    hint = (f"; or download it: python -m workbench fetch {slug}" if slug in SOURCES
+            else "")
     raise WorkbenchError(
         f"{what}: looked for {slug}.arff.gz / {slug}.arff in {where} "
-        "(add directories with $WORKBENCH_DATA or --data-dir)"
+        f"(add directories with $WORKBENCH_DATA or --data-dir{hint})"
     )

@@ -1,0 +1,112 @@
+"""`workbench fetch` against a local HTTP server serving fixture files in the sources'
+formats: converted to the catalog's layout, found by the search path afterwards, checksums
+recorded and (when pinned) enforced, failures leave no file."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import http.server
+import json
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from workbench.data import fetch as fetch_mod
+from workbench.data.catalog import load_dataset
+from workbench.errors import WorkbenchError
+
+from conftest import REPO
+
+POKER_TRAIN = "1,10,1,11,1,13,1,12,1,1,9\n2,11,2,13,2,10,2,12,2,1,9\n1,2,2,3,3,4,4,5,1,7,0\n"
+POKER_TEST = "4,1,4,13,4,12,4,11,4,10,9\n1,1,2,1,3,9,1,5,2,3,1\n"
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A local mirror of the UCI paths: poker-hand's two files and localization's."""
+    root = tmp_path / "mirror"
+    (root / "poker").mkdir(parents=True)
+    (root / "poker" / "poker-hand-training-true.data").write_text(POKER_TRAIN)
+    (root / "poker" / "poker-hand-testing.data").write_text(POKER_TEST)
+    (root / "00196").mkdir()
+    (root / "00196" / "ConfLongDemo_JSI.txt").write_text(
+        "A01,010-000-024-033,633790226051280329,27.05.2009 14:03:25:127,4.06,1.89,0.50,"
+        "walking\nA01,020-000-033-111,633790226051820913,27.05.2009 14:03:25:183,4.21,"
+        "1.54,0.79,lying\nB02,010-000-024-033,633790226052091205,27.05.2009 14:03:25:210,"
+        "3.51,1.77,0.46,walking\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("WORKBENCH_FETCH_BASE", f"http://127.0.0.1:{httpd.server_port}/")
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("WORKBENCH_DATA", raising=False)
+    yield root
+    httpd.shutdown()
+
+
+def test_fetch_converts_and_the_search_path_finds_it(server, tmp_path):
+    path = fetch_mod.fetch("poker-hand")
+    assert path == tmp_path / "cache" / "poker-hand.arff.gz"
+    data = load_dataset("poker-hand")  # found through the cache
+    assert data.n_instances == 5 and data.n_attributes == 10
+    assert data.attributes[0].values == ("1", "2", "3", "4")
+    assert data.attributes[1].values == tuple(str(v) for v in range(1, 14))
+    assert data.class_values == tuple(str(v) for v in range(10))
+    np.testing.assert_array_equal(data.y, [9, 9, 0, 9, 1])
+    assert data.X[2].tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 0, 6]  # codes of "1,2,2,3,..."
+    info = json.loads((tmp_path / "cache" / "poker-hand.source.json").read_text())
+    assert info["rows"] == 5 and info["sha256"]["poker/poker-hand-testing.data"] == \
+        hashlib.sha256(POKER_TEST.encode()).hexdigest()
+    loc = load_dataset(fetch_mod.fetch("localization"))
+    assert [a.name for a in loc.attributes] == ["sequence", "tag", "timestamp", "x", "y", "z"]
+    assert loc.class_values == ("lying", "walking") and loc.X[:, 3].tolist() == [4.06, 4.21,
+                                                                                3.51]
+
+
+def test_checksum_mismatch_and_failures_leave_no_file(server, tmp_path, monkeypatch):
+    src = fetch_mod.SOURCES["poker-hand"]
+    pinned = fetch_mod.Source(src.files, src.convert,
+                              sha256={src.files[0]: "0" * 64})
+    monkeypatch.setitem(fetch_mod.SOURCES, "poker-hand", pinned)
+    with pytest.raises(WorkbenchError, match="checksum mismatch for .*poker-hand-training-"
+                                             "true.data: expected sha256 0000"):
+        fetch_mod.fetch("poker-hand")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    (server / "poker" / "poker-hand-testing.data").unlink()  # HTTP 404
+    monkeypatch.setitem(fetch_mod.SOURCES, "poker-hand", src)
+    with pytest.raises(WorkbenchError, match="cannot download .*testing.data: HTTP 404"):
+        fetch_mod.fetch("poker-hand")
+    (server / "poker" / "poker-hand-testing.data").write_text("1,2,3\n")  # malformed
+    with pytest.raises(WorkbenchError, match="fetch poker-hand: poker-hand: not in the "
+                                             "expected format"):
+        fetch_mod.fetch("poker-hand")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    with pytest.raises(WorkbenchError, match="no public source recorded for 'iris'"):
+        fetch_mod.fetch("iris")
+    monkeypatch.setenv("WORKBENCH_FETCH_BASE", "http://127.0.0.1:9/")  # nothing listens
+    proc = subprocess.run([sys.executable, "-m", "workbench", "-q", "fetch", "covtype"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: cannot download http://127.0.0.1:9/covtype/")
+
+
+def test_converters_of_the_other_sources():
+    row = ",".join(["2596", "51", "3", "258", "0", "510", "221", "232", "148", "6279"]
+                   + ["1", "0", "0", "0"] + ["0"] * 28 + ["1"] + ["0"] * 11 + ["5"])
+    cov = fetch_mod._covtype([gzip.compress((row + "\n" + row + "\n").encode())])
+    assert cov.n_attributes == 54 and cov.class_values == tuple("1234567")
+    assert cov.X[0, :3].tolist() == [2596, 51, 3] and cov.y.tolist() == [4, 4]
+    fields = []
+    for name, numeric in fetch_mod._CENSUS:
+        fields.append("3" if numeric else (" - 50000." if name == "income" else " x"))
+    line = ",".join(fields) + "\n"
+    census = fetch_mod._census([gzip.compress(line.encode()), line.encode()])
+    assert census.n_instances == 2 and census.n_attributes == 40
+    assert "instance weight" not in census.attribute_names
+    assert census.class_values == ("- 50000.",)

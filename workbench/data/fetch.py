@@ -1,0 +1,242 @@
+"""`workbench fetch SLUG`: download a catalog data set from its public source into a cache
+directory, converted to the catalog's attribute layout, where the search path finds it.
+
+- Sources (`SOURCES`): the UCI repository's files of the data sets this checkout lacks or has
+  only in part — the full poker-hand (training + testing files, 1,025,010 rows),
+  covtype, census-income (data + test files, the instance weight left out) and
+  localization. A source may pin each file's SHA-256; every download's SHA-256 is recorded
+  in ``<slug>.source.json`` next to the data.
+- The cache is ``$WORKBENCH_CACHE`` or ``~/.cache/workbench/datasets``; it is on the data
+  search path (`catalog.search_path`), so after ``fetch covtype`` configs and commands find
+  ``covtype``. ``$WORKBENCH_FETCH_BASE`` replaces the repository's base address (a mirror,
+  or a local server in tests).
+- Safety: a file is downloaded to a temporary name and renamed only after its checksum
+  (when pinned) matches and the conversion succeeded; an offline machine, an HTTP error, a
+  checksum mismatch or a malformed file gives one line naming the address or file and
+  leaves no partial file behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from workbench.data.arff import save_arff
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import WorkbenchError
+from workbench.fileio import atomic_write_text
+
+__all__ = ["SOURCES", "cache_dir", "fetch"]
+
+UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
+CACHE_ENV = "WORKBENCH_CACHE"
+BASE_ENV = "WORKBENCH_FETCH_BASE"
+TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a data set comes from and how its files become the catalog's layout."""
+
+    files: tuple[str, ...]  # paths relative to the base address
+    convert: Callable[[list[bytes]], Dataset]
+    sha256: dict[str, str] = field(default_factory=dict)  # pinned checksums by file
+    base: str = UCI
+    note: str = ""
+
+
+def cache_dir() -> Path:
+    """``$WORKBENCH_CACHE`` or ``~/.cache/workbench/datasets``."""
+    text = os.environ.get(CACHE_ENV, "").strip()
+    return Path(text).expanduser() if text else Path.home() / ".cache" / "workbench" / \
+        "datasets"
+
+
+# ----- converters: the downloaded files -> the catalog's layout -------------------------------
+def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",") -> pa.Table:
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        return pcsv.read_csv(io.BytesIO(raw), read_options=pcsv.ReadOptions(
+            column_names=names), parse_options=pcsv.ParseOptions(delimiter=delimiter),
+            convert_options=pcsv.ConvertOptions(null_values=["?", ""],
+                                                strings_can_be_null=True))
+    except pa.ArrowException as exc:
+        raise WorkbenchError(f"{path}: not in the expected format "
+                             f"({str(exc).splitlines()[0]})") from None
+
+
+def _nominal(values, declared: tuple[str, ...] | None = None) -> tuple[np.ndarray, tuple]:
+    """Codes of a column's values (text) in `declared` order, or sorted distinct values."""
+    text = np.array(["" if v is None else str(v).strip() for v in values], dtype=object)
+    missing = np.array([v is None for v in values])
+    if declared is None:
+        declared = tuple(sorted(set(text[~missing])))
+    index = {v: i for i, v in enumerate(declared)}
+    try:
+        codes = np.array([np.nan if m else index[t] for t, m in zip(text, missing)],
+                         dtype=np.float64)
+    except KeyError as exc:
+        raise WorkbenchError(f"value {exc.args[0]!r} is not one of {declared}") from None
+    return codes, declared
+
+
+def _dataset(name: str, columns: list[tuple[str, np.ndarray, tuple | None]],
+             cls: tuple[str, np.ndarray, tuple]) -> Dataset:
+    X = np.column_stack([c for _, c, _ in columns]) if columns else np.zeros((len(cls[1]), 0))
+    y = np.where(np.isnan(cls[1]), -1, cls[1]).astype(np.int64)
+    atts = tuple(Attribute(n, v, has_missing=bool(np.isnan(c).any())) for n, c, v in columns)
+    return Dataset(name, atts, Attribute(cls[0], cls[2]), X, y, meta={"relation": name})
+
+
+def _poker(files: list[bytes]) -> Dataset:
+    names = [f"{k}{i}" for i in range(1, 6) for k in "SC"] + ["class"]
+    table = pa.concat_tables([_csv(f, names, "poker-hand") for f in files])
+    suits, ranks = tuple(str(v) for v in range(1, 5)), tuple(str(v) for v in range(1, 14))
+    cols = [(n, *_nominal(table.column(n).to_pylist(), suits if n[0] == "S" else ranks))
+            for n in names[:-1]]
+    return _dataset("poker-hand", cols, ("class", *_nominal(
+        table.column("class").to_pylist(), tuple(str(v) for v in range(10)))))
+
+
+_COVTYPE_NUMERIC = ["Elevation", "Aspect", "Slope", "Horizontal_Distance_To_Hydrology",
+                    "Vertical_Distance_To_Hydrology", "Horizontal_Distance_To_Roadways",
+                    "Hillshade_9am", "Hillshade_Noon", "Hillshade_3pm",
+                    "Horizontal_Distance_To_Fire_Points"]
+
+
+def _covtype(files: list[bytes]) -> Dataset:
+    binary = [f"Wilderness_Area{i}" for i in range(1, 5)] + \
+        [f"Soil_Type{i}" for i in range(1, 41)]
+    names = _COVTYPE_NUMERIC + binary + ["Cover_Type"]
+    table = _csv(files[0], names, "covtype")
+    cols = [(n, table.column(n).to_numpy(zero_copy_only=False).astype(float), None)
+            for n in _COVTYPE_NUMERIC]
+    cols += [(n, *_nominal(table.column(n).to_pylist(), ("0", "1"))) for n in binary]
+    return _dataset("covtype", cols, ("Cover_Type", *_nominal(
+        table.column("Cover_Type").to_pylist(), tuple(str(v) for v in range(1, 8)))))
+
+
+_CENSUS = [("age", True), ("class of worker", False), ("detailed industry recode", False),
+           ("detailed occupation recode", False), ("education", False),
+           ("wage per hour", True), ("enroll in edu inst last wk", False),
+           ("marital stat", False), ("major industry code", False),
+           ("major occupation code", False), ("race", False), ("hispanic origin", False),
+           ("sex", False), ("member of a labor union", False),
+           ("reason for unemployment", False), ("full or part time employment stat", False),
+           ("capital gains", True), ("capital losses", True), ("dividends from stocks", True),
+           ("tax filer stat", False), ("region of previous residence", False),
+           ("state of previous residence", False),
+           ("detailed household and family stat", False),
+           ("detailed household summary in household", False), ("instance weight", True),
+           ("migration code-change in msa", False), ("migration code-change in reg", False),
+           ("migration code-move within reg", False), ("live in this house 1 year ago", False),
+           ("migration prev res in sunbelt", False),
+           ("num persons worked for employer", True), ("family members under 18", False),
+           ("country of birth father", False), ("country of birth mother", False),
+           ("country of birth self", False), ("citizenship", False),
+           ("own business or self employed", False),
+           ("fill inc questionnaire for veteran's admin", False),
+           ("veterans benefits", False), ("weeks worked in year", True), ("year", False),
+           ("income", False)]
+
+
+def _census(files: list[bytes]) -> Dataset:
+    names = [n for n, _ in _CENSUS]
+    table = pa.concat_tables([_csv(f, names, "census-income") for f in files],
+                             promote_options="permissive")
+    cols = []
+    for name, numeric in _CENSUS[:-1]:
+        if name == "instance weight":  # UCI: a sampling weight, not to be used for learning
+            continue
+        col = table.column(name)
+        cols.append((name, col.to_numpy(zero_copy_only=False).astype(float), None)
+                    if numeric else (name, *_nominal(col.to_pylist())))
+    return _dataset("census-income", cols, ("income", *_nominal(
+        table.column("income").to_pylist())))
+
+
+def _localization(files: list[bytes]) -> Dataset:
+    names = ["sequence", "tag", "timestamp", "date", "x", "y", "z", "activity"]
+    table = _csv(files[0], names, "localization")
+    cols = [("sequence", *_nominal(table.column("sequence").to_pylist())),
+            ("tag", *_nominal(table.column("tag").to_pylist()))]
+    cols += [(n, table.column(n).to_numpy(zero_copy_only=False).astype(float), None)
+             for n in ("timestamp", "x", "y", "z")]
+    return _dataset("localization", cols, ("activity", *_nominal(
+        table.column("activity").to_pylist())))
+
+
+SOURCES: dict[str, Source] = {
+    "poker-hand": Source(("poker/poker-hand-training-true.data",
+                          "poker/poker-hand-testing.data"), _poker,
+                         note="training (25,010) then testing (1,000,000) rows"),
+    "covtype": Source(("covtype/covtype.data.gz",), _covtype),
+    "census-income": Source(("census-income-mld/census-income.data.gz",
+                             "census-income-mld/census-income.test.gz"), _census,
+                            note="data then test rows; the instance weight is left out"),
+    "localization": Source(("00196/ConfLongDemo_JSI.txt",), _localization,
+                           note="the date column (a text copy of the timestamp) is left out"),
+}
+
+
+# ----- download ---------------------------------------------------------------------------------
+def _download(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp:
+            return resp.read()
+    except urllib.error.HTTPError as exc:
+        raise WorkbenchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise WorkbenchError(f"cannot download {url}: {reason} (offline? set "
+                             f"${BASE_ENV} to a mirror)") from None
+
+
+def fetch(slug: str, force: bool = False) -> Path:
+    """Download data set `slug` into the cache (see the module docstring); returns the
+    path of its ``<slug>.arff.gz``. An existing copy is kept unless `force`."""
+    from workbench.data.catalog import resolve_slug
+
+    slug = resolve_slug(slug)
+    if slug not in SOURCES:
+        raise WorkbenchError(f"fetch: no public source recorded for '{slug}' (known: "
+                             f"{', '.join(SOURCES)})")
+    src = SOURCES[slug]
+    target = cache_dir() / f"{slug}.arff.gz"
+    if target.is_file() and not force:
+        return target
+    base = os.environ.get(BASE_ENV, "").strip() or src.base
+    base = base if base.endswith("/") else base + "/"
+    contents, digests = [], {}
+    for rel in src.files:
+        data = _download(base + rel)
+        digest = hashlib.sha256(data).hexdigest()
+        pinned = src.sha256.get(rel)
+        if pinned is not None and digest != pinned:
+            raise WorkbenchError(f"checksum mismatch for {base + rel}: expected sha256 "
+                                 f"{pinned}, got {digest}; nothing was written")
+        contents.append(data)
+        digests[rel] = digest
+    try:
+        data = src.convert(contents)
+    except WorkbenchError as exc:
+        raise WorkbenchError(f"fetch {slug}: {exc}") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
+    atomic_write_text(target.with_name(f"{slug}.source.json"), json.dumps(
+        {"slug": slug, "base": base, "files": list(src.files), "sha256": digests,
+         "rows": data.n_instances, "note": src.note}, indent=2) + "\n")
+    return target
