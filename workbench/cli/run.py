@@ -29,8 +29,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a non-empty directory that is not a run directory (use with care)")
     p.add_argument("--backend", choices=("loky", "dask"), default="loky",
                    help="loky (local processes, default) or dask (LocalCluster or --scheduler)")
-    p.add_argument("--scheduler", metavar="ADDR",
-                   help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help="Dask scheduler address, e.g. tcp://host:8786 (with --backend "
+                            "dask); data files must be at the same absolute path on the "
+                            "workers (checked before the run)")
+    where.add_argument("--scheduler-file", metavar="FILE",
+                       help="Dask scheduler file (dask scheduler --scheduler-file FILE; "
+                            "dask-jobqueue/Slurm), with --backend dask")
     p.add_argument("--no-report", action="store_true", help="do not render the report")
 
 
@@ -40,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench import log
     from workbench.errors import ConfigError, PartialFailure
     from workbench.experiment.config import load_config
+    from pathlib import Path
+
     from workbench.experiment.runner import run_experiment
+    from workbench.experiment.workers import SCHEDULER_FILE
     from workbench.report.render import render_report
 
     from workbench.resources import config_path
@@ -56,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         config,
         jobs=args.jobs,
         backend=args.backend,
-        scheduler=args.scheduler,
+        scheduler=(args.scheduler if not args.scheduler_file else
+                   SCHEDULER_FILE + str(Path(args.scheduler_file).resolve())),
         datasets=args.datasets,
         learners=args.learners,
         fresh=args.fresh,

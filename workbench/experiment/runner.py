@@ -449,11 +449,12 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
             lc = config.learner(name)
             for r, f in todo:
                 tasks.append(Task(
-                    dataset=ref.name, path=str(ref.path), learner=name,
+                    dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
                     registry_name=lc.learner,
                     params=json.dumps(dict(lc.params), sort_keys=True, default=str),
                     round=r, fold=f, protocol=p.plan, plugins=tuple(config.plugins),
-                    plugin_dir=str(config.base_dir), spec=specs.get(lc.learner),
+                    plugin_dir=str(Path(config.base_dir).resolve()),
+                    spec=specs.get(lc.learner),
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                 ))
     return tasks, remaining, to_summarize

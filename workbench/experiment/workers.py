@@ -115,6 +115,27 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
         raise
 
 
+SCHEDULER_FILE = "file:"
+"""Prefix of a `scheduler` string naming a Dask scheduler file (``--scheduler-file``)."""
+
+
+def _check_visible(client: Any, tasks: Sequence[Any]) -> None:
+    """Every data file the tasks read (their absolute ``path``) must exist on every worker
+    of a remote cluster (a shared filesystem): refuse before anything is computed."""
+    paths = sorted({str(getattr(t, "path", "")) for t in tasks} - {""})
+    if not paths:
+        return
+    seen = client.run(lambda ps: [p for p in ps if not os.path.isfile(p)], paths)
+    if not seen:
+        raise WorkbenchError("the Dask scheduler has no workers")
+    for worker, missing in sorted(seen.items()):
+        if missing:
+            raise WorkbenchError(
+                f"data file {missing[0]} is not visible on Dask worker {worker} "
+                f"({len(missing)} of {len(paths)} files missing there): run workers on "
+                "hosts that share the data directory at the same absolute path")
+
+
 def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
                   scheduler: str | None) -> Iterator[tuple[T, Any]]:
     try:
@@ -123,10 +144,19 @@ def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
         raise WorkbenchError(f"--backend dask needs dask[distributed]: {exc}") from None
     cluster = None
     if scheduler:
+        where = scheduler[len(SCHEDULER_FILE):] if scheduler.startswith(SCHEDULER_FILE) \
+            else scheduler
+        flag = "--scheduler-file" if scheduler.startswith(SCHEDULER_FILE) else "--scheduler"
         try:
-            client = Client(scheduler)
+            client = (Client(scheduler_file=where, timeout=30) if flag == "--scheduler-file"
+                      else Client(where, timeout=30))
         except Exception as exc:
-            raise WorkbenchError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+            raise WorkbenchError(f"{flag} {where}: cannot connect: {exc}") from None
+        try:
+            _check_visible(client, tasks)
+        except BaseException:
+            client.close()
+            raise
     else:
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None)

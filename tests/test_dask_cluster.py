@@ -1,0 +1,93 @@
+"""The runner on a Dask cluster whose workers are separate processes started elsewhere (a
+scheduler file, as on a real cluster): the smoke config with its data directory given
+relatively gives the same results as the local run, and a data file the workers cannot
+see is refused before anything is computed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EMBEDDED, REPO
+from test_runner import assert_same_results
+
+pytest.importorskip("distributed")
+
+SMOKE = """name: dask-smoke
+datasets: [iris, labor]
+protocol: {rounds: 2, folds: 2, seed: 1}
+learners: [NB, A1DE-SW, A2DE, RF10]
+output: out
+"""
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """`dask scheduler` + two `dask worker` processes, started in their own directory."""
+    home = tmp_path / "cluster"
+    home.mkdir()
+    sched = home / "scheduler.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                               "--scheduler-file", str(sched), "--port", "0",
+                               "--dashboard-address", ":0", "--no-show"],
+                              cwd=home, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)]
+    deadline = time.monotonic() + 60
+    while not sched.is_file() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for _ in range(2):
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+             str(sched), "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+            cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    from distributed import Client
+    with Client(scheduler_file=str(sched), timeout=60) as client:
+        client.wait_for_workers(2, timeout=60)
+    yield sched
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def test_smoke_on_a_cluster_with_a_relative_data_directory(tmp_path, cluster, monkeypatch):
+    work = tmp_path / "work"
+    (work / "mydata").mkdir(parents=True)
+    for slug in ("iris", "labor"):
+        shutil.copy(EMBEDDED / f"{slug}.arff.gz", work / "mydata" / f"{slug}.arff.gz")
+    (work / "smoke.yaml").write_text(SMOKE)
+    env = dict(os.environ, WORKBENCH_DATA="mydata")  # relative to the runner's directory
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "workbench", "-q", "run", "smoke.yaml", "--no-report", *a],
+        cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    local = run("--output", "local")
+    assert local.returncode == 0, local.stderr
+    remote = run("--output", "remote", "--backend", "dask", "--scheduler-file", str(cluster))
+    assert remote.returncode == 0, remote.stderr
+    assert_same_results(work / "local", work / "remote")
+    # a data file the workers cannot see is refused up front (the check is handed one
+    # path that exists nowhere, as a file on the runner's disk only would)
+    (work / "elsewhere").mkdir()
+    shutil.copy(EMBEDDED / "iris.arff.gz", work / "elsewhere" / "flowers.arff.gz")
+    cfg = work / "hidden.yaml"
+    cfg.write_text(SMOKE.replace("[iris, labor]", "[elsewhere/flowers.arff.gz]")
+                   .replace("output: out", "output: hidden"))
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os, sys; sys.argv = ['workbench'] + sys.argv[1:];"
+         "import workbench.experiment.workers as w, os.path as op;"
+         "orig = w._check_visible;"
+         "w._check_visible = lambda c, t: orig(c, [type('T', (), {'path': '/no/such/"
+         "file.arff'})()] + list(t));"
+         "from workbench.__main__ import main; sys.exit(main())",
+         "run", str(cfg), "--backend", "dask", "--scheduler-file", str(cluster)],
+        cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "data file /no/such/file.arff is not visible on Dask worker" in proc.stderr
+    assert not (work / "hidden" / "predictions").exists()
