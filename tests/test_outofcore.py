@@ -193,3 +193,29 @@ def test_synthetic_generators_are_seeded():
     X2, y2 = bayes_network_rows(1000, seed=2)
     np.testing.assert_array_equal(X1, X2)
     assert X1.max() <= 3 and set(np.unique(y1)) <= {0, 1}
+
+
+def test_distributed_counting_equals_one_process(files, tmp_path):
+    """A Parquet file's row groups counted on two Dask worker processes and added up: the
+    same model as counting in one process (labor: missing values, single-valued bins)."""
+    distributed = pytest.importorskip("distributed")
+    import pyarrow.parquet as pq
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pq.read_table(files["parquet"]), path, row_group_size=10)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 6
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for learner, holdout in (("A2DE-SW", None), ("NB", parse_holdout("every:3"))):
+            dist = fit_file(path, learner, client=client, holdout=holdout)
+            local = fit_file(path, learner, chunk_rows=7, holdout=holdout)
+            data = load_arff(files["arff"])
+            X = _recode(data, local.header)
+            probe = local.header.replace(X=X, y=data.y)
+            np.testing.assert_array_equal(
+                dist.model.predict_proba(dist.discretizer.transform(probe)),
+                local.model.predict_proba(local.discretizer.transform(probe)))
+            assert dist.summary["partitions"] == 6
+            assert dist.summary["n_train"] == local.summary["n_train"]
+    with pytest.raises(WorkbenchError, match="distributed counting reads Parquet row groups"):
+        fit_file(files["arff"], "NB", client=object())

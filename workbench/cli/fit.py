@@ -41,6 +41,53 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="leave these rows out of training (see 'evaluate')")
     p.add_argument("--save", metavar="FILE.pkl",
                    help="write the fitted learner and discretiser (pickle)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="count a Parquet file's row groups on N local Dask worker "
+                            "processes and add the counts up")
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help="... on the workers of this Dask scheduler (tcp://host:8786)")
+    where.add_argument("--scheduler-file", metavar="FILE", help="... of this scheduler file")
+
+
+def dask_client(args: argparse.Namespace):
+    """A context giving the Dask client the flags ask for (None: count here)."""
+    import contextlib
+
+    from workbench.errors import WorkbenchError
+
+    @contextlib.contextmanager
+    def make():
+        if not (args.workers or args.scheduler or args.scheduler_file):
+            yield None
+            return
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise WorkbenchError(f"distributed counting needs dask[distributed]: {exc}") \
+                from None
+        if args.workers is not None and args.workers < 1:
+            raise WorkbenchError(f"--workers: expected a positive number, got {args.workers}")
+        cluster = None
+        try:
+            if args.workers:
+                cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None)
+                client = Client(cluster)
+            elif args.scheduler_file:
+                client = Client(scheduler_file=args.scheduler_file, timeout=30)
+            else:
+                client = Client(args.scheduler, timeout=30)
+        except OSError as exc:
+            raise WorkbenchError(f"cannot reach the Dask scheduler: {exc}") from None
+        try:
+            yield client
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+    return make()
 
 
 def check_sizes(args: argparse.Namespace) -> None:
@@ -62,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_sizes(args)
     holdout = parse_holdout(args.holdout) if args.holdout else None
-    res = fit_file(args.data, args.learner, parse_overrides(args.params),
-                   chunk_rows=args.chunk_rows, sample=args.sample, seed=args.seed,
-                   holdout=holdout, class_column=args.class_column)
+    with dask_client(args) as client:
+        res = fit_file(args.data, args.learner, parse_overrides(args.params),
+                       chunk_rows=args.chunk_rows, sample=args.sample, seed=args.seed,
+                       holdout=holdout, class_column=args.class_column, client=client)
     if args.save:
         atomic_write_bytes(Path(args.save), pickle.dumps(
             {"learner": res.model, "discretizer": res.discretizer}))

@@ -28,12 +28,13 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.data.sources import Reservoir, iter_chunks
+from workbench.data.sources import Reservoir, iter_chunks, table_kind
 from workbench.errors import WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.pipeline import FoldResult, make_learner, peak_rss, reset_peak_rss
@@ -135,12 +136,58 @@ def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdou
     return header, total, res
 
 
+def _count_partition(path: str, group: int, start: int, total: int, learner: Any,
+                     params: Mapping[str, Any] | None, seed: int, header: Dataset, disc: Any,
+                     holdout: Holdout | None, rows_hint: int) -> Any:
+    """Count one row group of a Parquet file (on a Dask worker): a model started from the
+    whole file's header, so that every partition's model has the same layout."""
+    import pyarrow.parquet as pq
+
+    from workbench.data.sources import _columns
+
+    chunk = _columns(pq.ParquetFile(path).read_row_group(group), header, Path(path))
+    chunk = chunk.replace(attributes=header.attributes)
+    keep = chunk.y >= 0
+    if holdout is not None:
+        keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+    part = chunk.take(np.flatnonzero(keep))
+    model = _counting(learner, params, seed)
+    model.start(disc.transform(header) if disc is not None else header, rows_hint)
+    if part.n_instances:
+        model.partial_fit(disc.transform(part) if disc is not None else part)
+    return model, int(part.n_instances)
+
+
+def _fit_distributed(client: Any, path, learner, params, seed, header, disc, holdout,
+                     total: int, class_column: str | None):
+    """Count a Parquet file's row groups on the Dask workers and add the counts up."""
+    import pyarrow.parquet as pq
+
+    if table_kind(path) != "parquet":
+        raise WorkbenchError(f"{path}: distributed counting reads Parquet row groups; "
+                             "convert the file to Parquet (or train without --scheduler)")
+    meta = pq.ParquetFile(path).metadata
+    starts = np.concatenate(([0], np.cumsum([meta.row_group(g).num_rows
+                                              for g in range(meta.num_row_groups)])))
+    futures = [client.submit(_count_partition, str(Path(path).resolve()), g, int(starts[g]),
+                             total, learner, dict(params or {}), seed, header, disc,
+                             holdout, total, pure=False)
+               for g in range(meta.num_row_groups)]
+    model, n_train = None, 0
+    for m, n in client.gather(futures):  # in row-group order: a deterministic sum
+        model = m if model is None else model.merge(m)
+        n_train += n
+    return model, n_train, meta.num_row_groups
+
+
 def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
              chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE, seed: int = 1,
-             holdout: Holdout | None = None, class_column: str | None = None
-             ) -> OutOfCoreResult:
+             holdout: Holdout | None = None, class_column: str | None = None,
+             client: Any = None) -> OutOfCoreResult:
     """Train `learner` on the file's training rows (all rows, or those `holdout` leaves)
-    out of core; `summary` has rows, chunks, CPU seconds, model bytes and peak memory."""
+    out of core; `summary` has rows, chunks, CPU seconds, model bytes and peak memory.
+    With a Dask `client`, the row groups of a Parquet file are counted on the workers and
+    the counts added up (counts are additive: the same model as counting here)."""
     model = _counting(learner, params, seed)
     method = str(getattr(model, "preprocessing", "none") or "none")
     reset_peak_rss()
@@ -152,6 +199,15 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
         if res is None or res.seen == 0:
             raise WorkbenchError(f"{path}: no training rows with a known class")
         disc = fit_discretizer(method, res.sample())
+    if client is not None:
+        model, n_train, chunks = _fit_distributed(client, path, learner, params, seed,
+                                                  header, disc, holdout, total, class_column)
+        summary = {"rows": total, "n_train": n_train, "chunks": chunks, "passes": 2,
+                   "partitions": chunks, "train_cpu_seconds": time.process_time() - cpu0,
+                   "model_bytes": model.model_bytes(), "peak_rss_bytes": peak_rss(),
+                   "preprocessing": method,
+                   "discretize_sample": None if disc is None else min(sample, res.seen)}
+        return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
     n_train = chunks = 0
     for start, chunk in _chunks(path, chunk_rows, header, class_column):
         keep = chunk.y >= 0

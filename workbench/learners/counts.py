@@ -607,6 +607,17 @@ class AnDECounts:
             ids = self.store.add_blocks(combos, np.full(combos.shape[0], c), empty=empty)
             self.miss_base[l, c] = ids[0] if ids.size else -1
 
+    def merge(self, other: "AnDECounts") -> "AnDECounts":
+        """Add the counts of `other`, which has the same layout (counted elsewhere)."""
+        if not (np.array_equal(self.cards, other.cards) and self.K == other.K
+                and self.max_level == other.max_level
+                and np.array_equal(self.miss_base, other.miss_base)):
+            raise LearnerError("cannot merge AnDE counts with different layouts")
+        self.class_counts += other.class_counts
+        self.store.merge(other.store)
+        self.has_missing |= other.has_missing
+        return self
+
     def with_constants(self, cardinalities: Sequence[int], old_to_new: Sequence[int],
                        rows_hint: int | None = None) -> "AnDECounts":
         """These counts over a larger attribute set: old attribute i becomes attribute

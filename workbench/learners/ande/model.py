@@ -104,19 +104,8 @@ class AnDE(CountingLearner):
             )
         codes = rows.codes()
         if self.counts_ is None:
-            cards = rows.cardinalities
-            if self.missing == "value":
-                self.missing_value_ = np.array([a.has_missing for a in rows.attributes],
-                                               dtype=bool) | (codes < 0).any(axis=0)
-                cards = cards + self.missing_value_
-            self.cards_ = cards
+            self._create_counts(rows, (codes < 0).any(axis=0), rows.n_instances)
             codes = self.recode(codes)
-            self.constant_ = (cards == 1) & ~(codes < 0).any(axis=0) & \
-                bool(self.leave_out_constants and self.selection is None)
-            keep = ~self.constant_
-            self._check_budget(cards[keep], rows, int((codes < 0).any(axis=0).sum()))
-            self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
-                                      parent_levels=self.n, rows_hint=rows.n_instances)
         else:
             codes = self.recode(codes)
             newly = self.constant_ & (codes < 0).any(axis=0)
@@ -124,6 +113,51 @@ class AnDE(CountingLearner):
                 self._count_constants(newly, rows)
         self.counts_.partial_fit(codes[:, ~self.constant_], rows.y)
         self._prepared = None
+
+    def _create_counts(self, rows: Dataset, missing: np.ndarray, rows_hint: int,
+                       declare_missing: bool = False) -> None:
+        """The count tables' structure for data with `rows`' header, given which attributes
+        have a missing value (`missing`): values per attribute (`?` one more with
+        ``missing="value"``), the single-valued attributes left out, the budget check;
+        `declare_missing` also creates the missing-child blocks of those attributes now."""
+        cards = rows.cardinalities
+        if self.missing == "value":
+            self.missing_value_ = np.array([a.has_missing for a in rows.attributes],
+                                           dtype=bool) | missing
+            cards = cards + self.missing_value_
+            missing = missing & ~self.missing_value_
+        self.cards_ = cards
+        self.constant_ = (cards == 1) & ~missing & \
+            bool(self.leave_out_constants and self.selection is None)
+        keep = ~self.constant_
+        self._check_budget(cards[keep], rows, int(missing.sum()))
+        self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
+                                  parent_levels=self.n, rows_hint=rows_hint)
+        if declare_missing:
+            for c in np.flatnonzero(missing[keep]):
+                self.counts_._add_missing_blocks(int(c))
+
+    def start(self, header: Dataset, rows_hint: int) -> "AnDE":
+        """Empty counts for data with `header`, laid out from its missing-value flags
+        (`Attribute.has_missing`, e.g. from a pass over the whole file) instead of from a
+        first chunk, and sized for `rows_hint` rows: models that count different parts of
+        one data set then share one layout and add up (`merge`)."""
+        self._reset()
+        self._remember_header(header)
+        self._create_counts(header, np.array([a.has_missing for a in header.attributes],
+                                             dtype=bool), rows_hint, declare_missing=True)
+        return self
+
+    def merge(self, other: "AnDE") -> "AnDE":
+        """Add the counts of `other` (same parameters, started from the same header and row
+        hint, `start`): counts are additive, so this equals counting both parts here."""
+        if other.get_params() != self.get_params() or self.counts_ is None or \
+                other.counts_ is None or not np.array_equal(self.constant_, other.constant_):
+            raise LearnerError("AnDE.merge: the models differ in parameters or layout "
+                               "(start both from the same header)")
+        self.counts_.merge(other.counts_)
+        self._prepared = None
+        return self
 
     def _count_constants(self, which: np.ndarray, rows: Dataset) -> None:
         """Count the left-out attributes `which` from now on (their first missing value):
