@@ -74,6 +74,7 @@ class _Scan:
         self.numeric: list[bool] = []
         self.values: list[set] = []
         self.missing: list[bool] = []
+        self.rows = 0
 
     def add(self, batch) -> None:
         """One record batch or table."""
@@ -82,6 +83,7 @@ class _Scan:
             self.numeric = [_is_numeric(f.type) for f in batch.schema]
             self.values = [set() for _ in self.names]
             self.missing = [False] * len(self.names)
+        self.rows += batch.num_rows
         for j, col in enumerate(batch.columns):
             self.missing[j] |= col.null_count > 0
             if not self.numeric[j] or j == self.class_index():
@@ -111,13 +113,14 @@ class _Scan:
         cls = Attribute(self.names[ci], tuple(sorted(self.values[ci], key=_order)))
         return Dataset(path.name.split(".")[0], tuple(attrs), cls,
                        np.zeros((0, len(attrs))), np.zeros(0, dtype=np.int64),
-                       source=str(path))
+                       source=str(path), meta={"rows": self.rows})
 
 
 def scan_header(path: str | os.PathLike, class_column: str | None = None) -> Dataset:
     """The header of a CSV / Parquet file from one pass (see the module docstring): an
     empty Dataset whose attributes have `has_missing` set where the file has a missing
-    value. ARFF files: their own header (`has_missing` from the whole file)."""
+    value (``meta["rows"]``: the rows counted). ARFF files: their own header
+    (`has_missing` from the whole file)."""
     path = Path(path)
     kind = table_kind(path)
     if kind == "arff":
@@ -279,9 +282,11 @@ class Reservoir:
             # row t (1-based count t = seen + i + 1) replaces slot j ~ U{0..t-1} if j < size
             t = self.seen + rest + 1
             j = self.rng.integers(0, t)
-            for i, slot in zip(rest[j < self.size], j[j < self.size]):
-                self.X[slot] = chunk.X[i]
-                self.y[slot] = chunk.y[i]
+            hit = j < self.size
+            # in row order: a slot written twice keeps the later row (numpy assigns the
+            # repeated indices of a fancy assignment in order)
+            self.X[j[hit]] = chunk.X[rest[hit]]
+            self.y[j[hit]] = chunk.y[rest[hit]]
         self.seen += n
 
     def sample(self) -> Dataset:

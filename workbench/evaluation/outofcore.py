@@ -34,7 +34,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.data.sources import Reservoir, iter_chunks, table_kind
+from workbench.data.sources import Reservoir, iter_chunks, scan_header, table_kind
 from workbench.errors import WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.pipeline import FoldResult, make_learner, peak_rss, reset_peak_rss
@@ -104,7 +104,7 @@ def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | N
     """(first row index, chunk) in file order; with `header`, its attributes (the whole
     file's missing flags) on every chunk."""
     start = 0
-    for chunk in iter_chunks(path, chunk_rows, class_column=class_column):
+    for chunk in iter_chunks(path, chunk_rows, header=header, class_column=class_column):
         if header is not None:
             chunk = chunk.replace(attributes=header.attributes)
         yield start, chunk
@@ -114,18 +114,23 @@ def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | N
 def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdout | None,
                 sample: int | None, seed: int) -> tuple[Dataset, int, Reservoir | None]:
     """The header with whole-file missing flags, the row count, and (if `sample`) a
-    reservoir sample of the training rows (with a known class)."""
-    missing, total, header = None, 0, None
-    for _, chunk in _chunks(path, chunk_rows, None, class_column):
-        header = header or chunk
-        m = np.isnan(chunk.X).any(axis=0)
-        missing = m if missing is None else (missing | m)
-        total += chunk.n_instances
-    if header is None:
-        raise WorkbenchError(f"{path}: no rows")
-    header = header.with_missing(missing)
+    reservoir sample of the training rows (with a known class). CSV / Parquet: the header
+    pass gives flags and rows; ARFF: a pass over the chunks."""
+    if table_kind(path) != "arff":
+        header = scan_header(path, class_column)
+        total = int(header.meta["rows"])
+    else:
+        missing, total, header = None, 0, None
+        for _, chunk in _chunks(path, chunk_rows, None, class_column):
+            header = header or chunk
+            m = np.isnan(chunk.X).any(axis=0)
+            missing = m if missing is None else (missing | m)
+            total += chunk.n_instances
+        if header is None:
+            raise WorkbenchError(f"{path}: no rows")
+        header = header.with_missing(missing)
     res = None
-    if sample is not None:
+    if sample is not None and not header.is_all_nominal:
         res = Reservoir(sample, seed)
         for start, chunk in _chunks(path, chunk_rows, header, class_column):
             keep = chunk.y >= 0
@@ -194,6 +199,8 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     cpu0 = time.process_time()
     header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
                                      None if method == "none" else sample, seed)
+    if method != "none" and header.is_all_nominal:
+        method = "none"  # nothing to discretise: no cut points, no sample
     disc = None
     if method != "none":
         if res is None or res.seen == 0:

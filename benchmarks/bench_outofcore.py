@@ -1,0 +1,119 @@
+"""Out-of-core training: peak memory and throughput against the number of rows.
+
+    python benchmarks/bench_outofcore.py [--rows 1000000 4000000] [--attributes 20]
+        [--learner A1DE] [--folder /tmp/wb-bench] [--workers 0]
+
+Writes a seeded synthetic Parquet file per size (`workbench.data.synthetic.
+bayes_network_rows`: a known naive-Bayes network, 4 values per attribute, text columns
+stored dictionary-encoded, row groups of 1,000,000), then for each size runs
+``python -m workbench fit`` in a fresh process and prints its rows/s, CPU seconds and
+peak resident memory (VmHWM): flat peak memory across sizes is what "out of core" means.
+Next to it: a bare counting loop (numba; the same rows × C(a, 2) A1DE pair increments into
+dense tables, data already in memory) — the physical limit of one pass on this machine —
+and the training throughput as a fraction of it. With --workers N, also the row groups
+counted on N local Dask worker processes (speed-up against one process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from workbench.data.synthetic import bayes_network_rows
+
+BLOCK = 1_000_000
+
+
+def write_parquet(path: Path, rows: int, attributes: int, seed: int = 1) -> None:
+    if path.is_file() and pq.ParquetFile(path).metadata.num_rows == rows:
+        return
+    labels = pa.array([str(v) for v in range(4)])
+    writer = None
+    for start in range(0, rows, BLOCK):
+        X, y = bayes_network_rows(min(BLOCK, rows - start), attributes, seed=seed,
+                                  start=start)
+        cols = {f"a{j}": pa.DictionaryArray.from_arrays(pa.array(X[:, j]), labels)
+                for j in range(attributes)}
+        cols["class"] = pa.DictionaryArray.from_arrays(pa.array(y), labels.slice(0, 2))
+        table = pa.table(cols)
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=BLOCK)
+    writer.close()
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_pairs(X, y, K, tables):
+    n, d = X.shape
+    for r in range(n):
+        k = y[r]
+        for i in range(d):
+            xi = X[r, i]
+            for j in range(i + 1, d):
+                tables[i, j, xi, X[r, j], k] += 1
+
+
+def counting_loop_rows_per_second(rows: int, attributes: int) -> float:
+    """Rows/s of a bare A1DE pair-counting loop over in-memory codes (the limit)."""
+    X, y = bayes_network_rows(min(rows, BLOCK), attributes, seed=1)
+    X = X.astype(np.int64)
+    y = y.astype(np.int64)
+    tables = np.zeros((attributes, attributes, 4, 4, 2), dtype=np.int32)
+    _count_pairs(X[:100], y[:100], 2, tables)  # compile
+    t0 = time.process_time()
+    _count_pairs(X, y, 2, tables)
+    return X.shape[0] / (time.process_time() - t0)
+
+
+def fit(path: Path, learner: str, workers: int = 0) -> dict:
+    cmd = [sys.executable, "-m", "workbench", "-q", "fit", "--learner", learner, "--data",
+           str(path), "--chunk-rows", "250000"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    info = json.loads(out.stdout)
+    info["wall_seconds"] = time.perf_counter() - t0
+    return info
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 4_000_000])
+    ap.add_argument("--attributes", type=int, default=20)
+    ap.add_argument("--learner", default="A1DE")
+    ap.add_argument("--folder", default="/tmp/wb-bench")
+    ap.add_argument("--workers", type=int, default=0)
+    args = ap.parse_args()
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    limit = counting_loop_rows_per_second(max(args.rows), args.attributes)
+    print(f"bare counting loop (A1DE pairs, {args.attributes} attributes): "
+          f"{limit / 1e6:.2f} M rows/s")
+    print(f"{'rows':>11} {'train CPU s':>11} {'M rows/s':>9} {'of limit':>8} "
+          f"{'peak RSS MiB':>12} {'wall s':>7}")
+    for rows in args.rows:
+        path = folder / f"bn-{rows}-{args.attributes}.parquet"
+        write_parquet(path, rows, args.attributes)
+        info = fit(path, args.learner)
+        rate = rows / info["train_cpu_seconds"]
+        print(f"{rows:>11,} {info['train_cpu_seconds']:>11.1f} {rate / 1e6:>9.2f} "
+              f"{rate / limit:>8.2f} {info['peak_rss_bytes'] / 2**20:>12.0f} "
+              f"{info['wall_seconds']:>7.1f}")
+        if args.workers:
+            dist = fit(path, args.learner, args.workers)
+            print(f"{'':>11} {args.workers} Dask workers: wall {dist['wall_seconds']:.1f} s "
+                  f"(one process {info['wall_seconds']:.1f} s: speed-up "
+                  f"{info['wall_seconds'] / dist['wall_seconds']:.2f})")
+
+
+if __name__ == "__main__":
+    main()
