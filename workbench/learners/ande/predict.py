@@ -122,15 +122,19 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
 
 
 def a1de_fast_ok(tb, est, top):
-    """Can the instance-major A1DE path run? Order 1, every pair table dense, no attribute
-    with missing training values, and products that cannot underflow."""
+    """Can the instance-major A1DE path run? Order 1, every pair table and every
+    missing-child table dense, and products that cannot underflow."""
     d = tb.cards.shape[0]
-    if top != 1 or d < 2 or (tb.miss_base[1, :d] >= 0).any():
+    if top != 1 or d < 2:
         return False
     pairs = slice(int(tb.lbase[2]), int(tb.lbase[2] + tb.binom[d, 2]))
     if (tb.kind[pairs] != 0).any():
         return False
-    # every factor (#+m/|X_c|)/(#+m) ≥ (m/max|X|)/(N+m); d−1 of them times P(y, x_p)
+    for c in np.flatnonzero(tb.miss_base[1, :d] >= 0):  # #(y, x_p, x_c ?) by parent p
+        blocks = tb.kind[int(tb.miss_base[1, c]): int(tb.miss_base[1, c]) + d]
+        if ((blocks != 0) & (np.arange(d) != c)).any():
+            return False
+    # every factor (#+m/|X_c|)/(# − #? + m) ≥ (m/max|X|)/(N+m); d−1 of them times P(y, x_p)
     fmin = (est.m / max(int(tb.cards.max()), 1)) / (est.N + est.m)
     return bool(d * np.log(fmin) > _NO_UNDERFLOW)
 
@@ -138,8 +142,9 @@ def a1de_fast_ok(tb, est, top):
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp, wout):
     """A1DE for rows 0..nb−1 of X without any checks (see `a1de_fast_ok`); an unseen value
-    simply reads zero counts from the dense tables. wout[r] = total weight of the used
-    parents."""
+    simply reads zero counts from the dense tables. A child with missing training values
+    divides by #(y, x_p) − #(y, x_p, x_c ?) + m (the missing-child table of its parent),
+    with the general path's arithmetic. wout[r] = total weight of the used parents."""
     K = tb.K
     d = X.shape[1]
     s_cnt = np.empty((d, K), dtype=np.int64)
@@ -151,6 +156,7 @@ def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp, wout):
     acc = np.empty(K)
     m = est.m
     lb1 = tb.lbase[1]
+    mb1 = tb.miss_base[1]  # missing-child blocks by child (−1: never missing)
     for r in range(nb):
         na = nact[r]
         nused = 0
@@ -186,11 +192,23 @@ def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp, wout):
                 i = actl[r, t]
                 o = tb.off[base_j + i] + (X[r, i] * cj + xj) * K
                 if s_used[t] and into_t:
-                    for y in range(K):
-                        s_prod[t, y] *= (tb.dense[o + y] + s_madd[u]) * s_inv[t, y]
+                    if mb1[j] < 0:
+                        for y in range(K):
+                            s_prod[t, y] *= (tb.dense[o + y] + s_madd[u]) * s_inv[t, y]
+                    else:  # parent i, child j missing in training: #(y, x_i, x_j ?)
+                        om = tb.off[mb1[j] + i] + X[r, i] * K
+                        for y in range(K):
+                            s_prod[t, y] = s_prod[t, y] * (tb.dense[o + y] + s_madd[u]) / (
+                                s_cnt[t, y] - tb.dense[om + y] + m)
                 if into_u and s_child[t]:
-                    for y in range(K):
-                        s_prod[u, y] *= (tb.dense[o + y] + s_madd[t]) * s_inv[u, y]
+                    if mb1[i] < 0:
+                        for y in range(K):
+                            s_prod[u, y] *= (tb.dense[o + y] + s_madd[t]) * s_inv[u, y]
+                    else:  # parent j, child i missing in training
+                        om = tb.off[mb1[i] + j] + xj * K
+                        for y in range(K):
+                            s_prod[u, y] = s_prod[u, y] * (tb.dense[o + y] + s_madd[t]) / (
+                                s_cnt[u, y] - tb.dense[om + y] + m)
         equal = wsum <= 0.0
         for y in range(K):
             acc[y] = 0.0
