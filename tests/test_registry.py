@@ -54,7 +54,7 @@ def test_overrides_and_validation():
     with pytest.raises(WorkbenchError, match="preprocessing"):
         registry.create("A1DE", preprocessing="bins")
     with pytest.raises(LearnerError, match="unknown learner"):
-        registry.get("RF100")
+        registry.get("RF1000")
 
 
 def test_rf10():
