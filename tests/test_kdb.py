@@ -5,6 +5,7 @@ leave-one-out retraining versus the incremental LOO pass."""
 from __future__ import annotations
 
 import math
+import pickle
 from collections import Counter
 
 import numpy as np
@@ -559,3 +560,62 @@ def test_jmlr16_config_validates():
     for lc in cfg.learners:
         assert lc.create().preprocessing == ("none" if lc.display == "RF100" else "ef:5")
     assert cfg.learner("AODE").create().missing == "value"
+
+
+# ----------------------------------------------------------------------------------------------
+# training in passes over chunks (out of core)
+# ----------------------------------------------------------------------------------------------
+def _train_in_passes(model, data, chunk, restart):
+    """begin / learn / end_pass over chunks of `chunk` rows; with `restart` the model is
+    pickled and loaded again after every pass (a run resumed between passes)."""
+    model.begin(data)
+    for p in range(model.passes()):
+        for lo in range(0, data.n_instances, chunk):
+            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
+        model.end_pass(p)
+        if restart:
+            model = pickle.loads(pickle.dumps(model))
+    return model
+
+
+@pytest.mark.parametrize("name", ["KDB0", "KDB1", "KDB3", "TAN", "SKDB", "SKDB-k",
+                                  "SKDB-atts"])
+@pytest.mark.parametrize("chunk,restart", [(1, False), (7, True), (10_000, True)])
+def test_passes_over_chunks_equal_fit_in_memory(name, chunk, restart):
+    """Two passes (KDB, TAN) or three (SKDB) over chunks, resumed from a pickle between
+    passes: the same tables, structure, selection, LOO losses (to the last bit) and
+    probabilities as `fit` on all rows — with missing values, unlabelled rows and an
+    ID-like attribute whose pair tables are sparse."""
+    for data in (random_data(400, 7, 4, 3, seed=5, missing=0.08),
+                 random_data(150, 4, 300, 2, seed=6, missing=0.02)):
+        y = data.y.copy()
+        y[::13] = -1
+        data = data.replace(y=y)
+        ref = registry.create(name).fit(data)
+        got = _train_in_passes(registry.create(name), data, chunk, restart)
+        assert got.passes() == (3 if name.startswith("SKDB") else 2)
+        np.testing.assert_array_equal(got.predict_proba(data), ref.predict_proba(data))
+        assert got.parents_ == ref.parents_ and got.attributes_ == ref.attributes_
+        assert got.model_bytes() == ref.model_bytes()
+        np.testing.assert_array_equal(got.cmi_, ref.cmi_)
+        if name.startswith("SKDB"):
+            assert got.selected_ == ref.selected_
+            np.testing.assert_array_equal(got.losses_, ref.losses_)
+
+
+def test_passes_are_checked():
+    data = random_data(50, 4, 3, 2, seed=1)
+    m = registry.create("KDB2").begin(data)
+    with pytest.raises(LearnerError, match=r"learn\(pass 1\) while in pass 0"):
+        m.learn(1, data)
+    m.learn(0, data).end_pass(0)
+    with pytest.raises(LearnerError, match="during training"):
+        m.predict_proba(data)
+    m.learn(1, data).end_pass(1)
+    assert m.predict_proba(data).shape == (50, 2)
+    with pytest.raises(LearnerError, match="while not training"):
+        m.learn(0, data)
+    other = random_data(50, 5, 3, 2, seed=1)
+    m2 = registry.create("TAN").begin(data)
+    with pytest.raises(LearnerError, match="header differs"):
+        m2.learn(0, other)

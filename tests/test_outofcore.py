@@ -35,18 +35,22 @@ def files(tmp_path_factory):
     return {"arff": EMBEDDED / "labor.arff.gz", "parquet": folder / "labor.parquet"}
 
 
-@pytest.mark.parametrize("learner", ["NB", "A1DE", "A2DE-SW"])
+@pytest.mark.parametrize("learner", ["NB", "A1DE", "A2DE-SW", "KDB2", "TAN", "SKDB"])
 @pytest.mark.parametrize("rows", [1, 7, 1000])
 def test_out_of_core_equals_in_memory(files, learner, rows):
     """A sample as large as the data: the same cut points and counts, so the same
-    probabilities as fitting in memory (ARFF; Parquet's values in its own header order)."""
+    probabilities as fitting in memory (ARFF; Parquet's values in its own header order).
+    KDB2 and TAN read the file in two passes, SKDB in three."""
     data = load_arff(files["arff"])
-    disc = fit_discretizer("mdl", data)
-    want = create(learner).fit(disc.transform(data)).predict_proba(disc.transform(data))
+    disc = fit_discretizer(create(learner).preprocessing, data)
+    ref = create(learner).fit(disc.transform(data))
+    want = ref.predict_proba(disc.transform(data))
     res = fit_file(files["arff"], learner, chunk_rows=rows)
     np.testing.assert_array_equal(res.model.predict_proba(res.discretizer.transform(data)),
                                   want)
     assert res.summary["n_train"] == 57 and res.summary["chunks"] == math.ceil(57 / rows)
+    assert res.summary["passes"] == 1 + {"KDB2": 2, "TAN": 2, "SKDB": 3}.get(learner, 1)
+    assert getattr(res.model, "selected_", None) == getattr(ref, "selected_", None)
     pq = fit_file(files["parquet"], learner, chunk_rows=rows)
     np.testing.assert_allclose(pq.model.predict_proba(pq.discretizer.transform(pq.header.replace(
         X=_recode(data, pq.header), y=data.y))), want, rtol=1e-12)
@@ -86,7 +90,11 @@ def test_holdout_rows_and_sample(files):
     assert small.discretizer.cuts == again.discretizer.cuts
     assert small.summary["discretize_sample"] == 20
     with pytest.raises(WorkbenchError, match="trains in memory only"):
-        fit_file(files["arff"], "KDB1")
+        fit_file(files["arff"], "BayesNet")
+    with pytest.raises(WorkbenchError, match="trains in 2 passes"):
+        evaluate_prequential(files["arff"], "KDB1")
+    with pytest.raises(WorkbenchError, match="trains in 3 passes"):
+        fit_file(files["parquet"], "SKDB", client=object())
     with pytest.raises(WorkbenchError, match="attribute selection"):
         fit_file(files["arff"], "ASAODE")
 

@@ -1,4 +1,5 @@
-"""`python -m workbench fit` — train a count-based learner on a data file out of core.
+"""`python -m workbench fit` — train a count-based learner on a data file out of core (one
+pass for NB and the AnDE family, two for KDB/TAN, three for SKDB).
 
     python -m workbench fit --learner A1DE --data big.parquet [--chunk-rows N]
         [--sample N] [--holdout every:K|last:N] [--save model.pkl] [--set key=value ...]
@@ -20,7 +21,8 @@ from workbench.yamlnum import VALUE_HELP
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments `fit` and `evaluate` share."""
     p.add_argument("--learner", required=True, metavar="NAME",
-                   help="a count-based registered learner (NB, A1DE, A2DE-SW, ...)")
+                   help="a count-based registered learner (NB, A1DE, A2DE-SW, KDB2, TAN, "
+                   "SKDB, ...)")
     p.add_argument("--data", required=True, metavar="FILE",
                    help="ARFF, CSV or Parquet file (.gz allowed for ARFF and CSV)")
     p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",

@@ -1,13 +1,15 @@
 """Out-of-core training and evaluation: a data file (ARFF, CSV, Parquet) read chunk by
-chunk, at memory independent of its number of rows, by a count-based learner
-(`CountingLearner.partial_fit`: NB and the AnDE family, one pass over the data).
+chunk, at memory independent of its number of rows, by a count-based learner: NB and the
+AnDE family in one pass (`CountingLearner.partial_fit`), KDB and TAN in two and SKDB in
+three (`MultiPassLearner`: structure counts, then family counts, then SKDB's leave-one-out
+losses, every pass reading the same training rows in the same order).
 
 - **Pass 1** reads the file once for what must be known before counting: the rows, the
   attributes with a missing value anywhere (`Attribute.has_missing`, as an in-memory load
   sets it) and, when the learner discretises (MDL or EF), a seeded reservoir sample of at
   most `sample` training rows on which the cut points are fitted — as `discretize_sample`
   does in memory.
-- **Pass 2** adds each chunk's training rows, discretised, to the learner.
+- **Then** each of the learner's passes reads every chunk's training rows, discretised.
 - **Holdout** (`holdout`): ``every:K`` — every K-th row (rows K−1, 2K−1, … counting from
   0) is a test row; ``last:N`` — the last N rows are. A third pass predicts the test rows.
 - **Prequential** (test-then-train): the rows are taken in windows of `window` rows; each
@@ -39,7 +41,7 @@ from workbench.errors import WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.pipeline import FoldResult, make_learner, peak_rss, reset_peak_rss
 from workbench.discretize import fit_discretizer, is_incremental
-from workbench.learners.base import CountingLearner
+from workbench.learners.base import CountingLearner, MultiPassLearner
 
 __all__ = ["Holdout", "OutOfCoreResult", "fit_file", "evaluate_holdout",
            "evaluate_prequential", "parse_holdout", "prequential_fold", "prequential_loop"]
@@ -85,17 +87,25 @@ class OutOfCoreResult:
     header: Dataset | None = None  # the file's header, missing flags of the whole file
 
 
-def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None) -> Any:
+def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
+              one_pass: bool = False) -> Any:
+    """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
+    `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
     if getattr(model, "selection", None) is not None:
         raise WorkbenchError(
             f"learner {learner!r}: attribute selection (ASAODE, BSEAODE) searches over all "
             "training rows in memory; out of core it is not available yet")
-    if not isinstance(model, CountingLearner):
+    if isinstance(model, MultiPassLearner) and one_pass:
+        raise WorkbenchError(
+            f"learner {learner!r} trains in {model.passes()} passes over all training rows; "
+            "a stream or distributed counting needs a one-pass learner (NB and the AnDE "
+            "family)")
+    if not isinstance(model, (CountingLearner, MultiPassLearner)):
         raise WorkbenchError(
             f"learner {learner!r} trains in memory only; out-of-core training needs a "
-            "count-based learner (NB and the AnDE family: NB, A1DE, A2DE, A3DE and their "
-            "-S/-W variants)")
+            "count-based learner (NB, the AnDE family and their -S/-W variants in one pass; "
+            "KDB1-5 and TAN in two, SKDB in three)")
     return model
 
 
@@ -207,6 +217,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
             raise WorkbenchError(f"{path}: no training rows with a known class")
         disc = fit_discretizer(method, res.sample())
     if client is not None:
+        _counting(learner, params, seed, one_pass=True)
         model, n_train, chunks = _fit_distributed(client, path, learner, params, seed,
                                                   header, disc, holdout, total, class_column)
         summary = {"rows": total, "n_train": n_train, "chunks": chunks, "passes": 2,
@@ -215,20 +226,28 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
                    "preprocessing": method,
                    "discretize_sample": None if disc is None else min(sample, res.seen)}
         return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
-    n_train = chunks = 0
-    for start, chunk in _chunks(path, chunk_rows, header, class_column):
-        keep = chunk.y >= 0
-        if holdout is not None:
-            keep &= ~holdout.test_mask(start, chunk.n_instances, total)
-        part = chunk.take(np.flatnonzero(keep))
-        if part.n_instances:
-            model.partial_fit(disc.transform(part) if disc is not None else part)
-            n_train += part.n_instances
-        chunks += 1
-    if n_train == 0:
-        raise WorkbenchError(f"{path}: no training rows with a known class")
+    multi = isinstance(model, MultiPassLearner)
+    if multi:
+        model.begin(disc.transform(header) if disc is not None else header)
+    n_passes = model.passes() if multi else 1
+    for p in range(n_passes):
+        n_train = chunks = 0
+        for start, chunk in _chunks(path, chunk_rows, header, class_column):
+            keep = chunk.y >= 0
+            if holdout is not None:
+                keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+            part = chunk.take(np.flatnonzero(keep))
+            if part.n_instances:
+                part = disc.transform(part) if disc is not None else part
+                model.learn(p, part) if multi else model.partial_fit(part)
+                n_train += part.n_instances
+            chunks += 1
+        if n_train == 0:
+            raise WorkbenchError(f"{path}: no training rows with a known class")
+        if multi:
+            model.end_pass(p)
     summary = {"rows": total, "n_train": n_train, "chunks": chunks,
-               "passes": 2, "train_cpu_seconds": time.process_time() - cpu0,
+               "passes": 1 + n_passes, "train_cpu_seconds": time.process_time() - cpu0,
                "model_bytes": model.model_bytes() if hasattr(model, "model_bytes") else None,
                "peak_rss_bytes": peak_rss(), "preprocessing": method,
                "discretize_sample": None if disc is None else min(sample, res.seen)}
@@ -254,7 +273,7 @@ def evaluate_holdout(path, learner: Any, params: Mapping[str, Any] | None = None
         proba = model.predict_proba(disc.transform(part) if disc is not None else part)
         sums.append(loss_sums(proba, part.y))
     summary = dict(fitted.summary)
-    summary["passes"] = 3
+    summary["passes"] += 1
     summary["test_cpu_seconds"] = time.process_time() - cpu0
     summary["n_test"] = sum(s.n for s in sums)
     summary["holdout"] = (f"every:{holdout.every}" if holdout.every is not None
@@ -307,7 +326,7 @@ def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = 
     """Test-then-train over the file's rows in windows of `window` rows (see
     `prequential_loop`; preprocessing from the learner, or ``preprocessing`` in `params`,
     e.g. ``"ida:5:1000"``)."""
-    model = _counting(learner, params, seed)
+    model = _counting(learner, params, seed, one_pass=True)
     header, total, _ = _first_pass(path, window, class_column, None, None, seed)
     reset_peak_rss()
     preds, disc, train_cpu, test_cpu = prequential_loop(
@@ -330,7 +349,7 @@ def prequential_fold(data: Dataset, learner: Any, params: Mapping[str, Any] | No
                      window: int, seed: int | None = None) -> FoldResult:
     """The prequential protocol's one fold on in-memory rows (file order): the test rows
     are every row after the first window; their probabilities are those the stream gave."""
-    model = _counting(learner, params, seed)
+    model = _counting(learner, params, seed, one_pass=True)
     n = data.n_instances
     windows = ((lo, data.take(np.arange(lo, min(lo + window, n))))
                for lo in range(0, n, window))

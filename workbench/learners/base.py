@@ -188,6 +188,13 @@ class Learner:
         """Refuse to predict before fit, or on data whose header differs from training."""
         if self._header is None:
             raise LearnerError(f"{type(self).__name__}: predict called before fit")
+        self._check_header(data)
+
+    def _check_header(self, data: Dataset) -> None:
+        """Refuse data whose header differs from the training header."""
+        if not isinstance(data, Dataset):
+            raise LearnerError(f"{type(self).__name__}: expected a Dataset, got "
+                               f"{type(data).__name__}")
         diff = self._header.header_difference(data)
         if diff is not None:
             raise LearnerError(
@@ -222,6 +229,79 @@ class CountingLearner(Learner):
     def _add_counts(self, rows: Dataset) -> None:  # pragma: no cover - interface
         """Add labelled rows to the counts (creating them on the first call)."""
         raise NotImplementedError(f"{type(self).__name__} implements no _add_counts")
+
+
+class MultiPassLearner(Learner):
+    """A learner trained in a fixed number of passes over its training rows (KDB and TAN:
+    two, SKDB: three), each pass reading the rows in chunks in the same order, so that data
+    larger than memory can train it (`evaluation.outofcore`):
+
+        model.begin(header)
+        for p in range(model.passes()):
+            for chunk in chunks:           # the same rows, in the same order, every pass
+                model.learn(p, chunk)
+            model.end_pass(p)
+
+    Between passes the state is plain arrays: a model pickled after `end_pass(p)` resumes
+    at pass p + 1. Memory is independent of the number of rows. `fit` in memory gives the
+    same model (subclasses keep their own fast in-memory `fit`)."""
+
+    _pass: int | None = None  # the pass being read; None before `begin` and once done
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._pass = None
+
+    def passes(self) -> int:  # pragma: no cover - interface
+        """How many passes over the training rows training takes."""
+        raise NotImplementedError
+
+    def begin(self, header: Dataset) -> "MultiPassLearner":
+        """Start training on data with this header (forgets any earlier fit)."""
+        if not isinstance(header, Dataset):
+            raise LearnerError(f"{type(self).__name__}: begin expects a Dataset, "
+                               f"got {type(header).__name__}")
+        self._reset()
+        self._remember_header(header)
+        self._begin(header)
+        self._pass = 0
+        return self
+
+    def learn(self, pass_no: int, data: Dataset) -> "MultiPassLearner":
+        """Read a chunk of training data in pass `pass_no` (rows without a class are
+        skipped)."""
+        if self._pass is None or pass_no != self._pass:
+            raise LearnerError(f"{type(self).__name__}: learn(pass {pass_no}) while "
+                               + ("not training" if self._pass is None
+                                  else f"in pass {self._pass}"))
+        self._check_header(data)
+        self._learn(pass_no, data.without_missing_class())
+        return self
+
+    def end_pass(self, pass_no: int) -> "MultiPassLearner":
+        """Finish pass `pass_no`; after the last pass the model predicts."""
+        if self._pass is None or pass_no != self._pass:
+            raise LearnerError(f"{type(self).__name__}: end_pass({pass_no}) while "
+                               + ("not training" if self._pass is None
+                                  else f"in pass {self._pass}"))
+        self._end_pass(pass_no)
+        self._pass = pass_no + 1 if pass_no + 1 < self.passes() else None
+        return self
+
+    def _check_fitted(self, data: Dataset) -> None:
+        if self._pass is not None:
+            raise LearnerError(f"{type(self).__name__}: predict called during training "
+                               f"(pass {self._pass + 1} of {self.passes()} not finished)")
+        super()._check_fitted(data)
+
+    def _begin(self, header: Dataset) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _end_pass(self, pass_no: int) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
 
 
 def declared_parameters(factory: Any) -> dict[str, Param] | None:

@@ -8,8 +8,9 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande import AnDE
-from workbench.learners.base import Learner, choice, integer
+from workbench.learners.base import Learner, MultiPassLearner, choice, integer
 from workbench.learners.kdb.structure import (
+    StructureCounts,
     conditional_mutual_information,
     kdb_parents,
     mi_order,
@@ -18,6 +19,7 @@ from workbench.learners.kdb.structure import (
 )
 from workbench.learners.kdb.tables import _build_table, _loo_step, _table_log_probs
 from workbench.learners.registry import register
+from workbench.learners.tuples import TupleCounts
 
 # ================================================================================================
 # Input preparation
@@ -67,6 +69,7 @@ class _BayesNetBase(Learner):
         if not isinstance(data, Dataset):
             raise LearnerError(f"{name}: fit expects a Dataset, got {type(data).__name__}")
         _check_nominal(name, data)
+        self._reset()
         self._remember_header(data)
         train = data.without_missing_class()
         codes = train.codes()
@@ -136,41 +139,145 @@ class _BayesNetBase(Learner):
         self.order_ = mi_order(self.mi_)
 
 
-class KDB(_BayesNetBase):
+class _PassTrained(_BayesNetBase, MultiPassLearner):
+    """KDB-like learners trained in passes over chunks of rows (`MultiPassLearner`), as the
+    JMLR 2016 paper sells them for data larger than memory:
+
+    1. the structure counts (`StructureCounts`: class, (value, class) and pair tables, with
+       a provisional `?` code for every attribute); at its end the `?` codes are fixed from
+       the training rows, MI / CMI computed and the structure chosen (`_choose_structure`);
+    2. every attribute's family (parents, value, class) counted as distinct tuples
+       (`TupleCounts`), from which the tables are built with the tuples' counts as weights —
+       the same tables as in memory;
+    3. (SKDB) the leave-one-out losses, row by row in file order with the sums carried from
+       chunk to chunk, so that they are the in-memory sums to the last bit.
+
+    In memory, `fit` runs the same steps on the whole array at once."""
+
+    def passes(self) -> int:
+        return 2
+
+    def _needs_cmi(self) -> bool:
+        return True
+
+    def _choose_structure(self) -> None:  # pragma: no cover - interface
+        """Set parents_, attributes_, depth_cap_ and backoff_ from mi_, cmi_ and order_."""
+        raise NotImplementedError
+
+    def fit(self, data: Dataset) -> "_PassTrained":
+        """Learn MI / CMI, choose the structure, count (all in memory)."""
+        X, y = self._prepare(data)
+        self._learn_mi_cmi(X, y, need_cmi=self._needs_cmi())
+        self._choose_structure()
+        self._fit_tables(X, y, self.attributes_)
+        return self
+
+    # ---- passes ------------------------------------------------------------------------------
+    def _begin(self, header: Dataset) -> None:
+        _check_nominal(type(self).__name__, header)
+        self.n_classes_ = header.n_classes
+        if self.n_classes_ < 1:
+            raise LearnerError(f"{type(self).__name__}: the class attribute declares no values")
+        self._declared = header.cardinalities.astype(np.int64)
+        self._stage: object = StructureCounts(self._declared + 1, self.n_classes_,
+                                              pairs=self._needs_cmi())
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:
+        y = rows.y.astype(np.int64)
+        if pass_no == 0:
+            codes = rows.codes().astype(np.int64)
+            self._stage.add(np.where(codes < 0, self._declared[None, :], codes), y)
+            return
+        X = _map_codes(rows.codes(), self.missing_code_)
+        if (X < 0).any():
+            raise LearnerError(f"{type(self).__name__}: pass {pass_no + 1} reads a missing "
+                               "value pass 1 did not see: every pass must read the same rows")
+        if pass_no == 1:
+            for a, counts in self._stage.items():
+                counts.add(np.column_stack([X[:, self.parents_[a] + [a]], y]))
+        else:
+            self._learn_loo(X, y)
+
+    def _end_pass(self, pass_no: int) -> None:
+        if pass_no == 0:
+            sc: StructureCounts = self._stage
+            if sc.n == 0:
+                raise LearnerError(f"{type(self).__name__}: no training rows with a class")
+            has_missing = np.array([v[d].sum() > 0 for v, d in zip(sc.values, self._declared)],
+                                   dtype=bool)
+            self.cards_ = np.maximum(self._declared + has_missing.astype(np.int64), 1)
+            self.missing_code_ = np.where(has_missing, self._declared, -1).astype(np.int64)
+            self.n_train_ = int(sc.n)
+            self.class_counts_ = sc.class_counts.astype(np.float64)
+            self.mi_ = sc.mutual_information()
+            d = len(self._declared)
+            self.cmi_ = sc.conditional_mutual_information() if self._needs_cmi() \
+                else np.zeros((d, d))
+            self.order_ = mi_order(self.mi_)
+            self._choose_structure()
+            K = self.n_classes_
+            self._stage = {a: TupleCounts(np.append(self.cards_[self.parents_[a] + [a]], K))
+                           for a in self._counted()}
+        elif pass_no == 1:
+            self._finish_tables(self._stage)
+            self._stage = None
+        else:
+            self._finish_loo()
+
+    def _counted(self) -> list[int]:
+        """The attributes whose tables pass 2 counts."""
+        return list(self.attributes_)
+
+    def _family_table(self, a: int, counts: TupleCounts, loo: bool = False):
+        """`_build_table` of attribute `a` on its family's distinct tuples, weighted."""
+        rows = counts.decode()
+        f = rows.shape[1] - 1  # parents..., child, class
+        out = _build_table(rows[:, :f], rows[:, f], f - 1, list(range(f - 1)),
+                           self.cards_[self.parents_[a] + [a]], self.n_classes_, loo=loo,
+                           weights=counts.counts.astype(np.float64))
+        table = out[0] if loo else out
+        table.child, table.parents = a, list(self.parents_[a])
+        return out
+
+    def _finish_tables(self, stage: dict) -> None:
+        self.tables_ = {a: self._family_table(a, stage[a]) for a in self.attributes_}
+
+    def _learn_loo(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _finish_loo(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+
+class KDB(_PassTrained):
     """k-dependence Bayesian classifier (Sahami 1996) with the JMLR 2016 semantics."""
 
     parameters = (integer("k", 1, 0),)
 
-    def fit(self, data: Dataset) -> "KDB":
-        """Order by MI, pick ≤ k parents per attribute by CMI, count."""
-        X, y = self._prepare(data)
-        d = X.shape[1]
-        k = min(self.k, max(d - 1, 0))
-        self._learn_mi_cmi(X, y, need_cmi=k > 0)
+    def _needs_cmi(self) -> bool:
+        return min(self.k, max(len(self._header.attributes) - 1, 0)) > 0
+
+    def _choose_structure(self) -> None:
+        """≤ k parents per attribute by CMI among the earlier attributes in MI order."""
+        k = min(self.k, max(len(self.order_) - 1, 0))
         self.parents_ = kdb_parents(self.order_, self.cmi_, k)
         self.attributes_ = [int(a) for a in self.order_]
         self.depth_cap_ = k
         self.backoff_ = True
-        self._fit_tables(X, y, self.attributes_)
-        return self
 
 
-class TAN(_BayesNetBase):
+class TAN(_PassTrained):
     """Tree-augmented naive Bayes: Prim's maximum spanning tree on CMI, no back-off."""
 
-    def fit(self, data: Dataset) -> "TAN":
-        """Build the tree rooted at the first attribute, then count."""
-        X, y = self._prepare(data)
-        self._learn_mi_cmi(X, y)
+    def _choose_structure(self) -> None:
+        """The tree rooted at the first attribute."""
         self.parents_ = tan_parents(self.cmi_)
-        self.attributes_ = list(range(X.shape[1]))
+        self.attributes_ = list(range(len(self.order_)))
         self.depth_cap_ = 1
         self.backoff_ = False
-        self._fit_tables(X, y, self.attributes_)
-        return self
 
 
-class SKDB(_BayesNetBase):
+class SKDB(_PassTrained):
     """Selective KDB: KDB(k_max) structure, then (attribute prefix, k) chosen by LOO-CV.
 
     `select` = "both" (l = 0..d × k = 0..k_max), "k" (l = d), "attributes" (k = k_max);
@@ -183,26 +290,37 @@ class SKDB(_BayesNetBase):
         choice("loss", "rmse", ("rmse", "zero_one")),
     )
 
+    def passes(self) -> int:
+        return 3
+
+    def _kmax(self) -> int:
+        return min(self.k_max, max(len(self._header.attributes) - 1, 0))
+
+    def _needs_cmi(self) -> bool:
+        return self._kmax() > 0
+
+    def _choose_structure(self) -> None:
+        """The KDB(k_max) structure over all attributes in MI order (selection follows)."""
+        self.parents_ = kdb_parents(self.order_, self.cmi_, self._kmax())
+        self.attributes_ = [int(a) for a in self.order_]
+        self.depth_cap_ = self._kmax()
+        self.backoff_ = True
+
     def fit(self, data: Dataset) -> "SKDB":
         """Learn the KDB(k_max) structure, evaluate all candidates by LOO, keep the best."""
         X, y = self._prepare(data)
         n, d = X.shape
         K = self.n_classes_
-        kmax = min(self.k_max, max(d - 1, 0))
+        kmax = self._kmax()
         self._learn_mi_cmi(X, y, need_cmi=kmax > 0)
-        self.parents_ = kdb_parents(self.order_, self.cmi_, kmax)
-        order = [int(a) for a in self.order_]
+        self._choose_structure()
+        order = list(self.attributes_)
 
         # ---- leave-one-out losses of every (l, k) --------------------------------------------
         losses = np.zeros((d + 1, kmax + 1))
         self.tables_ = {}
-        zero_one = self.loss == "zero_one"
         if n > 0:
-            onehot = np.arange(K)[None, :] == y[:, None]
-            prior = (self.class_counts_[None, :] - onehot + 1.0 / K) / n
-            prior /= prior.sum(axis=1, keepdims=True)
-            losses[0, :] = self._loss(prior, y)
-            S = np.ascontiguousarray(np.repeat(prior[None], kmax + 1, axis=0))
+            S = self._prior_losses(y, losses)
         for l, a in enumerate(order, start=1):
             if n == 0:
                 self.tables_[a] = _build_table(X, y, a, self.parents_[a], self.cards_, K)
@@ -214,11 +332,31 @@ class SKDB(_BayesNetBase):
             F = (cell_counts + 1.0 / table.card) / (cfg_counts[cell_cfg] + 1.0)
             _loo_step(
                 S, y, float(table.card), depth, cell_ids, cell_cfg, F, cell_counts,
-                cfg_counts, zero_one, losses[l],
+                cfg_counts, self.loss == "zero_one", losses[l],
             )
-        self.losses_ = losses
+        self._select(losses)
+        return self
 
-        # ---- candidate scan (strictly lower replaces) ---------------------------------------
+    def _prior_losses(self, y: np.ndarray, losses: np.ndarray) -> np.ndarray:
+        """Add the rows' LOO class-prior losses to losses[0, :] (row by row, in order) and
+        return the rows' LOO priors repeated for every k: (k_max+1, n, K)."""
+        K = self.n_classes_
+        onehot = np.arange(K)[None, :] == y[:, None]
+        prior = (self.class_counts_[None, :] - onehot + 1.0 / K) / self.n_train_
+        prior /= prior.sum(axis=1, keepdims=True)
+        if self.loss == "zero_one":
+            add = float(np.count_nonzero(np.argmax(prior, axis=1) != y))
+            losses[0, :] += add
+        else:
+            e = 1.0 - prior[np.arange(len(y)), y]
+            losses[0, :] = np.cumsum(np.concatenate([[losses[0, 0]], e * e]))[-1]
+        return np.ascontiguousarray(np.repeat(prior[None], losses.shape[1], axis=0))
+
+    def _select(self, losses: np.ndarray) -> None:
+        """Scan the candidates (strictly lower replaces) and keep the best (l, k)."""
+        self.losses_ = losses
+        d, kmax = losses.shape[0] - 1, losses.shape[1] - 1
+        order = [int(a) for a in self.order_]
         if self.select == "both":
             cands = [(0, 0)] + [(l, k) for l in range(1, d + 1) for k in range(kmax + 1)]
         elif self.select == "k":
@@ -235,14 +373,35 @@ class SKDB(_BayesNetBase):
         self.depth_cap_ = int(k_best)
         self.backoff_ = True
         self.tables_ = {a: self.tables_[a] for a in self.attributes_}
-        return self
 
-    def _loss(self, p: np.ndarray, y: np.ndarray) -> float:
-        """Loss of normalised distributions p (n, K) against the true classes y."""
-        if self.loss == "zero_one":
-            return float(np.count_nonzero(np.argmax(p, axis=1) != y))
-        e = 1.0 - p[np.arange(len(y)), y]
-        return float(np.sum(e * e))
+    # ---- the third pass ----------------------------------------------------------------------
+    def _finish_tables(self, stage: dict) -> None:
+        self.tables_, self._loo = {}, {}
+        for a in self.attributes_:
+            table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = self._family_table(
+                a, stage[a], loo=True)
+            self.tables_[a] = table
+            F = (cell_counts + 1.0 / table.card) / (cfg_counts[cell_cfg] + 1.0)
+            self._loo[a] = (stage[a], cell_ids, cell_cfg, cell_counts, cfg_counts, depth, F)
+        self._losses = np.zeros((len(self.attributes_) + 1, self._kmax() + 1))
+
+    def _learn_loo(self, X: np.ndarray, y: np.ndarray) -> None:
+        if len(y) == 0:
+            return
+        S = self._prior_losses(y, self._losses)
+        for l, a in enumerate(self.attributes_, start=1):
+            counts, cell_ids, cell_cfg, cell_counts, cfg_counts, depth, F = self._loo[a]
+            idx = counts.index(np.column_stack([X[:, self.parents_[a] + [a]], y]))
+            if (idx < 0).any():
+                raise LearnerError("SKDB: pass 3 reads a row pass 2 did not count: every "
+                                   "pass must read the same rows")
+            _loo_step(S, y, float(self.tables_[a].card), depth[idx],
+                      np.ascontiguousarray(cell_ids[:, idx]), cell_cfg, F, cell_counts,
+                      cfg_counts, self.loss == "zero_one", self._losses[l])
+
+    def _finish_loo(self) -> None:
+        self._loo = None
+        self._select(self._losses)
 
     @property
     def selected_attributes_(self) -> list[int]:

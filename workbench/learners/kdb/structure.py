@@ -8,6 +8,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from workbench.learners.tuples import merge_sorted_counts
+
 # A dense (v, w, y) table per attribute pair is used when it has at most this many cells
 # (or 4 cells per training row); otherwise the pair is counted sparsely with np.unique.
 _DENSE_PAIR_CELLS = 1 << 16
@@ -21,6 +23,24 @@ def _sorted_sum(terms: np.ndarray) -> float:
     return float(np.sort(terms).sum())
 
 
+def _mi_sum(c: np.ndarray, ny: np.ndarray, N: float) -> float:
+    """MI(X; Y) in bits from a (value, class) count table `c` (int)."""
+    a = c.sum(axis=1)
+    v, yy = np.nonzero(c)
+    cv = c[v, yy].astype(np.float64)
+    return _sorted_sum((cv / N) * np.log2((N * cv) / (a[v].astype(np.float64) * ny[yy])))
+
+
+def _cmi_sum(idx: np.ndarray, c: np.ndarray, radix_j: int, K: int, ny: np.ndarray,
+             tab_i: np.ndarray, tab_j: np.ndarray, N: float) -> float:
+    """CMI(X_i; X_j | Y) in bits from the nonzero cells of a pair table: cell index
+    (v·radix_j + w)·K + y and its count `c` (float); tab_* = (value, class) tables."""
+    yy = idx % K
+    vw = idx // K
+    terms = (c / N) * np.log2((ny[yy] * c) / (tab_i[vw // radix_j, yy] * tab_j[vw % radix_j, yy]))
+    return _sorted_sum(terms)
+
+
 def mutual_information(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int) -> np.ndarray:
     """MI(X_i; Y) in bits for every column of int codes X (all values valid, < cards)."""
     n, d = X.shape
@@ -28,13 +48,9 @@ def mutual_information(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int) 
     if n == 0:
         return out
     ny = np.bincount(y, minlength=K).astype(np.float64)
-    N = float(n)
     for i in range(d):
         c = np.bincount(X[:, i] * K + y, minlength=int(cards[i]) * K).reshape(-1, K)
-        a = c.sum(axis=1)
-        v, yy = np.nonzero(c)
-        cv = c[v, yy].astype(np.float64)
-        out[i] = _sorted_sum((cv / N) * np.log2((N * cv) / (a[v].astype(np.float64) * ny[yy])))
+        out[i] = _mi_sum(c, ny, float(n))
     return out
 
 
@@ -62,6 +78,30 @@ def _count_pairs(X, y, K, cards, pair_i, pair_j, pair_off, out):
 _PAIR_BATCH_CELLS = 1 << 23  # dense pair cells counted per kernel call (32 MB of int32)
 
 
+def _batches(sizes: list[int]) -> list[tuple[int, int]]:
+    """Consecutive [start, stop) runs of `sizes` of at most _PAIR_BATCH_CELLS cells (or one)."""
+    out, start = [], 0
+    while start < len(sizes):
+        stop, total = start, 0
+        while stop < len(sizes) and (stop == start or total + sizes[stop] <= _PAIR_BATCH_CELLS):
+            total += sizes[stop]
+            stop += 1
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def _count_dense(X: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
+                 pairs: list[tuple[int, int, int]]) -> np.ndarray:
+    """The dense tables of `pairs` ((i, j, cells), laid end to end) counted over the rows."""
+    sizes = np.array([p[2] for p in pairs], dtype=np.int64)
+    offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    out = np.zeros(int(sizes.sum()), dtype=np.int32)
+    _count_pairs(X, y, K, cards, np.array([p[0] for p in pairs], dtype=np.int64),
+                 np.array([p[1] for p in pairs], dtype=np.int64), offs, out)
+    return out
+
+
 def conditional_mutual_information(
     X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int
 ) -> np.ndarray:
@@ -84,11 +124,7 @@ def conditional_mutual_information(
     dense_limit = max(_DENSE_PAIR_CELLS, 4 * n)
 
     def finish(i: int, j: int, idx: np.ndarray, c: np.ndarray) -> None:
-        cj = int(cards[j])
-        yy = idx % K
-        vw = idx // K
-        terms = (c / N) * np.log2((ny[yy] * c) / (tabs[i][vw // cj, yy] * tabs[j][vw % cj, yy]))
-        cmi[i, j] = cmi[j, i] = _sorted_sum(terms)
+        cmi[i, j] = cmi[j, i] = _cmi_sum(idx, c, int(cards[j]), K, ny, tabs[i], tabs[j], N)
 
     dense: list[tuple[int, int, int]] = []
     for i in range(d - 1):
@@ -100,28 +136,112 @@ def conditional_mutual_information(
                 key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
                 idx, cnt = np.unique(key, return_counts=True)
                 finish(i, j, idx, cnt.astype(np.float64))
-    start = 0
-    while start < len(dense):
-        stop, total = start, 0
-        while stop < len(dense) and (stop == start or total + dense[stop][2] <= _PAIR_BATCH_CELLS):
-            total += dense[stop][2]
-            stop += 1
+    for start, stop in _batches([p[2] for p in dense]):
         batch = dense[start:stop]
-        sizes = np.array([b[2] for b in batch], dtype=np.int64)
-        offs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        out = np.zeros(int(sizes.sum()), dtype=np.int32)
-        _count_pairs(
-            X, y, K, cards,
-            np.array([b[0] for b in batch], dtype=np.int64),
-            np.array([b[1] for b in batch], dtype=np.int64),
-            offs, out,
-        )
-        for (i, j, cells), off in zip(batch, offs):
+        out = _count_dense(X, y, K, cards, batch)
+        off = 0
+        for i, j, cells in batch:
             block = out[off: off + cells]
             idx = np.flatnonzero(block)
             finish(i, j, idx, block[idx].astype(np.float64))
-        start = stop
+            off += cells
     return cmi
+
+
+class StructureCounts:
+    """The counts behind the structure, additive over chunks of rows (`add`) and partial
+    counts (`merge`): the class counts, every attribute's (value, class) table and, with
+    `pairs`, every pair's (value, value, class) table — dense up to `_DENSE_PAIR_CELLS`
+    cells, sparse (sorted keys, counts) above. Values are codes < `radix` (a missing value
+    has its own code). `mutual_information` and `conditional_mutual_information` give the
+    bits the in-memory functions give on the same rows: the same nonzero cells, the same
+    terms, the same sorted sums."""
+
+    def __init__(self, radix: np.ndarray, K: int, pairs: bool = True) -> None:
+        self.radix = np.maximum(np.asarray(radix, dtype=np.int64), 1)
+        self.K = int(K)
+        self.n = 0
+        self.class_counts = np.zeros(self.K, dtype=np.int64)
+        self.values = [np.zeros((int(r), self.K), dtype=np.int64) for r in self.radix]
+        self.dense: list[tuple[int, int, int]] = []  # (i, j, cells), laid end to end
+        self.sparse: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        d = len(self.radix)
+        if pairs:
+            for i in range(d - 1):
+                for j in range(i + 1, d):
+                    cells = int(self.radix[i]) * int(self.radix[j]) * self.K
+                    if cells <= _DENSE_PAIR_CELLS:
+                        self.dense.append((i, j, cells))
+                    else:
+                        self.sparse[(i, j)] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.pair_counts = np.zeros(sum(p[2] for p in self.dense), dtype=np.int64)
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> "StructureCounts":
+        """Count rows: X (n, d) codes, y (n,) classes."""
+        X = np.ascontiguousarray(X, dtype=np.int64)
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        if len(y) == 0:
+            return self
+        K = self.K
+        self.n += len(y)
+        self.class_counts += np.bincount(y, minlength=K)
+        for i, r in enumerate(self.radix):
+            self.values[i] += np.bincount(X[:, i] * K + y, minlength=int(r) * K).reshape(-1, K)
+        off = 0
+        for start, stop in _batches([p[2] for p in self.dense]):
+            out = _count_dense(X, y, K, self.radix, self.dense[start:stop])
+            self.pair_counts[off: off + len(out)] += out
+            off += len(out)
+        for (i, j), (keys, counts) in self.sparse.items():
+            u, c = np.unique((X[:, i] * self.radix[j] + X[:, j]) * K + y, return_counts=True)
+            self.sparse[(i, j)] = merge_sorted_counts(keys, counts, u, c)
+        return self
+
+    def merge(self, other: "StructureCounts") -> "StructureCounts":
+        """Add another partial count over the same attributes."""
+        self.n += other.n
+        self.class_counts += other.class_counts
+        for a, b in zip(self.values, other.values):
+            a += b
+        self.pair_counts += other.pair_counts
+        for key, (k, c) in other.sparse.items():
+            self.sparse[key] = merge_sorted_counts(*self.sparse[key], k, c)
+        return self
+
+    def mutual_information(self) -> np.ndarray:
+        """MI(X_i; Y) in bits per attribute."""
+        if self.n == 0:
+            return np.zeros(len(self.radix))
+        ny = self.class_counts.astype(np.float64)
+        return np.array([_mi_sum(c, ny, float(self.n)) for c in self.values])
+
+    def conditional_mutual_information(self) -> np.ndarray:
+        """Symmetric (d, d) CMI(X_i; X_j | Y) in bits (0 without pair counts)."""
+        d = len(self.radix)
+        cmi = np.zeros((d, d))
+        if self.n == 0 or d < 2:
+            return cmi
+        N, K = float(self.n), self.K
+        ny = self.class_counts.astype(np.float64)
+        tabs = [v.astype(np.float64) for v in self.values]
+        off = 0
+        for i, j, cells in self.dense:
+            block = self.pair_counts[off: off + cells]
+            idx = np.flatnonzero(block)
+            cmi[i, j] = cmi[j, i] = _cmi_sum(idx, block[idx].astype(np.float64),
+                                             int(self.radix[j]), K, ny, tabs[i], tabs[j], N)
+            off += cells
+        for (i, j), (idx, c) in self.sparse.items():
+            cmi[i, j] = cmi[j, i] = _cmi_sum(idx, c.astype(np.float64), int(self.radix[j]),
+                                             K, ny, tabs[i], tabs[j], N)
+        return cmi
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the tables."""
+        return int(self.class_counts.nbytes + sum(v.nbytes for v in self.values)
+                   + self.pair_counts.nbytes
+                   + sum(k.nbytes + c.nbytes for k, c in self.sparse.values()))
 
 
 def mi_order(mi: np.ndarray) -> np.ndarray:

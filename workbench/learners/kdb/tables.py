@@ -41,8 +41,12 @@ def _build_table(
     cards: np.ndarray,
     K: int,
     loo: bool = False,
+    weights: np.ndarray | None = None,
 ):
     """Count tables of `child` (+ the per-row arrays of the LOO pass if `loo`).
+
+    With `weights`, row r stands for weights[r] identical rows (the distinct rows of a
+    `TupleCounts`, as out-of-core training gives them): the same tables as the full rows.
 
     With `loo`, also returns ``(cell_ids, cell_cfg, cell_counts, cfg_counts, depth)``:
     cell_ids (m+1, n) = each training row's row in cell_counts (#(π_j, x_i, y), shape
@@ -72,13 +76,13 @@ def _build_table(
             pair_keys.append(uq)
             n_cfg = len(uq)
         offsets.append(offset)
-        ccount = np.bincount(local * K + y, minlength=n_cfg * K)
+        ccount = np.bincount(local * K + y, weights=weights, minlength=n_cfg * K)
         nz = np.flatnonzero(ccount)
         cfg_k.append(nz + offset * K)
         cfg_c.append(ccount[nz])
         ucell, cinv = np.unique(local * card + x, return_inverse=True)
         cinv = cinv.reshape(-1).astype(np.int64)
-        cellcount = np.bincount(cinv * K + y, minlength=len(ucell) * K)
+        cellcount = np.bincount(cinv * K + y, weights=weights, minlength=len(ucell) * K)
         nz = np.flatnonzero(cellcount)
         cell_k.append((ucell[nz // K] + offset * card) * K + nz % K)
         cell_c.append(cellcount[nz])
@@ -89,7 +93,7 @@ def _build_table(
             cfg_mats.append(ccount.reshape(-1, K))
             cell_base += len(ucell)
             if j > 0:
-                tot = np.bincount(cinv, minlength=len(ucell))[cinv]
+                tot = np.bincount(cinv, weights=weights, minlength=len(ucell))[cinv]
                 ok_prev = ok_prev & (tot >= 2)
                 depth[ok_prev] = j
         offset += n_cfg
@@ -123,12 +127,13 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
     S (k_max+1, n, K) holds normalised distributions; for row r and candidate k the factor
     is P_loo(x_i | π at depth min(k, depth[r]), y): F[c, y] = (#cell + 1/|X_i|)/(#cfg + 1)
     for the other classes and, for the row's own class, the same with the row removed. The
-    loss of each k (Σ (1 − P(y*|x))² or the number of errors) is written to out[k].
+    loss of each k (Σ (1 − P(y*|x))² or the number of errors) is added to out[k], row by row
+    in order, so that chunks of rows in file order sum exactly as all rows at once do.
     """
     n_k, n, K = S.shape
     inv_card = 1.0 / card
     for k in range(n_k):
-        acc = 0.0
+        acc = out[k]
         for r in range(n):
             ys = y[r]
             j = depth[r]
