@@ -1,13 +1,15 @@
 """Out-of-core training: peak memory and throughput against the number of rows.
 
     python benchmarks/bench_outofcore.py [--rows 1000000 4000000] [--attributes 20]
-        [--learner A1DE] [--folder /tmp/wb-bench] [--workers 0]
+        [--learners A1DE KDB2] [--folder /tmp/wb-bench] [--workers 0] [--memory-cap 2048]
 
 Writes a seeded synthetic Parquet file per size (`workbench.data.synthetic.
 bayes_network_rows`: a known naive-Bayes network, 4 values per attribute, text columns
 stored dictionary-encoded, row groups of 1,000,000), then for each size runs
-``python -m workbench fit`` in a fresh process and prints its rows/s, CPU seconds and
-peak resident memory (VmHWM): flat peak memory across sizes is what "out of core" means.
+``python -m workbench fit`` per learner in a fresh process — with --memory-cap MiB under
+that address-space limit (`setrlimit(RLIMIT_AS)`, what ``prlimit --as`` sets) — and prints
+its rows/s, passes, CPU seconds and peak resident memory (VmHWM): flat peak memory across
+sizes is what "out of core" means (A1DE reads the file twice, KDB2 three times).
 Next to it: a bare counting loop (numba; the same rows × C(a, 2) A1DE pair increments into
 dense tables, data already in memory) — the physical limit of one pass on this machine —
 and the training throughput as a fraction of it. With --workers N, also the row groups
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -29,6 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.data.synthetic import bayes_network_rows
+from workbench.learners.base import MultiPassLearner
+from workbench.learners.registry import create
 
 BLOCK = 1_000_000
 
@@ -73,13 +79,24 @@ def counting_loop_rows_per_second(rows: int, attributes: int) -> float:
     return X.shape[0] / (time.process_time() - t0)
 
 
-def fit(path: Path, learner: str, workers: int = 0) -> dict:
+def fit(path: Path, learner: str, workers: int = 0, cap_mib: int = 0) -> dict:
     cmd = [sys.executable, "-m", "workbench", "-q", "fit", "--learner", learner, "--data",
            str(path), "--chunk-rows", "250000"]
     if workers:
         cmd += ["--workers", str(workers)]
+
+    def limit() -> None:
+        if cap_mib:
+            resource.setrlimit(resource.RLIMIT_AS, (cap_mib * 2**20, cap_mib * 2**20))
+
+    # under an address-space cap, allocators that reserve large arenas up front (Arrow's
+    # default pool, glibc's per-thread arenas) would count against it without using it
+    env = dict(os.environ, ARROW_DEFAULT_MEMORY_POOL="system", MALLOC_ARENA_MAX="2") \
+        if cap_mib else None
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, env=env)
+    if out.returncode:
+        sys.exit(f"error: {' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
     info = json.loads(out.stdout)
     info["wall_seconds"] = time.perf_counter() - t0
     return info
@@ -89,30 +106,36 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 4_000_000])
     ap.add_argument("--attributes", type=int, default=20)
-    ap.add_argument("--learner", default="A1DE")
+    ap.add_argument("--learners", nargs="+", default=["A1DE", "KDB2"])
     ap.add_argument("--folder", default="/tmp/wb-bench")
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--memory-cap", type=int, default=0, metavar="MiB",
+                    help="address-space limit of each training process (0: none)")
     args = ap.parse_args()
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     limit = counting_loop_rows_per_second(max(args.rows), args.attributes)
     print(f"bare counting loop (A1DE pairs, {args.attributes} attributes): "
           f"{limit / 1e6:.2f} M rows/s")
-    print(f"{'rows':>11} {'train CPU s':>11} {'M rows/s':>9} {'of limit':>8} "
-          f"{'peak RSS MiB':>12} {'wall s':>7}")
+    if args.memory_cap:
+        print(f"each training process limited to {args.memory_cap} MiB of address space")
+    print(f"{'learner':<8} {'rows':>11} {'passes':>6} {'train CPU s':>11} {'M rows/s':>9} "
+          f"{'of limit':>8} {'peak RSS MiB':>12} {'wall s':>7}")
     for rows in args.rows:
         path = folder / f"bn-{rows}-{args.attributes}.parquet"
         write_parquet(path, rows, args.attributes)
-        info = fit(path, args.learner)
-        rate = rows / info["train_cpu_seconds"]
-        print(f"{rows:>11,} {info['train_cpu_seconds']:>11.1f} {rate / 1e6:>9.2f} "
-              f"{rate / limit:>8.2f} {info['peak_rss_bytes'] / 2**20:>12.0f} "
-              f"{info['wall_seconds']:>7.1f}")
-        if args.workers:
-            dist = fit(path, args.learner, args.workers)
-            print(f"{'':>11} {args.workers} Dask workers: wall {dist['wall_seconds']:.1f} s "
-                  f"(one process {info['wall_seconds']:.1f} s: speed-up "
-                  f"{info['wall_seconds'] / dist['wall_seconds']:.2f})")
+        for learner in args.learners:
+            info = fit(path, learner, cap_mib=args.memory_cap)
+            rate = rows / info["train_cpu_seconds"]
+            print(f"{learner:<8} {rows:>11,} {info['passes']:>6} "
+                  f"{info['train_cpu_seconds']:>11.1f} {rate / 1e6:>9.2f} {rate / limit:>8.2f} "
+                  f"{info['peak_rss_bytes'] / 2**20:>12.0f} {info['wall_seconds']:>7.1f}",
+                  flush=True)
+            if args.workers and not isinstance(create(learner), MultiPassLearner):
+                dist = fit(path, learner, args.workers, cap_mib=args.memory_cap)
+                print(f"{'':<8} {args.workers} Dask workers: wall {dist['wall_seconds']:.1f} s "
+                      f"(one process {info['wall_seconds']:.1f} s: speed-up "
+                      f"{info['wall_seconds'] / dist['wall_seconds']:.2f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -236,7 +236,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
             keep = chunk.y >= 0
             if holdout is not None:
                 keep &= ~holdout.test_mask(start, chunk.n_instances, total)
-            part = chunk.take(np.flatnonzero(keep))
+            part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
             if part.n_instances:
                 part = disc.transform(part) if disc is not None else part
                 model.learn(p, part) if multi else model.partial_fit(part)

@@ -17,6 +17,7 @@ import numpy as np
 __all__ = ["TupleCounts", "merge_sorted_counts"]
 
 _WORD = 1 << 62
+_DENSE_KEYS = 1 << 20  # key spaces up to this size are counted with bincount
 
 
 def merge_sorted_counts(keys_a: np.ndarray, counts_a: np.ndarray, keys_b: np.ndarray,
@@ -79,9 +80,17 @@ class TupleCounts:
         return out
 
     def add(self, cols: np.ndarray) -> "TupleCounts":
-        """Count the rows of `cols`."""
+        """Count the rows of `cols` (a key space no larger than a few times the rows is
+        counted densely with bincount, a larger one by sorting)."""
         if len(cols):
-            keys, counts = np.unique(self.encode(cols), return_counts=True)
+            q = self.encode(cols)
+            space = int(np.prod(self.radix, dtype=np.float64)) if self._dtype is None else -1
+            if 0 < space <= max(_DENSE_KEYS, 4 * len(q)):
+                dense = np.bincount(q, minlength=space)
+                keys = np.flatnonzero(dense)
+                counts = dense[keys]
+            else:
+                keys, counts = np.unique(q, return_counts=True)
             self.keys, self.counts = merge_sorted_counts(self.keys, self.counts, keys, counts)
         return self
 

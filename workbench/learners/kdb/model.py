@@ -186,7 +186,9 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
         y = rows.y.astype(np.int64)
         if pass_no == 0:
             codes = rows.codes().astype(np.int64)
-            self._stage.add(np.where(codes < 0, self._declared[None, :], codes), y)
+            miss = codes < 0
+            self._stage.add(np.where(miss, self._declared[None, :], codes) if miss.any()
+                            else codes, y)
             return
         X = _map_codes(rows.codes(), self.missing_code_)
         if (X < 0).any():
