@@ -362,3 +362,47 @@ def test_selection_is_reported_per_fold_and_stored(tmp_path):
     assert FoldResult.from_record(back).fit_report == rep
     plain = run_fold(data, "A1DE", {}, np.arange(40), np.arange(40, 60))
     assert set(plain.fit_report) == {"layout_cells"} and plain.selected_parents is None
+
+
+# ----- in passes over chunks (out of core) --------------------------------------------------
+@pytest.mark.parametrize("name", ["ASAODE", "BSEAODE", "BSEAODE-PE-I0", "BSEAODE-PACE"])
+@pytest.mark.parametrize("chunk", [1, 9, 10_000])
+def test_selection_in_passes_over_chunks_equals_fit(name, chunk):
+    """Counting, then the leave-one-out pass(es) chunk by chunk — one per elimination step
+    for BSEAODE, ending when a step does not help — resumed from a pickle between passes:
+    the same search (to the last bit of every SSE) and probabilities as `fit`."""
+    import pickle
+    data = random_data(120, 6, [2, 3, 3, 2, 4, 3], 3, 7, missing=0.1)
+    data = data.with_missing(np.isnan(data.X).any(axis=0))  # as loading a file sets them
+    ref = registry.create(name).fit(data)
+    model = registry.create(name).begin(data)
+    p = 0
+    while model.training:
+        for lo in range(0, data.n_instances, chunk):
+            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
+        model.end_pass(p)
+        model = pickle.loads(pickle.dumps(model))
+        p += 1
+    k = 0 if name == "ASAODE" else len(ref.selection_["eliminated"])
+    # counts, one pass per elimination, and one whose best step does not help (unless the
+    # search ran out of candidates)
+    assert p == 1 + k + (1 if data.n_attributes - k > 1 else 0)
+    assert p <= model.passes()
+    if name == "ASAODE":
+        np.testing.assert_array_equal(model.selection_["rmse"], ref.selection_["rmse"])
+    assert str(model.selection_) == str(ref.selection_)
+    np.testing.assert_array_equal(model.predict_proba(data), ref.predict_proba(data))
+
+
+def test_selection_in_passes_refuses_an_undeclared_missing_value():
+    data = random_data(40, 4, [2, 3, 3, 2], 2, 8)
+    X = data.X.copy()
+    X[30, 1] = np.nan  # not in the first chunk, and the header does not declare it
+    data = data.replace(X=X)
+    model = registry.create("ASAODE").begin(data)
+    for lo in (0, 20):
+        model.learn(0, data.take(np.arange(lo, lo + 20)))
+    model.end_pass(0)
+    model.learn(1, data.take(np.arange(0, 20)))
+    with pytest.raises(LearnerError, match="has_missing"):
+        model.learn(1, data.take(np.arange(20, 40)))

@@ -1,5 +1,6 @@
 """`python -m workbench fit` — train a count-based learner on a data file out of core (one
-pass for NB and the AnDE family, two for KDB/TAN, three for SKDB).
+pass for NB and the AnDE family, two for KDB/TAN/ASAODE, three for SKDB, one more per
+elimination step for BSEAODE).
 
     python -m workbench fit --learner A1DE --data big.parquet [--chunk-rows N]
         [--sample N] [--holdout every:K|last:N] [--save model.pkl] [--set key=value ...]

@@ -1,8 +1,9 @@
 """Out-of-core training and evaluation: a data file (ARFF, CSV, Parquet) read chunk by
 chunk, at memory independent of its number of rows, by a count-based learner: NB and the
-AnDE family in one pass (`CountingLearner.partial_fit`), KDB and TAN in two and SKDB in
-three (`MultiPassLearner`: structure counts, then family counts, then SKDB's leave-one-out
-losses, every pass reading the same training rows in the same order).
+AnDE family in one pass (`CountingLearner.partial_fit`); KDB, TAN and ASAODE in two, SKDB
+in three and BSEAODE in one more per elimination step (`MultiPassLearner`: counts, then
+KDB's family counts and the leave-one-out passes of the selective learners, every pass
+reading the same training rows in the same order).
 
 - **Pass 1** reads the file once for what must be known before counting: the rows, the
   attributes with a missing value anywhere (`Attribute.has_missing`, as an in-memory load
@@ -92,21 +93,22 @@ def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
     """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
     `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
-    if getattr(model, "selection", None) is not None:
+    if _multi_pass(model) and one_pass:
         raise WorkbenchError(
-            f"learner {learner!r}: attribute selection (ASAODE, BSEAODE) searches over all "
-            "training rows in memory; out of core it is not available yet")
-    if isinstance(model, MultiPassLearner) and one_pass:
-        raise WorkbenchError(
-            f"learner {learner!r} trains in {model.passes()} passes over all training rows; "
-            "a stream or distributed counting needs a one-pass learner (NB and the AnDE "
-            "family)")
+            f"learner {learner!r} trains in several passes over all training rows; a stream "
+            "or distributed counting needs a one-pass learner (NB and the AnDE family "
+            "without attribute selection)")
     if not isinstance(model, (CountingLearner, MultiPassLearner)):
         raise WorkbenchError(
             f"learner {learner!r} trains in memory only; out-of-core training needs a "
             "count-based learner (NB, the AnDE family and their -S/-W variants in one pass; "
-            "KDB1-5 and TAN in two, SKDB in three)")
+            "KDB1-5, TAN and ASAODE in two, SKDB in three, BSEAODE in one more per "
+            "elimination step)")
     return model
+
+
+def _multi_pass(model: Any) -> bool:
+    return isinstance(model, MultiPassLearner) and model.passes() > 1
 
 
 def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | None
@@ -226,11 +228,11 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
                    "preprocessing": method,
                    "discretize_sample": None if disc is None else min(sample, res.seen)}
         return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
-    multi = isinstance(model, MultiPassLearner)
+    multi = _multi_pass(model)
     if multi:
         model.begin(disc.transform(header) if disc is not None else header)
-    n_passes = model.passes() if multi else 1
-    for p in range(n_passes):
+    p = 0
+    while p == 0 or (multi and model.training):
         n_train = chunks = 0
         for start, chunk in _chunks(path, chunk_rows, header, class_column):
             keep = chunk.y >= 0
@@ -246,8 +248,9 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
             raise WorkbenchError(f"{path}: no training rows with a known class")
         if multi:
             model.end_pass(p)
+        p += 1
     summary = {"rows": total, "n_train": n_train, "chunks": chunks,
-               "passes": 1 + n_passes, "train_cpu_seconds": time.process_time() - cpu0,
+               "passes": 1 + p, "train_cpu_seconds": time.process_time() - cpu0,
                "model_bytes": model.model_bytes() if hasattr(model, "model_bytes") else None,
                "peak_rss_bytes": peak_rss(), "preprocessing": method,
                "discretize_sample": None if disc is None else min(sample, res.seen)}

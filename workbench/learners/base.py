@@ -237,13 +237,16 @@ class MultiPassLearner(Learner):
     larger than memory can train it (`evaluation.outofcore`):
 
         model.begin(header)
-        for p in range(model.passes()):
+        p = 0
+        while model.training:
             for chunk in chunks:           # the same rows, in the same order, every pass
                 model.learn(p, chunk)
             model.end_pass(p)
+            p += 1
 
-    Between passes the state is plain arrays: a model pickled after `end_pass(p)` resumes
-    at pass p + 1. Memory is independent of the number of rows. `fit` in memory gives the
+    A search may end early (`training` turns False before `passes()` passes). Between
+    passes the state is plain arrays: a model pickled after `end_pass(p)` resumes at pass
+    p + 1. Memory is independent of the number of rows. `fit` in memory gives the
     same model (subclasses keep their own fast in-memory `fit`)."""
 
     _pass: int | None = None  # the pass being read; None before `begin` and once done
@@ -253,7 +256,8 @@ class MultiPassLearner(Learner):
         self._pass = None
 
     def passes(self) -> int:  # pragma: no cover - interface
-        """How many passes over the training rows training takes."""
+        """How many passes over the training rows training takes (at most, for a search
+        whose `_end_pass` may end it early)."""
         raise NotImplementedError
 
     def begin(self, header: Dataset) -> "MultiPassLearner":
@@ -284,9 +288,16 @@ class MultiPassLearner(Learner):
             raise LearnerError(f"{type(self).__name__}: end_pass({pass_no}) while "
                                + ("not training" if self._pass is None
                                   else f"in pass {self._pass}"))
-        self._end_pass(pass_no)
-        self._pass = pass_no + 1 if pass_no + 1 < self.passes() else None
+        more = self._end_pass(pass_no)
+        if more is None:
+            more = pass_no + 1 < self.passes()
+        self._pass = pass_no + 1 if more else None
         return self
+
+    @property
+    def training(self) -> bool:
+        """Whether `begin` was called and another pass is needed."""
+        return self._pass is not None
 
     def _check_fitted(self, data: Dataset) -> None:
         if self._pass is not None:
@@ -300,7 +311,9 @@ class MultiPassLearner(Learner):
     def _learn(self, pass_no: int, rows: Dataset) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _end_pass(self, pass_no: int) -> None:  # pragma: no cover - interface
+    def _end_pass(self, pass_no: int) -> bool | None:  # pragma: no cover - interface
+        """Finish a pass; return False to end training early (a search that stops), True
+        for another pass, None for "as `passes()` says"."""
         raise NotImplementedError
 
 

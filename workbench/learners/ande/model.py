@@ -11,10 +11,19 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande.predict import a1de_fast_ok, log_scores, log_scores_reduced
-from workbench.learners.ande.selection import ELIMINATIONS, asaode_select, bse_select, mi_order
+from workbench.learners.ande.selection import (
+    ELIMINATIONS,
+    BSESearch,
+    asaode_choose,
+    asaode_select,
+    asaode_sse,
+    bse_pass,
+    bse_select,
+    mi_order,
+)
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
-from workbench.learners.base import CountingLearner, choice, integer, number
+from workbench.learners.base import CountingLearner, MultiPassLearner, choice, integer, number
 from workbench.learners.counts import (
     MEMORY_BUDGET_ENV,
     MEMORY_FRACTION,
@@ -32,7 +41,7 @@ _BATCH_BYTES = 256 << 20
 on optdigits, 27,720 parent sets: 7 rows a batch at 64 MB, 46 ms a row; 30 rows, 33 ms)."""
 
 
-class AnDE(CountingLearner):
+class AnDE(CountingLearner, MultiPassLearner):
     """Averaged n-dependence estimators (n = 0 is naive Bayes) with optional SR and MI weights.
 
     Attribute selection: a subclass (or caller) may set ``parent_mask_`` / ``child_mask_``
@@ -192,7 +201,7 @@ class AnDE(CountingLearner):
                 f"(${MEMORY_BUDGET_ENV}; default {MEMORY_FRACTION:.0%} of the machine's "
                 "memory)")
 
-    def _fit(self, rows: Dataset) -> None:
+    def _check_selection(self) -> None:
         if self.selection is not None:
             if self.n != 1 or self.missing != "value" or self.subsumption is not None \
                     or self.weighting is not None or self.m != 1.0 \
@@ -201,6 +210,9 @@ class AnDE(CountingLearner):
                     f"AnDE: selection '{self.selection}' is specified for n = 1 with "
                     "missing 'value', m = 1, frequency_limit = 1, no subsumption and no "
                     "weighting (SPEC §5)")
+
+    def _fit(self, rows: Dataset) -> None:
+        self._check_selection()
         super()._fit(rows)
         if self.selection is not None:
             self.select(rows)
@@ -209,25 +221,96 @@ class AnDE(CountingLearner):
         """Run the attribute search on the training rows `rows` (already counted) and set
         ``parent_mask_`` / ``child_mask_`` (one extra pass per search step)."""
         ct = self.counts_
-        codes = np.ascontiguousarray(self.recode(rows.codes()), dtype=np.int64)
-        y = np.ascontiguousarray(rows.y, dtype=np.int64)
+        codes, y = self._search_input(rows)
         tb = tables_of(ct)
-        d = ct.d
         if self.selection == "loo":
-            order = mi_order([ct.joint([i]) for i in range(d)], ct.class_counts, ct.n)
-            r, s, rmse = asaode_select(tb, codes, y, order)
-            self.parent_mask_ = np.isin(np.arange(d), order[:r])
-            self.child_mask_ = np.isin(np.arange(d), order[:s])
-            self.selection_ = {"order": order.tolist(), "parents": r, "children": s,
-                               "rmse": rmse}
+            order = self._mi_order()
+            self._chose_loo(order, *asaode_select(tb, codes, y, order))
         else:
-            parents, children, gone = bse_select(tb, codes, y, ELIMINATIONS[self.elimination],
-                                                 self.initial_candidate_sse)
-            self.parent_mask_, self.child_mask_ = parents, children
-            self.selection_ = {"eliminated": gone, "parents": int(parents.sum()),
-                               "children": int(children.sum())}
-        self._prepared = None
+            self._chose_bse(*bse_select(tb, codes, y, ELIMINATIONS[self.elimination],
+                                        self.initial_candidate_sse))
         return self
+
+    def _search_input(self, rows: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        return (np.ascontiguousarray(self.recode(rows.codes()), dtype=np.int64),
+                np.ascontiguousarray(rows.y, dtype=np.int64))
+
+    def _mi_order(self) -> np.ndarray:
+        ct = self.counts_
+        return mi_order([ct.joint([i]) for i in range(ct.d)], ct.class_counts, ct.n)
+
+    def _chose_loo(self, order: np.ndarray, r: int, s: int, rmse: np.ndarray) -> None:
+        d = self.counts_.d
+        self.parent_mask_ = np.isin(np.arange(d), order[:r])
+        self.child_mask_ = np.isin(np.arange(d), order[:s])
+        self.selection_ = {"order": order.tolist(), "parents": r, "children": s,
+                           "rmse": rmse}
+        self._prepared = None
+
+    def _chose_bse(self, parents: np.ndarray, children: np.ndarray, gone: list) -> None:
+        self.parent_mask_, self.child_mask_ = parents, children
+        self.selection_ = {"eliminated": gone, "parents": int(parents.sum()),
+                           "children": int(children.sum())}
+        self._prepared = None
+
+    # ----- training in passes (out of core) -------------------------------------------------
+    def passes(self) -> int:
+        """1 (counting); ASAODE 2 (counts, then the leave-one-out pass); BSEAODE at most
+        1 + d (a pass per elimination step; the search ends when no step helps)."""
+        if self.selection is None:
+            return 1
+        if self.selection == "loo":
+            return 2
+        return 1 + (len(self._header.attributes) if self._header is not None else 1)
+
+    def _begin(self, header: Dataset) -> None:
+        self._check_selection()
+        self._search = self._acc = self._order = None
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:
+        if pass_no == 0:
+            if rows.n_instances:
+                self._add_counts(rows)
+            return
+        codes, y = self._search_input(rows)
+        if (codes < 0).any():
+            raise LearnerError(
+                f"{type(self).__name__}: a missing value in an attribute whose `?` is not a "
+                "value of the counts (it was missing in no row of the first chunk): declare "
+                "it in the header's Attribute.has_missing, as loading a file does")
+        n, tb = float(self.counts_.n), tables_of(self.counts_)
+        if self.selection == "loo":
+            asaode_sse(tb, codes, y, self._order, n, self._acc)
+        else:
+            s = self._search
+            bse_pass(tb, codes, y, n, s.parents, s.children, s.mode, *self._acc)
+
+    def _end_pass(self, pass_no: int) -> bool:
+        if pass_no == 0:
+            if self.counts_ is None:
+                raise LearnerError(f"{type(self).__name__}: no training rows with a class")
+            if self.selection is None:
+                return False
+            d = self.counts_.d
+            if self.selection == "loo":
+                self._order, self._acc = self._mi_order(), np.zeros((d, d))
+                return True
+            self._search = BSESearch(d, self.counts_.n, ELIMINATIONS[self.elimination],
+                                     self.initial_candidate_sse)
+        elif self.selection == "loo":
+            self._chose_loo(self._order, *asaode_choose(self._acc, self.counts_.n))
+            self._acc = None
+            return False
+        elif self._search.step(*self._acc):
+            self._acc = self._search.new_pass()
+            return True
+        if self._search.done:
+            s = self._search
+            self._chose_bse(s.parents, s.children, s.eliminated)
+            self._search = self._acc = None
+            return False
+        self._acc = self._search.new_pass()
+        return True
 
     def recode(self, codes: np.ndarray) -> np.ndarray:
         """Value codes as the counts see them: with ``missing="value"``, a `?` (−1) of an

@@ -76,13 +76,14 @@ def _usable(single, p, K):
 
 # ----- ASAODE: every nested model in one pass --------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def asaode_sse(tb, X, yv, order, n):
-    """SSE[r, s] of model M(r + 1, s + 1) (parents / children = the first r + 1 / s + 1
-    attributes of `order`) over the training rows, each held out in turn (SPEC §5.3: a
-    row adds to row r only if attribute order[r] is usable for it)."""
+def asaode_sse(tb, X, yv, order, n, sse):
+    """Add to sse[r, s], the SSE of model M(r + 1, s + 1) (parents / children = the first
+    r + 1 / s + 1 attributes of `order`), the rows of X, each held out in turn from the
+    counts of all `n` training rows (SPEC §5.3: a row adds to row r only if attribute
+    order[r] is usable for it). Row by row in order: chunks of the rows in file order sum
+    exactly as all rows at once."""
     d = X.shape[1]
     K = tb.K
-    sse = np.zeros((d, d))
     single = np.zeros((d, K), dtype=np.int64)
     pair = np.zeros((d, d, K), dtype=np.int64)
     acc = np.zeros((d, K))
@@ -116,7 +117,6 @@ def asaode_sse(tb, X, yv, order, n):
                 if tot > 0.0:
                     e = 1.0 - acc[s, ys] / tot
                     sse[i, s] += e * e
-    return sse
 
 
 def first_minimum(values: np.ndarray) -> int:
@@ -128,26 +128,33 @@ def first_minimum(values: np.ndarray) -> int:
     return int(np.flatnonzero(flat <= finite.min() * (1.0 + TAU))[0])
 
 
+def asaode_choose(sse: np.ndarray, n: int) -> tuple[int, int, np.ndarray]:
+    """(r*, s*, RMSE table) from the SSE table over n rows: the model M(r*, s*) (1-based
+    sizes) with the smallest leave-one-out true-class RMSE, ties to the smallest r then s."""
+    rmse = np.sqrt(sse / n)
+    k = first_minimum(rmse)
+    d = sse.shape[0]
+    return k // d + 1, k % d + 1, rmse
+
+
 def asaode_select(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray
                   ) -> tuple[int, int, np.ndarray]:
-    """(r*, s*, RMSE table): the model M(r*, s*) (1-based sizes) with the smallest
-    leave-one-out true-class RMSE, ties to the smallest r then s."""
-    n = X.shape[0]
-    rmse = np.sqrt(asaode_sse(tb, X, y, order, float(n)) / n)
-    k = first_minimum(rmse)
+    """ASAODE's search over all training rows X at once (see `asaode_choose`)."""
     d = X.shape[1]
-    return k // d + 1, k % d + 1, rmse
+    sse = np.zeros((d, d))
+    asaode_sse(tb, X, y, order, float(X.shape[0]), sse)
+    return asaode_choose(sse, X.shape[0])
 
 
 # ----- BSEAODE: one pass per elimination step ----------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def bse_pass(tb, X, yv, n, parents, children, mode):
-    """One leave-one-out pass of backward elimination (SPEC §5.4).
-
-    Returns (SSE of the current model, SSE per candidate, per candidate whether it leaves
-    a row that needs it with no usable active parent). Candidates are the attributes
-    active in the role `mode` eliminates (CHILD: `children`; PARENT: `parents`;
-    PARENT_AND_CHILD: both, which are equal)."""
+def bse_pass(tb, X, yv, n, parents, children, mode, sse_now, sse, bad):
+    """One leave-one-out pass of backward elimination (SPEC §5.4) over the rows of X, each
+    held out from the counts of all `n` training rows, added row by row (in order) to:
+    sse_now[0] = the SSE of the current model, sse = the SSE per candidate, bad = per
+    candidate whether it leaves a row that needs it with no usable active parent.
+    Candidates are the attributes active in the role `mode` eliminates (CHILD:
+    `children`; PARENT: `parents`; PARENT_AND_CHILD: both, which are equal)."""
     d = X.shape[1]
     K = tb.K
     single = np.zeros((d, K), dtype=np.int64)
@@ -157,9 +164,6 @@ def bse_pass(tb, X, yv, n, parents, children, mode):
     total = np.zeros(K)
     cand = np.zeros(K)
     usable = np.zeros(d, dtype=np.bool_)
-    sse_now = 0.0
-    sse = np.zeros(d)
-    bad = np.zeros(d, dtype=np.bool_)
     scale = DBL_MAX / d
     for r in range(X.shape[0]):
         ys = yv[r]
@@ -193,7 +197,7 @@ def bse_pass(tb, X, yv, n, parents, children, mode):
             for y in range(K):
                 tot += total[y]
             e = 1.0 - total[ys] / tot
-            sse_now += e * e
+            sse_now[0] += e * e
         for a in range(d):
             if mode == CHILD:
                 if not children[a]:
@@ -223,35 +227,61 @@ def bse_pass(tb, X, yv, n, parents, children, mode):
                 tot += cand[y]
             e = 1.0 - cand[ys] / tot
             sse[a] += e * e
-    return sse_now, sse, bad
+
+
+class BSESearch:
+    """Backward sequential elimination (SPEC §5.4) as a sequence of leave-one-out passes:
+    `new_pass()` gives the accumulators of one pass (`bse_pass` adds rows to them, all at
+    once or chunk by chunk in file order), `step(...)` eliminates one attribute or ends
+    the search (returns whether another pass is needed)."""
+
+    def __init__(self, d: int, n: int, mode: int, initial_candidate_sse: float = 1.0) -> None:
+        self.d, self.n, self.mode = d, n, mode
+        self.parents = np.ones(d, dtype=np.bool_)
+        self.children = np.ones(d, dtype=np.bool_)
+        self.s0 = float(initial_candidate_sse)
+        self.previous: float | None = None
+        self.eliminated: list[int] = []
+        self.done = not self._role().sum() > 1
+
+    def _role(self) -> np.ndarray:
+        return self.children if self.mode == CHILD else self.parents
+
+    def new_pass(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sse_now (1,), sse (d,), bad (d,)) zeroed for a pass."""
+        return np.zeros(1), np.zeros(self.d), np.zeros(self.d, dtype=np.bool_)
+
+    def step(self, sse_now: np.ndarray, sse: np.ndarray, bad: np.ndarray) -> bool:
+        """Eliminate the best candidate if it lowers the RMSE by more than TAU."""
+        role, n = self._role(), self.n
+        if self.previous is None:
+            self.previous = math.sqrt(float(sse_now[0]) / n)
+        rmse = np.sqrt((self.s0 + sse) / n)
+        rmse[~role | bad] = np.inf
+        if not np.isfinite(rmse).any():
+            self.done = True
+            return False
+        a = first_minimum(rmse)
+        if not rmse[a] < self.previous * (1.0 - TAU):
+            self.done = True
+            return False
+        self.previous = float(rmse[a])
+        role[a] = False
+        if self.mode == PARENT_AND_CHILD:
+            self.children[a] = False
+        self.eliminated.append(a)
+        self.s0 = 0.0
+        self.done = not role.sum() > 1
+        return not self.done
 
 
 def bse_select(tb: Tables, X: np.ndarray, y: np.ndarray, mode: int,
                initial_candidate_sse: float = 1.0) -> tuple[np.ndarray, np.ndarray, list]:
-    """Backward sequential elimination (SPEC §5.4): (active parents, active children,
-    the eliminated attributes in order)."""
-    n, d = X.shape
-    parents = np.ones(d, dtype=np.bool_)
-    children = np.ones(d, dtype=np.bool_)
-    role = children if mode == CHILD else parents
-    s0 = float(initial_candidate_sse)
-    previous = None
-    eliminated: list[int] = []
-    while role.sum() > 1:
-        sse_now, sse, bad = bse_pass(tb, X, y, float(n), parents, children, mode)
-        if previous is None:
-            previous = math.sqrt(sse_now / n)
-        rmse = np.sqrt((s0 + sse) / n)
-        rmse[~role | bad] = np.inf
-        if not np.isfinite(rmse).any():
-            break
-        a = first_minimum(rmse)
-        if not rmse[a] < previous * (1.0 - TAU):
-            break
-        previous = float(rmse[a])
-        role[a] = False
-        if mode == PARENT_AND_CHILD:
-            children[a] = False
-        eliminated.append(a)
-        s0 = 0.0
-    return parents, children, eliminated
+    """Backward sequential elimination over all training rows X at once: (active parents,
+    active children, the eliminated attributes in order)."""
+    search = BSESearch(X.shape[1], X.shape[0], mode, initial_candidate_sse)
+    while not search.done:
+        acc = search.new_pass()
+        bse_pass(tb, X, y, float(X.shape[0]), search.parents, search.children, mode, *acc)
+        search.step(*acc)
+    return search.parents, search.children, search.eliminated
