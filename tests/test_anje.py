@@ -380,3 +380,41 @@ def test_objective_and_iterations_are_recorded_per_fold():
     assert out.summary["iterations"] == np.mean([r.iterations for r in out.fold_results])
     assert out.summary["train_objective"] == \
         pytest.approx(np.mean([r.train_objective for r in out.fold_results]))
+
+
+# ----- training in passes over chunks (out of core) ------------------------------------------
+@pytest.mark.parametrize("name,params", [("A2JE", {}), ("WANBIA-C-SGD", {}),
+                                         ("WANBIA-C-ADAGRAD", {"passes": 3}),
+                                         ("LR2-SGD", {}), ("ALR2-ADAGRAD", {})])
+@pytest.mark.parametrize("chunk", [1, 13, 10_000])
+def test_passes_over_chunks_equal_fit(name, params, chunk):
+    """Counting chunk by chunk (JoinIndex.add/finish), SGD passes in file order and a pass
+    for the objective, resumed from a pickle between passes: the same θ and probabilities
+    as `fit` (bit for bit) and its objective to rounding."""
+    import pickle
+    data = random_data(90, [3, 2, 4, 3], 3, seed=11, missing=0.1)
+    ref = registry.create(name, **params).fit(data)
+    model = registry.create(name, **params).begin(data)
+    p = 0
+    while model.training:
+        for lo in range(0, data.n_instances, chunk):
+            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
+        model.end_pass(p)
+        model = pickle.loads(pickle.dumps(model))
+        p += 1
+    assert p == model.n_passes() == 2 + (0 if name == "A2JE" else params.get("passes", 1))
+    np.testing.assert_array_equal(model.predict_proba(data), ref.predict_proba(data))
+    if ref.theta_ is not None:
+        np.testing.assert_array_equal(model.theta_, ref.theta_)
+    got, want = model.fit_report(), ref.fit_report()
+    assert got["train_objective"] == pytest.approx(want["train_objective"], rel=1e-12)
+    assert {k: v for k, v in got.items() if k != "train_objective"} == \
+        {k: v for k, v in want.items() if k != "train_objective"}
+
+
+def test_passes_refused_where_all_rows_are_needed():
+    data = random_data(30, [3, 2], 2, seed=1)
+    for name, params in (("WANBIA-C", {}), ("WANBIA", {}),
+                         ("WANBIA-C-SGD", {"shuffle_seed": 3})):
+        with pytest.raises(LearnerError, match="all rows"):
+            registry.create(name, **params).begin(data)

@@ -569,7 +569,7 @@ def _train_in_passes(model, data, chunk, restart):
     """begin / learn / end_pass over chunks of `chunk` rows; with `restart` the model is
     pickled and loaded again after every pass (a run resumed between passes)."""
     model.begin(data)
-    for p in range(model.passes()):
+    for p in range(model.n_passes()):
         for lo in range(0, data.n_instances, chunk):
             model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
         model.end_pass(p)
@@ -593,7 +593,7 @@ def test_passes_over_chunks_equal_fit_in_memory(name, chunk, restart):
         data = data.replace(y=y)
         ref = registry.create(name).fit(data)
         got = _train_in_passes(registry.create(name), data, chunk, restart)
-        assert got.passes() == (3 if name.startswith("SKDB") else 2)
+        assert got.n_passes() == (3 if name.startswith("SKDB") else 2)
         np.testing.assert_array_equal(got.predict_proba(data), ref.predict_proba(data))
         assert got.parents_ == ref.parents_ and got.attributes_ == ref.attributes_
         assert got.model_bytes() == ref.model_bytes()

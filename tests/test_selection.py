@@ -387,7 +387,7 @@ def test_selection_in_passes_over_chunks_equals_fit(name, chunk):
     # counts, one pass per elimination, and one whose best step does not help (unless the
     # search ran out of candidates)
     assert p == 1 + k + (1 if data.n_attributes - k > 1 else 0)
-    assert p <= model.passes()
+    assert p <= model.n_passes()
     if name == "ASAODE":
         np.testing.assert_array_equal(model.selection_["rmse"], ref.selection_["rmse"])
     assert str(model.selection_) == str(ref.selection_)

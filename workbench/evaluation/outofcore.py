@@ -98,17 +98,20 @@ def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
             f"learner {learner!r} trains in several passes over all training rows; a stream "
             "or distributed counting needs a one-pass learner (NB and the AnDE family "
             "without attribute selection)")
+    why = model.pass_refusal() if isinstance(model, MultiPassLearner) else None
+    if why:
+        raise WorkbenchError(f"learner {learner!r}: {why}")
     if not isinstance(model, (CountingLearner, MultiPassLearner)):
         raise WorkbenchError(
             f"learner {learner!r} trains in memory only; out-of-core training needs a "
             "count-based learner (NB, the AnDE family and their -S/-W variants in one pass; "
             "KDB1-5, TAN and ASAODE in two, SKDB in three, BSEAODE in one more per "
-            "elimination step)")
+            "elimination step; AnJE and its -SGD / -ADAGRAD forms)")
     return model
 
 
 def _multi_pass(model: Any) -> bool:
-    return isinstance(model, MultiPassLearner) and model.passes() > 1
+    return isinstance(model, MultiPassLearner) and model.n_passes() > 1
 
 
 def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | None

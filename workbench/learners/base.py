@@ -244,7 +244,7 @@ class MultiPassLearner(Learner):
             model.end_pass(p)
             p += 1
 
-    A search may end early (`training` turns False before `passes()` passes). Between
+    A search may end early (`training` turns False before `n_passes()` passes). Between
     passes the state is plain arrays: a model pickled after `end_pass(p)` resumes at pass
     p + 1. Memory is independent of the number of rows. `fit` in memory gives the
     same model (subclasses keep their own fast in-memory `fit`)."""
@@ -255,16 +255,23 @@ class MultiPassLearner(Learner):
         super()._reset()
         self._pass = None
 
-    def passes(self) -> int:  # pragma: no cover - interface
+    def n_passes(self) -> int:  # pragma: no cover - interface
         """How many passes over the training rows training takes (at most, for a search
         whose `_end_pass` may end it early)."""
         raise NotImplementedError
+
+    def pass_refusal(self) -> str | None:
+        """Why these parameters cannot train in passes (None: they can)."""
+        return None
 
     def begin(self, header: Dataset) -> "MultiPassLearner":
         """Start training on data with this header (forgets any earlier fit)."""
         if not isinstance(header, Dataset):
             raise LearnerError(f"{type(self).__name__}: begin expects a Dataset, "
                                f"got {type(header).__name__}")
+        why = self.pass_refusal()
+        if why:
+            raise LearnerError(f"{type(self).__name__}: {why}")
         self._reset()
         self._remember_header(header)
         self._begin(header)
@@ -290,7 +297,7 @@ class MultiPassLearner(Learner):
                                   else f"in pass {self._pass}"))
         more = self._end_pass(pass_no)
         if more is None:
-            more = pass_no + 1 < self.passes()
+            more = pass_no + 1 < self.n_passes()
         self._pass = pass_no + 1 if more else None
         return self
 
@@ -302,7 +309,7 @@ class MultiPassLearner(Learner):
     def _check_fitted(self, data: Dataset) -> None:
         if self._pass is not None:
             raise LearnerError(f"{type(self).__name__}: predict called during training "
-                               f"(pass {self._pass + 1} of {self.passes()} not finished)")
+                               f"(pass {self._pass + 1} of {self.n_passes()} not finished)")
         super()._check_fitted(data)
 
     def _begin(self, header: Dataset) -> None:  # pragma: no cover - interface
@@ -313,7 +320,7 @@ class MultiPassLearner(Learner):
 
     def _end_pass(self, pass_no: int) -> bool | None:  # pragma: no cover - interface
         """Finish a pass; return False to end training early (a search that stops), True
-        for another pass, None for "as `passes()` says"."""
+        for another pass, None for "as `n_passes()` says"."""
         raise NotImplementedError
 
 

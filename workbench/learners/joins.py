@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench.errors import LearnerError
 from workbench.learners.counts import colex_combinations, memory_budget
+from workbench.learners.tuples import TupleCounts
 
 LOG_FLOOR = 1e-75
 """Estimates are used through ln(max(P̂, LOG_FLOOR)) (SPEC §6.3)."""
@@ -108,6 +109,29 @@ class JoinIndex:
         self.counts = np.bincount(cells.ravel(), minlength=self.n_slots * self.K) \
             .reshape(self.n_slots, self.K).astype(np.int64)
         return slots
+
+    def add(self, codes: np.ndarray, y: np.ndarray) -> "JoinIndex":
+        """Count a chunk of training rows (out of core; `finish` then makes the slots):
+        the distinct (key, class) cells are kept, so memory follows the seen joint values,
+        not the rows."""
+        if getattr(self, "_pending", None) is None:
+            self._pending = TupleCounts([self.n_keys, self.K])
+        y = np.asarray(y, dtype=np.int64)
+        keys = self.keys(codes)
+        self._pending.add(np.column_stack([keys.ravel(), np.repeat(y, self.n_joins)]))
+        self.class_counts = self.class_counts + np.bincount(y, minlength=self.K)[: self.K]
+        return self
+
+    def finish(self) -> "JoinIndex":
+        """The seen keys and counts of the chunks added: what `fit` gives on all of them."""
+        pending = getattr(self, "_pending", None)
+        cells = pending.decode() if pending is not None else np.zeros((0, 2), np.int64)
+        self.seen_keys, inverse = np.unique(cells[:, 0], return_inverse=True)
+        self.counts = np.zeros((len(self.seen_keys), self.K), dtype=np.int64)
+        if len(cells):
+            self.counts[inverse.reshape(-1), cells[:, 1]] = pending.counts
+        self._pending = None
+        return self
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """(rows, S) slots of test rows' joint values; −1 where the value was never seen."""

@@ -254,7 +254,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         self._prepared = None
 
     # ----- training in passes (out of core) -------------------------------------------------
-    def passes(self) -> int:
+    def n_passes(self) -> int:
         """1 (counting); ASAODE 2 (counts, then the leave-one-out pass); BSEAODE at most
         1 + d (a pass per elimination step; the search ends when no step helps)."""
         if self.selection is None:

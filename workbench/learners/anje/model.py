@@ -8,9 +8,21 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.anje.objective import OBJECTIVES, Problem, score_rows, softmax_rows
-from workbench.learners.anje.optimize import OPTIMIZERS, LbfgsSettings, lbfgs, stochastic
-from workbench.learners.base import Learner, choice, integer, number
+from workbench.learners.anje.objective import (
+    OBJECTIVES,
+    Problem,
+    _objective_pass,
+    score_rows,
+    softmax_rows,
+)
+from workbench.learners.anje.optimize import (
+    OPTIMIZERS,
+    LbfgsSettings,
+    _sgd_pass,
+    lbfgs,
+    stochastic,
+)
+from workbench.learners.base import MultiPassLearner, choice, integer, number
 from workbench.learners.joins import JoinIndex, anje_exponent, missing_as_first_value
 from workbench.learners.registry import register
 
@@ -19,7 +31,7 @@ MODELS = ("generative", "weighted", "direct", "tied")
 INITS = (0, 1, "anje")
 
 
-class AnJE(Learner):
+class AnJE(MultiPassLearner):
     """Averaged n-join estimators and their discriminatively trained forms (SPEC §6).
 
     ``model``: ``generative`` (AnJE: s(y) = L(y) + e_n·Σ_α L(x_α | y), e_n = 1/C(A−1, n−1)),
@@ -32,6 +44,11 @@ class AnJE(Learner):
     with L-BFGS-B (the reference's settings) or, for weighted/direct with cll, single-pass
     ``sgd`` / ``adagrad``; `iterations()` and `fit_report()` give the steps taken and the
     final objective.
+
+    Out of core (`MultiPassLearner`): the generative model and the SGD / AdaGrad forms in
+    file order train in passes — counting, the `passes` SGD passes, and one pass for the
+    final objective — giving the same parameters as `fit`; L-BFGS-B (one pass per
+    objective evaluation) and shuffled SGD train in memory only.
     """
 
     preprocessing = "mdl"
@@ -82,27 +99,36 @@ class AnJE(Learner):
         self._report: dict | None = None
 
     # ----- training ----------------------------------------------------------------------
-    def _fit(self, rows: Dataset) -> None:
+    def _check_input(self, rows: Dataset) -> None:
         if not rows.is_all_nominal:
             names = ", ".join(f"'{rows.attributes[i].name}'" for i in rows.numeric_indices[:5])
             raise LearnerError(f"{type(self).__name__}: numeric attribute(s) {names} in "
                                f"{rows.source or rows.name}; AnJE needs nominal data (use "
                                "preprocessing 'mdl' or 'ef:B')")
-        A = rows.n_attributes
-        if A < self.n:
+        if rows.n_attributes < self.n:
             raise LearnerError(f"{type(self).__name__}: a join of order n = {self.n} needs "
                                f"at least {self.n} attributes; {rows.source or rows.name} has "
-                               f"{A}")
+                               f"{rows.n_attributes}")
+
+    def _problem(self, slots: np.ndarray, y: np.ndarray) -> Problem:
+        """The objective's inputs from the fitted index (rows: `slots`, `y`; none out of
+        core, where the passes bring them)."""
+        index = self.index_
+        return Problem(slots, y, index.log_prior(), index.log_conditional(),
+                       index.joins[index.slot_join(), 0], len(index.cards),
+                       "weighted" if self.model == "generative" else self.model,
+                       self.objective, self.l2)
+
+    def _fit(self, rows: Dataset) -> None:
+        self._check_input(rows)
+        A = rows.n_attributes
         codes = missing_as_first_value(rows.codes())
         y = np.asarray(rows.y, dtype=np.int64)
         index = JoinIndex(rows.cardinalities, rows.n_classes, self.n)
         slots = index.fit(codes, y)
         self.index_ = index
         e = anje_exponent(A, self.n)
-        problem = Problem(slots, y, index.log_prior(),
-                          index.log_conditional(), index.joins[index.slot_join(), 0], A,
-                          "weighted" if self.model == "generative" else self.model,
-                          self.objective, self.l2)
+        problem = self._problem(slots, y)
         unseen = index.log_unseen()
         if self.model == "generative":
             self._terms = (problem.log_prior, e * problem.log_cond, e * unseen)
@@ -122,6 +148,89 @@ class AnJE(Learner):
         self._terms = (c, per_slot, self._unseen_terms(out.theta, unseen, e))
         self._report = {"iterations": out.iterations, "train_objective": out.objective,
                         "evaluations": out.evaluations, "stop": out.message}
+
+    # ----- training in passes (out of core) ---------------------------------------------
+    def pass_refusal(self) -> str | None:
+        if self.model == "generative":
+            return None
+        if self.optimizer == "lbfgs":
+            return ("L-BFGS-B evaluates the objective over all rows at every step; out of "
+                    "core train the -SGD / -ADAGRAD forms (or train in memory)")
+        if self.shuffle_seed is not None:
+            return "shuffled SGD reorders all rows each pass; out of core rows go in file order"
+        return None
+
+    def n_passes(self) -> int:
+        """Counting, the SGD passes (none for the generative model), the final objective."""
+        return 2 + (0 if self.model == "generative" else self.passes)
+
+    def _begin(self, header: Dataset) -> None:
+        self._check_input(header)
+        self.index_ = JoinIndex(header.cardinalities, header.n_classes, self.n)
+        self._objective, self._rows = 0.0, 0
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:
+        codes = missing_as_first_value(rows.codes())
+        y = np.asarray(rows.y, dtype=np.int64)
+        if pass_no == 0:
+            self.index_.add(codes, y)
+            return
+        slots = self.index_.lookup(codes)
+        if (slots < 0).any():
+            raise LearnerError(f"{type(self).__name__}: pass {pass_no + 1} reads a joint "
+                               "value pass 1 did not count: every pass must read the same rows")
+        problem = self._empty_problem
+        if pass_no < self.n_passes() - 1:  # an SGD pass, θ updated in place
+            tc, ts = problem.split(self.theta_)
+            _sgd_pass(slots, y, np.arange(len(y), dtype=np.int64), problem.log_prior,
+                      problem.log_cond, tc, ts, *self._adagrad, problem.parameterisation ==
+                      "weighted", self.optimizer == "adagrad", self.eta)
+        elif self.model == "generative":
+            self._objective += _objective_of(score_rows(slots, *self._terms), y, self.objective)
+        else:
+            c, e = self._terms[:2]
+            self._objective += _objective_pass(slots, y, np.ascontiguousarray(c),
+                                               np.ascontiguousarray(e), False, *self._scratch)
+        self._rows += len(y)
+
+    def _end_pass(self, pass_no: int) -> None:
+        last = self.n_passes() - 1
+        if pass_no == 0:
+            self.index_.finish()
+            if self.index_.class_counts.sum() == 0:
+                raise LearnerError(f"{type(self).__name__}: no training rows with a class")
+            problem = self._problem(np.zeros((0, self.index_.n_joins), np.int64),
+                                    np.zeros(0, np.int64))
+            self._empty_problem = problem
+            e = anje_exponent(len(self.index_.cards), self.n)
+            if self.model == "generative":
+                self._terms = (problem.log_prior, e * problem.log_cond,
+                               e * self.index_.log_unseen())
+            else:
+                self.theta_ = self._initial(problem, e)
+                tc, ts = problem.split(self.theta_)
+                self._adagrad = (np.zeros_like(tc), np.zeros_like(ts))
+        if pass_no == last - 1 and self.model != "generative":
+            c, per_slot = self._empty_problem.effective(self.theta_)
+            self._terms = (c, per_slot, self._unseen_terms(
+                self.theta_, self.index_.log_unseen(),
+                anje_exponent(len(self.index_.cards), self.n)))
+            K = self.index_.K
+            self._scratch = (np.empty(K), np.empty((self._empty_problem.J, K)))
+            self._adagrad = None
+        if pass_no == last - 1:
+            self._objective, self._rows = 0.0, 0
+        if pass_no == last:
+            f = self._objective
+            if self.model == "generative":
+                self._report = {"train_objective": f}
+            else:
+                f -= self._rows * np.log(self.index_.K)
+                self._report = {"iterations": self.passes, "train_objective": f,
+                                "evaluations": self.passes * self._rows,
+                                "stop": f"{self.passes} pass(es) of "
+                                        f"{'AdaGrad' if self.optimizer == 'adagrad' else 'SGD'}"}
+            self._empty_problem = self._scratch = None
 
     def _initial(self, problem: Problem, e: float) -> np.ndarray:
         """θ at the start (SPEC §6.7): 0, 1, or the AnJE estimates (`anje`)."""

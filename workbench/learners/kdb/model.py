@@ -154,7 +154,7 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
 
     In memory, `fit` runs the same steps on the whole array at once."""
 
-    def passes(self) -> int:
+    def n_passes(self) -> int:
         return 2
 
     def _needs_cmi(self) -> bool:
@@ -292,7 +292,7 @@ class SKDB(_PassTrained):
         choice("loss", "rmse", ("rmse", "zero_one")),
     )
 
-    def passes(self) -> int:
+    def n_passes(self) -> int:
         return 3
 
     def _kmax(self) -> int:
