@@ -236,5 +236,13 @@ def test_distributed_counting_equals_one_process(files, tmp_path):
                 local.model.predict_proba(local.discretizer.transform(probe)))
             assert dist.summary["partitions"] == 6
             assert dist.summary["n_train"] == local.summary["n_train"]
+        # a holdout counted and scored on the workers: the metrics of one process reading
+        # the same row groups as chunks
+        every = parse_holdout("every:4")
+        dist = evaluate_holdout(path, "A1DE", holdout=every, client=client)
+        local = evaluate_holdout(path, "A1DE", holdout=every, chunk_rows=10)
+        assert dist.summary["n_test"] == local.summary["n_test"] == 14
+        for metric in ("zero_one_loss", "rmse", "rmse_true_class", "log_loss"):
+            assert dist.summary[metric] == local.summary[metric]
     with pytest.raises(WorkbenchError, match="distributed counting reads Parquet row groups"):
         fit_file(files["arff"], "NB", client=object())

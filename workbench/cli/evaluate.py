@@ -2,6 +2,7 @@
 core: a holdout (every K-th row, or the last N rows) or prequential test-then-train.
 
     python -m workbench evaluate --learner A1DE --data big.parquet --holdout every:10
+        [--workers N | --scheduler ADDR | --scheduler-file FILE]
     python -m workbench evaluate --learner NB --data stream.csv --prequential
         [--window 1000] [--discretize ida:5:1000|idaw:5:500|mdl|ef:B]
 
@@ -16,9 +17,11 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from workbench.cli.fit import add_data_arguments
+    from workbench.cli.fit import add_cluster_arguments, add_data_arguments
 
     add_data_arguments(p)
+    add_cluster_arguments(p, "holdout: count, then score, a Parquet file's row groups on N "
+                             "local Dask worker processes")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--holdout", metavar="every:K|last:N",
                      help="test on every K-th row (rows K-1, 2K-1, ...) or the last N rows")
@@ -42,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from workbench.cli import parse_overrides
-    from workbench.cli.fit import check_sizes
+    from workbench.cli.fit import check_sizes, dask_client
     from workbench.errors import WorkbenchError
     from workbench.evaluation.outofcore import (evaluate_holdout, evaluate_prequential,
                                                 parse_holdout)
@@ -56,11 +59,16 @@ def run(args: argparse.Namespace) -> int:
         check_method(args.discretize, "--discretize")
         params["preprocessing"] = args.discretize
     if args.holdout:
-        res = evaluate_holdout(args.data, args.learner, params,
-                               holdout=parse_holdout(args.holdout), chunk_rows=args.chunk_rows,
-                               sample=args.sample, seed=args.seed,
-                               class_column=args.class_column)
+        holdout = parse_holdout(args.holdout)
+        with dask_client(args) as client:
+            res = evaluate_holdout(args.data, args.learner, params, holdout=holdout,
+                                   chunk_rows=args.chunk_rows, sample=args.sample,
+                                   seed=args.seed, class_column=args.class_column,
+                                   client=client)
     else:
+        if args.workers or args.scheduler or args.scheduler_file:
+            raise WorkbenchError("--prequential runs in one process (each window tests the "
+                                 "model of every earlier row); drop --workers / --scheduler")
         if args.window < 1:
             raise WorkbenchError(f"--window: expected a positive number of rows, got "
                                  f"{args.window}")

@@ -44,10 +44,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="leave these rows out of training (see 'evaluate')")
     p.add_argument("--save", metavar="FILE.pkl",
                    help="write the fitted learner and discretiser (pickle)")
+    add_cluster_arguments(p, "count a Parquet file's row groups on N local Dask worker "
+                             "processes and add the counts up")
+
+
+def add_cluster_arguments(p: argparse.ArgumentParser, what: str) -> None:
+    """--workers / --scheduler / --scheduler-file (one of them)."""
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, metavar="N",
-                       help="count a Parquet file's row groups on N local Dask worker "
-                            "processes and add the counts up")
+    where.add_argument("--workers", type=int, metavar="N", help=what)
     where.add_argument("--scheduler", metavar="ADDR",
                        help="... on the workers of this Dask scheduler (tcp://host:8786)")
     where.add_argument("--scheduler-file", metavar="FILE", help="... of this scheduler file")

@@ -156,11 +156,10 @@ def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdou
     return header, total, res
 
 
-def _count_partition(path: str, group: int, start: int, total: int, learner: Any,
-                     params: Mapping[str, Any] | None, seed: int, header: Dataset, disc: Any,
-                     holdout: Holdout | None, rows_hint: int) -> Any:
-    """Count one row group of a Parquet file (on a Dask worker): a model started from the
-    whole file's header, so that every partition's model has the same layout."""
+def _row_group(path: str, group: int, start: int, total: int, header: Dataset,
+               holdout: Holdout | None, test: bool) -> Dataset:
+    """The training (or, with `test`, the test) rows with a class of one row group of a
+    Parquet file, under the whole file's header."""
     import pyarrow.parquet as pq
 
     from workbench.data.sources import _columns
@@ -169,8 +168,35 @@ def _count_partition(path: str, group: int, start: int, total: int, learner: Any
     chunk = chunk.replace(attributes=header.attributes)
     keep = chunk.y >= 0
     if holdout is not None:
-        keep &= ~holdout.test_mask(start, chunk.n_instances, total)
-    part = chunk.take(np.flatnonzero(keep))
+        in_test = holdout.test_mask(start, chunk.n_instances, total)
+        keep &= in_test if test else ~in_test
+    return chunk.take(np.flatnonzero(keep))
+
+
+def _score_partition(path: str, group: int, start: int, total: int, model: Any,
+                     header: Dataset, disc: Any, holdout: Holdout) -> LossSums:
+    """The loss sums of one row group's test rows (on a Dask worker)."""
+    part = _row_group(path, group, start, total, header, holdout, test=True)
+    if not part.n_instances:
+        return LossSums(0, 0, 0.0, 0.0, 0.0)
+    return loss_sums(model.predict_proba(disc.transform(part) if disc is not None else part),
+                     part.y)
+
+
+def _row_group_starts(path) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return np.concatenate(([0], np.cumsum([meta.row_group(g).num_rows
+                                           for g in range(meta.num_row_groups)])))
+
+
+def _count_partition(path: str, group: int, start: int, total: int, learner: Any,
+                     params: Mapping[str, Any] | None, seed: int, header: Dataset, disc: Any,
+                     holdout: Holdout | None, rows_hint: int) -> Any:
+    """Count one row group of a Parquet file (on a Dask worker): a model started from the
+    whole file's header, so that every partition's model has the same layout."""
+    part = _row_group(path, group, start, total, header, holdout, test=False)
     model = _counting(learner, params, seed)
     model.start(disc.transform(header) if disc is not None else header, rows_hint)
     if part.n_instances:
@@ -181,23 +207,36 @@ def _count_partition(path: str, group: int, start: int, total: int, learner: Any
 def _fit_distributed(client: Any, path, learner, params, seed, header, disc, holdout,
                      total: int, class_column: str | None):
     """Count a Parquet file's row groups on the Dask workers and add the counts up."""
-    import pyarrow.parquet as pq
-
-    if table_kind(path) != "parquet":
-        raise WorkbenchError(f"{path}: distributed counting reads Parquet row groups; "
-                             "convert the file to Parquet (or train without --scheduler)")
-    meta = pq.ParquetFile(path).metadata
-    starts = np.concatenate(([0], np.cumsum([meta.row_group(g).num_rows
-                                              for g in range(meta.num_row_groups)])))
+    _parquet_only(path)
+    starts = _row_group_starts(path)
+    groups = len(starts) - 1
     futures = [client.submit(_count_partition, str(Path(path).resolve()), g, int(starts[g]),
                              total, learner, dict(params or {}), seed, header, disc,
                              holdout, total, pure=False)
-               for g in range(meta.num_row_groups)]
+               for g in range(groups)]
     model, n_train = None, 0
     for m, n in client.gather(futures):  # in row-group order: a deterministic sum
         model = m if model is None else model.merge(m)
         n_train += n
-    return model, n_train, meta.num_row_groups
+    return model, n_train, groups
+
+
+def _parquet_only(path) -> None:
+    if table_kind(path) != "parquet":
+        raise WorkbenchError(f"{path}: distributed counting reads Parquet row groups; "
+                             "convert the file to Parquet (or train without --scheduler)")
+
+
+def _score_distributed(client: Any, path, model: Any, header: Dataset, disc: Any,
+                       holdout: Holdout, total: int) -> list[LossSums]:
+    """Score a Parquet file's test rows on the Dask workers, one row group a task (the
+    model sent once to every worker); the sums in row-group order."""
+    starts = _row_group_starts(path)
+    shared = client.scatter(model, broadcast=True)
+    futures = [client.submit(_score_partition, str(Path(path).resolve()), g, int(starts[g]),
+                             total, shared, header, disc, holdout, pure=False)
+               for g in range(len(starts) - 1)]
+    return [s for s in client.gather(futures) if s.n]
 
 
 def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
@@ -263,15 +302,19 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
 def evaluate_holdout(path, learner: Any, params: Mapping[str, Any] | None = None, *,
                      holdout: Holdout, chunk_rows: int = DEFAULT_CHUNK,
                      sample: int = DEFAULT_SAMPLE, seed: int = 1,
-                     class_column: str | None = None) -> OutOfCoreResult:
-    """Train out of core on the rows `holdout` leaves, then predict its test rows."""
+                     class_column: str | None = None, client: Any = None) -> OutOfCoreResult:
+    """Train out of core on the rows `holdout` leaves, then predict its test rows. With a
+    Dask `client` (Parquet), the row groups are counted and then scored on the workers."""
     fitted = fit_file(path, learner, params, chunk_rows=chunk_rows, sample=sample,
-                      seed=seed, holdout=holdout, class_column=class_column)
+                      seed=seed, holdout=holdout, class_column=class_column, client=client)
     model, disc, total = fitted.model, fitted.discretizer, fitted.summary["rows"]
     header = fitted.header
     sums: list[LossSums] = []
     cpu0 = time.process_time()
-    for start, chunk in _chunks(path, chunk_rows, header, class_column):
+    chunks = [] if client is not None else _chunks(path, chunk_rows, header, class_column)
+    if client is not None:
+        sums = _score_distributed(client, path, model, header, disc, holdout, total)
+    for start, chunk in chunks:
         test = holdout.test_mask(start, chunk.n_instances, total) & (chunk.y >= 0)
         if not test.any():
             continue
