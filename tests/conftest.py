@@ -87,3 +87,23 @@ def plugin_file(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def _no_delay(monkeypatch):
     monkeypatch.delenv("RUNSTANDIN_DELAY", raising=False)
+
+
+def train_in_passes(model, data, chunk: int, restart: bool = True):
+    """Train a `MultiPassLearner` by begin / learn / end_pass over chunks of `chunk` rows,
+    every pass reading the rows in order; with `restart` the model is pickled and loaded
+    again after every pass (a run resumed between passes). Returns (model, passes)."""
+    import pickle
+
+    import numpy as np
+
+    model.begin(data)
+    p = 0
+    while model.training:
+        for lo in range(0, data.n_instances, chunk):
+            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
+        model.end_pass(p)
+        if restart:
+            model = pickle.loads(pickle.dumps(model))
+        p += 1
+    return model, p

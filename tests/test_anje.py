@@ -18,7 +18,7 @@ from workbench.learners.anje import AnJE
 from workbench.learners.anje.objective import Problem
 from workbench.learners.joins import JoinIndex, anje_exponent
 
-from conftest import needs_shared, shared_file
+from conftest import needs_shared, shared_file, train_in_passes
 
 
 def make(X, y, cards, K):
@@ -391,17 +391,9 @@ def test_passes_over_chunks_equal_fit(name, params, chunk):
     """Counting chunk by chunk (JoinIndex.add/finish), SGD passes in file order and a pass
     for the objective, resumed from a pickle between passes: the same θ and probabilities
     as `fit` (bit for bit) and its objective to rounding."""
-    import pickle
     data = random_data(90, [3, 2, 4, 3], 3, seed=11, missing=0.1)
     ref = registry.create(name, **params).fit(data)
-    model = registry.create(name, **params).begin(data)
-    p = 0
-    while model.training:
-        for lo in range(0, data.n_instances, chunk):
-            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
-        model.end_pass(p)
-        model = pickle.loads(pickle.dumps(model))
-        p += 1
+    model, p = train_in_passes(registry.create(name, **params), data, chunk)
     assert p == model.n_passes() == 2 + (0 if name == "A2JE" else params.get("passes", 1))
     np.testing.assert_array_equal(model.predict_proba(data), ref.predict_proba(data))
     if ref.theta_ is not None:

@@ -5,7 +5,6 @@ leave-one-out retraining versus the incremental LOO pass."""
 from __future__ import annotations
 
 import math
-import pickle
 from collections import Counter
 
 import numpy as np
@@ -24,6 +23,8 @@ from workbench.learners.kdb import (
     mutual_information,
     tan_parents,
 )
+
+from conftest import train_in_passes
 
 
 # ----------------------------------------------------------------------------------------------
@@ -565,19 +566,6 @@ def test_jmlr16_config_validates():
 # ----------------------------------------------------------------------------------------------
 # training in passes over chunks (out of core)
 # ----------------------------------------------------------------------------------------------
-def _train_in_passes(model, data, chunk, restart):
-    """begin / learn / end_pass over chunks of `chunk` rows; with `restart` the model is
-    pickled and loaded again after every pass (a run resumed between passes)."""
-    model.begin(data)
-    for p in range(model.n_passes()):
-        for lo in range(0, data.n_instances, chunk):
-            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
-        model.end_pass(p)
-        if restart:
-            model = pickle.loads(pickle.dumps(model))
-    return model
-
-
 @pytest.mark.parametrize("name", ["KDB0", "KDB1", "KDB3", "TAN", "SKDB", "SKDB-k",
                                   "SKDB-atts"])
 @pytest.mark.parametrize("chunk,restart", [(1, False), (7, True), (10_000, True)])
@@ -592,7 +580,7 @@ def test_passes_over_chunks_equal_fit_in_memory(name, chunk, restart):
         y[::13] = -1
         data = data.replace(y=y)
         ref = registry.create(name).fit(data)
-        got = _train_in_passes(registry.create(name), data, chunk, restart)
+        got, _ = train_in_passes(registry.create(name), data, chunk, restart)
         assert got.n_passes() == (3 if name.startswith("SKDB") else 2)
         np.testing.assert_array_equal(got.predict_proba(data), ref.predict_proba(data))
         assert got.parents_ == ref.parents_ and got.attributes_ == ref.attributes_

@@ -18,6 +18,7 @@ from workbench.learners.ande import AnDE
 from workbench.learners.ande.selection import mi_order
 from workbench.learners.counts import AnDECounts
 
+from conftest import train_in_passes
 from test_ande import make, random_data
 
 
@@ -371,18 +372,10 @@ def test_selection_in_passes_over_chunks_equals_fit(name, chunk):
     """Counting, then the leave-one-out pass(es) chunk by chunk — one per elimination step
     for BSEAODE, ending when a step does not help — resumed from a pickle between passes:
     the same search (to the last bit of every SSE) and probabilities as `fit`."""
-    import pickle
     data = random_data(120, 6, [2, 3, 3, 2, 4, 3], 3, 7, missing=0.1)
     data = data.with_missing(np.isnan(data.X).any(axis=0))  # as loading a file sets them
     ref = registry.create(name).fit(data)
-    model = registry.create(name).begin(data)
-    p = 0
-    while model.training:
-        for lo in range(0, data.n_instances, chunk):
-            model.learn(p, data.take(np.arange(lo, min(lo + chunk, data.n_instances))))
-        model.end_pass(p)
-        model = pickle.loads(pickle.dumps(model))
-        p += 1
+    model, p = train_in_passes(registry.create(name), data, chunk)
     k = 0 if name == "ASAODE" else len(ref.selection_["eliminated"])
     # counts, one pass per elimination, and one whose best step does not help (unless the
     # search ran out of candidates)

@@ -91,15 +91,21 @@ class _Report:
     def __init__(self, out: Path):
         self.out = out
         self.md: list[str] = []
+        self.n_figures = 0
 
     def add(self, *blocks: str) -> None:
         for b in blocks:
             self.md.append(b.rstrip("\n") + "\n")
 
-    def figure(self, rel: str, caption: str, number: int) -> None:
-        self.add(f"![Figure {number}]({rel})\n_Figure {number}. {caption}_ "
-                 f"(PDF: [{Path(rel).with_suffix('.pdf').as_posix()}]"
-                 f"({Path(rel).with_suffix('.pdf').as_posix()}))")
+    def place(self, fig, stem: str, caption: str) -> None:
+        """Save `fig` as figures/<stem>.png and .pdf and add it under the next number."""
+        from workbench.report import figures as fg
+
+        fg.save_figure(fig, self.out / "figures" / stem)
+        self.n_figures += 1
+        rel = f"figures/{stem}.png"
+        self.add(f"![Figure {self.n_figures}]({rel})\n_Figure {self.n_figures}. {caption}_ "
+                 f"(PDF: [figures/{stem}.pdf](figures/{stem}.pdf))")
 
 
 def _run_warnings(run_dir: Path) -> list[str]:
@@ -246,7 +252,6 @@ def _render(
         "iman_davenport_f", "iman_davenport_p", "nemenyi_cd"]))
 
     # ---- figures
-    fig_no = 0
     rep.add("## Figures", "" if figures else "_Figures were not rendered (--no-figures)._",
             f"Bars are normalised to the baseline **{baseline}**: the geometric mean over the "
             f"collection's data sets of value(learner) / value({baseline}) on each data set "
@@ -264,9 +269,7 @@ def _render(
             if not ms:
                 continue
             fig, caption = fg.normalised_bar_figure(data, ms, learners, baseline, colls, title)
-            fg.save_figure(fig, out / "figures" / stem)
-            fig_no += 1
-            rep.figure(f"figures/{stem}.png", caption, fig_no)
+            rep.place(fig, stem, caption)
 
     rep.add("## Average ranks and critical differences",
             "Average rank over the data sets of the collection 'all' on which every learner "
@@ -284,17 +287,15 @@ def _render(
         fig = fg.cd_diagram(fr.average_ranks, cd, nemenyi_cliques(fr.average_ranks, cd),
                             f"{label}: average ranks over {fr.n_datasets} data sets "
                             f"(Nemenyi CD at α = {opts.alpha:g})")
-        fg.save_figure(fig, out / "figures" / f"cd_{m}")
-        fig_no += 1
-        rep.figure(f"figures/cd_{m}.png",
-                   f"Critical-difference diagram, {label}, all data sets (N = "
-                   f"{fr.n_datasets}, k = {fr.n_learners}, CD = {cd:.3f}). Learners joined "
-                   "by a thick bar are not significantly different (Nemenyi test).", fig_no)
+        rep.place(fig, f"cd_{m}",
+                  f"Critical-difference diagram, {label}, all data sets (N = "
+                  f"{fr.n_datasets}, k = {fr.n_learners}, CD = {cd:.3f}). Learners joined "
+                  "by a thick bar are not significantly different (Nemenyi test).")
 
     if opts.bayesian is not None:
-        fig_no = _bayesian_section(rep, out, data, opts, figures, fig_no)
+        _bayesian_section(rep, out, data, opts, figures)
     if figures and (opts.time_figures or opts.rank_figure):
-        fig_no = _comparison_figures(rep, out, data, opts, fig_no)
+        _comparison_figures(rep, out, data, opts)
 
     if baseline is not None and len(learners) >= 2 and figures:
         rep.add("## Per-data-set scatter plots",
@@ -304,12 +305,9 @@ def _render(
         pairs = [(name, baseline) for name in learners if name != baseline]
 
         def scatter(m: str, pairs_: list, log: bool, title: str, stem: str, caption: str) -> None:
-            nonlocal fig_no
             fig = fg.scatter_figure(data, m, pairs_, groups, log=log,
                                     title=title + (" (log axes)" if log else ""))
-            fg.save_figure(fig, out / "figures" / stem)
-            fig_no += 1
-            rep.figure(f"figures/{stem}.png", caption, fig_no)
+            rep.place(fig, stem, caption)
 
         for m in metric_names(scatter=True):  # every learner vs the baseline
             log = False
@@ -350,11 +348,9 @@ def _render(
                 continue
             part = curves[curves["metric"] == m]
             fig = fg.learning_curve_figure(part, m, learners)
-            fg.save_figure(fig, out / "figures" / f"learning_curve_{m}")
-            fig_no += 1
-            rep.figure(f"figures/learning_curve_{m}.png",
-                       f"{tb.TABLE_METRICS[m]} against the number of training instances "
-                       "(log scale), per data set.", fig_no)
+            rep.place(fig, f"learning_curve_{m}",
+                      f"{tb.TABLE_METRICS[m]} against the number of training instances "
+                      "(log scale), per data set.")
 
     # ---- paper agreement (its headline also goes to the top, after the Run section)
     headline = _agreement_section(rep, data, opts, all_colls, decimals, folds_used, outcome)
@@ -390,12 +386,10 @@ def _render(
                                                       if l in set(kept["learner"])]))
         if key == "memory" and "memory_saved" in chosen and figures:
             fig = fg.memory_saved_figure(data, learners)
-            fg.save_figure(fig, out / "figures" / "memory_saved")
-            fig_no += 1
-            rep.figure("figures/memory_saved.png",
-                       "Share of the naive layout's cells (every pair of attribute values, "
-                       "same-attribute ones included) that the compact layout saves, per data "
-                       "set and learner (Salem et al., Fig. 4a).", fig_no)
+            rep.place(fig, "memory_saved",
+                      "Share of the naive layout's cells (every pair of attribute values, "
+                      "same-attribute ones included) that the compact layout saves, per data "
+                      "set and learner (Salem et al., Fig. 4a).")
 
     text = "\n".join(rep.md)
     write_text(out / "report.md", text)
@@ -511,8 +505,8 @@ def _add_oracle(data: pd.DataFrame, folds: pd.DataFrame | None, oracle: Mapping[
     return out, folds, pd.DataFrame(chosen, columns=["dataset", "metric", "learner", "value"])
 
 
-def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
-                        fig_no: int) -> int:
+def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame,
+                        opts: ReportOptions) -> None:
     """The configured time and rank figures (report.time_figures, report.rank_figure:
     JMLR 2016's Figs. 3, 4 and 9)."""
     from workbench.report import figures as fg
@@ -527,44 +521,37 @@ def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame, opts: Rep
     if tf.get("pairs"):
         fig = fg.time_pairs_figure(data, tf["pairs"], "Training and classification time, "
                                    "summed over data sets" + cite("time_pairs"))
-        fg.save_figure(fig, out / "figures" / "time_pairs")
-        fig_no += 1
-        rep.figure("figures/time_pairs.png",
-                   "CPU seconds of training and of classification (totals over folds), summed "
-                   "over the data sets both learners of a pair have; the pair's bars side by "
-                   "side (report.time_figures.pairs).", fig_no)
+        rep.place(fig, "time_pairs",
+                  "CPU seconds of training and of classification (totals over folds), summed "
+                  "over the data sets both learners of a pair have; the pair's bars side by "
+                  "side (report.time_figures.pairs).")
     if tf.get("reference") and tf.get("learners"):
         ref = tf["reference"]
         fig = fg.time_per_dataset_figure(data, ref, tf["learners"], f"Time relative to {ref} "
                                          "per data set" + cite("time_per_dataset"))
-        fg.save_figure(fig, out / "figures" / "time_per_dataset")
-        fig_no += 1
-        rep.figure("figures/time_per_dataset.png",
-                   f"Training and classification CPU seconds of each learner divided by "
-                   f"{ref}'s on the same data set (log axis; 1 = {ref}), data sets in "
-                   f"increasing {ref} time.", fig_no)
+        rep.place(fig, "time_per_dataset",
+                  f"Training and classification CPU seconds of each learner divided by "
+                  f"{ref}'s on the same data set (log axis; 1 = {ref}), data sets in "
+                  f"increasing {ref} time.")
     rf = opts.rank_figure or {}
     if rf.get("learners"):
         metrics = rf.get("metrics") or ["rmse_true_class", "zero_one_loss"]
         ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"])) for m in metrics
                  if m in data.columns}
         fig = fg.rank_figure(ranks, "Average ranks" + cite("rank_figure"))
-        fg.save_figure(fig, out / "figures" / "rank_figure")
-        fig_no += 1
         rows = [[m, name, float(r[name].mean()), float(r[name].std(ddof=0)), r.shape[0]]
                 for m, r in ranks.items() for name in r.columns]
         write_csv(out / "tables" / "rank_figure.csv", pd.DataFrame(
             rows, columns=["metric", "learner", "mean_rank", "std_rank", "n_datasets"]))
-        rep.figure("figures/rank_figure.png",
-                   "Average rank over the data sets on which every listed learner has a value "
-                   "(1 = lowest value, ties share the average rank), with one standard "
-                   "deviation of the per-data-set ranks; values in `tables/rank_figure.csv` "
-                   "(report.rank_figure).", fig_no)
-    return fig_no
+        rep.place(fig, "rank_figure",
+                  "Average rank over the data sets on which every listed learner has a value "
+                  "(1 = lowest value, ties share the average rank), with one standard "
+                  "deviation of the per-data-set ranks; values in `tables/rank_figure.csv` "
+                  "(report.rank_figure).")
 
 
 def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
-                      figures: bool, fig_no: int) -> int:
+                      figures: bool) -> None:
     """Bayesian signed-rank tests (`stats.bayesian`) of the configured pairs per metric:
     tables/bayesian.csv, a Markdown table and a simplex figure per metric."""
     bay = opts.bayesian or {}
@@ -596,14 +583,11 @@ def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: Repor
             from workbench.report import figures as fg
 
             fig = fg.bayes_simplex_figure(results, m)
-            fg.save_figure(fig, out / "figures" / f"bayes_{m}")
-            fig_no += 1
-            rep.figure(f"figures/bayes_{m}.png",
-                       f"{tb.TABLE_METRICS[m]}: posterior of the Bayesian signed-rank test "
-                       f"(rope {rope:g}) for each pair, in barycentric coordinates.", fig_no)
+            rep.place(fig, f"bayes_{m}",
+                      f"{tb.TABLE_METRICS[m]}: posterior of the Bayesian signed-rank test "
+                      f"(rope {rope:g}) for each pair, in barycentric coordinates.")
     write_csv(out / "tables" / "bayesian.csv", pd.DataFrame(rows, columns=[
         "metric", "a", "b", "rope", "n_datasets", "p_a_lower", "p_rope", "p_b_lower"]))
-    return fig_no
 
 
 def _paper_figures(opts: ReportOptions) -> dict[str, str]:
