@@ -131,7 +131,9 @@ def main() -> None:
                   f"{info['train_cpu_seconds']:>11.1f} {rate / 1e6:>9.2f} {rate / limit:>8.2f} "
                   f"{info['peak_rss_bytes'] / 2**20:>12.0f} {info['wall_seconds']:>7.1f}",
                   flush=True)
-            if args.workers and not isinstance(create(learner), MultiPassLearner):
+            model = create(learner)
+            if args.workers and not (isinstance(model, MultiPassLearner)
+                                     and model.n_passes() > 1):  # one-pass learners only
                 dist = fit(path, learner, args.workers, cap_mib=args.memory_cap)
                 print(f"{'':<8} {args.workers} Dask workers: wall {dist['wall_seconds']:.1f} s "
                       f"(one process {info['wall_seconds']:.1f} s: speed-up "
