@@ -15,6 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench import log
+    from workbench.data.catalog import resolve_slug
     from workbench.data.fetch import SOURCES, cache_dir, fetch
 
     if not args.slugs:
@@ -25,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for slug in args.slugs:
         log.note(f"fetching {slug} ...")
-        print(fetch(slug, force=args.force))
+        print(fetch(resolve_slug(slug), force=args.force))
     return 0

@@ -206,11 +206,9 @@ def _download(url: str) -> bytes:
 
 
 def fetch(slug: str, force: bool = False) -> Path:
-    """Download data set `slug` into the cache (see the module docstring); returns the
-    path of its ``<slug>.arff.gz``. An existing copy is kept unless `force`."""
-    from workbench.data.catalog import resolve_slug
-
-    slug = resolve_slug(slug)
+    """Download data set `slug` (a catalog slug; aliases are resolved by the caller, e.g.
+    `catalog.resolve_slug`) into the cache (see the module docstring); returns the path of
+    its ``<slug>.arff.gz``. An existing copy is kept unless `force`."""
     if slug not in SOURCES:
         raise WorkbenchError(f"fetch: no public source recorded for '{slug}' (known: "
                              f"{', '.join(SOURCES)})")
