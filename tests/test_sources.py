@@ -113,3 +113,17 @@ def test_reservoir_is_uniform_deterministic_and_keeps_small_streams_whole():
         hits[r.sample().X[:, 0].astype(int)] += 1
     assert abs(hits.mean() / 400 - size / n) < 1e-12
     assert hits.min() > 400 * size / n * 0.6 and hits.max() < 400 * size / n * 1.4
+
+
+def test_header_from_row_groups_scanned_apart_equals_one_pass(labor_files, tmp_path):
+    """A Parquet file's row groups scanned separately (as on Dask workers) and merged in
+    order: the header of one pass (values, missing flags, rows)."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pq.read_table(labor_files[1] / "labor.parquet"), path, row_group_size=8)
+    serial = lambda fn, p, groups: [fn(p, g) for g in groups]  # noqa: E731
+    apart = scan_header(path, map_groups=serial)
+    whole = scan_header(path)
+    assert apart.attributes == whole.attributes and apart.meta["rows"] == 57
+    assert apart.class_attribute == whole.class_attribute

@@ -98,6 +98,22 @@ class _Scan:
                 self.values[j].update(_text(v) for v in dic.dictionary.take(
                     pa.array(used, type=pa.int64())).to_pylist())
 
+    def merge(self, other: "_Scan") -> "_Scan":
+        """Add the statistics of another part of the same file (the parts in file order)."""
+        if other.names is None:
+            return self
+        if self.names is None:
+            self.names, self.numeric = list(other.names), list(other.numeric)
+            self.values = [set() for _ in self.names]
+            self.missing = [False] * len(self.names)
+        elif other.names != self.names:
+            raise WorkbenchError(f"parts with different columns: {self.names} vs {other.names}")
+        self.rows += other.rows
+        for j in range(len(self.names)):
+            self.values[j] |= other.values[j]
+            self.missing[j] |= other.missing[j]
+        return self
+
     def class_index(self, class_column: str | None = None) -> int:
         return len(self.names) - 1 if class_column is None else (
             self.names.index(class_column) if class_column in self.names else -1)
@@ -121,19 +137,37 @@ class _Scan:
                        source=str(path), meta={"rows": self.rows})
 
 
-def scan_header(path: str | os.PathLike, class_column: str | None = None) -> Dataset:
+def scan_header(path: str | os.PathLike, class_column: str | None = None,
+                map_groups=None) -> Dataset:
     """The header of a CSV / Parquet file from one pass (see the module docstring): an
     empty Dataset whose attributes have `has_missing` set where the file has a missing
     value (``meta["rows"]``: the rows counted). ARFF files: their own header
-    (`has_missing` from the whole file)."""
+    (`has_missing` from the whole file). `map_groups(fn, path, groups)` (e.g. on Dask
+    workers) scans a Parquet file's row groups in parallel; the parts are merged in order."""
     path = Path(path)
     kind = table_kind(path)
     if kind == "arff":
         return load_arff(path).take(np.arange(0))
     scan = _Scan()
+    if kind == "parquet" and map_groups is not None:
+        if not path.is_file():
+            raise WorkbenchError(f"{path}: no such file")
+        groups = pq.ParquetFile(path).metadata.num_row_groups
+        for part in map_groups(scan_row_group, str(path), list(range(groups))):
+            scan.merge(part)
+        return scan.header(path, class_column)
     for batch in _batches(path, kind):
         scan.add(batch)
     return scan.header(path, class_column)
+
+
+def scan_row_group(path: str, group: int) -> _Scan:
+    """The header statistics of one row group of a Parquet file."""
+    scan = _Scan()
+    pf = pq.ParquetFile(path)
+    for batch in pf.iter_batches(batch_size=_BATCH, row_groups=[group]):
+        scan.add(batch)
+    return scan
 
 
 def _text(v) -> str:

@@ -127,12 +127,16 @@ def _chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | N
 
 
 def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdout | None,
-                sample: int | None, seed: int) -> tuple[Dataset, int, Reservoir | None]:
+                sample: int | None, seed: int, client: Any = None
+                ) -> tuple[Dataset, int, Reservoir | None]:
     """The header with whole-file missing flags, the row count, and (if `sample`) a
     reservoir sample of the training rows (with a known class). CSV / Parquet: the header
-    pass gives flags and rows; ARFF: a pass over the chunks."""
+    pass gives flags and rows (with a Dask `client`, a Parquet file's row groups are
+    scanned on the workers); ARFF: a pass over the chunks."""
     if table_kind(path) != "arff":
-        header = scan_header(path, class_column)
+        header = scan_header(path, class_column, map_groups=None if client is None else (
+            lambda fn, p, groups: client.gather(
+                [client.submit(fn, str(Path(p).resolve()), g, pure=False) for g in groups])))
         total = int(header.meta["rows"])
     else:
         missing, total, header = None, 0, None
@@ -251,8 +255,11 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     method = str(getattr(model, "preprocessing", "none") or "none")
     reset_peak_rss()
     cpu0 = time.process_time()
+    if client is not None:
+        _counting(learner, params, seed, one_pass=True)
+        _parquet_only(path)
     header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
-                                     None if method == "none" else sample, seed)
+                                     None if method == "none" else sample, seed, client)
     if method != "none" and header.is_all_nominal:
         method = "none"  # nothing to discretise: no cut points, no sample
     disc = None
@@ -261,7 +268,6 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
             raise WorkbenchError(f"{path}: no training rows with a known class")
         disc = fit_discretizer(method, res.sample())
     if client is not None:
-        _counting(learner, params, seed, one_pass=True)
         model, n_train, chunks = _fit_distributed(client, path, learner, params, seed,
                                                   header, disc, holdout, total, class_column)
         summary = {"rows": total, "n_train": n_train, "chunks": chunks, "passes": 2,
