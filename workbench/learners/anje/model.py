@@ -18,9 +18,11 @@ from workbench.learners.anje.objective import (
 from workbench.learners.anje.optimize import (
     OPTIMIZERS,
     LbfgsSettings,
+    Outcome,
     _sgd_pass,
     lbfgs,
     stochastic,
+    stochastic_outcome,
 )
 from workbench.learners.base import MultiPassLearner, choice, integer, number
 from workbench.learners.joins import JoinIndex, anje_exponent, missing_as_first_value
@@ -129,9 +131,8 @@ class AnJE(MultiPassLearner):
         self.index_ = index
         e = anje_exponent(A, self.n)
         problem = self._problem(slots, y)
-        unseen = index.log_unseen()
         if self.model == "generative":
-            self._terms = (problem.log_prior, e * problem.log_cond, e * unseen)
+            self._set_terms(problem, e)
             s = score_rows(slots, *self._terms)
             self._report = {"train_objective": _objective_of(s, y, self.objective)}
             return
@@ -144,8 +145,20 @@ class AnJE(MultiPassLearner):
             out = stochastic(problem, theta0, self.optimizer == "adagrad", self.eta,
                              self.passes, self.shuffle_seed)
         self.theta_ = out.theta
-        c, per_slot = problem.effective(out.theta)
-        self._terms = (c, per_slot, self._unseen_terms(out.theta, unseen, e))
+        self._set_terms(problem, e, out.theta)
+        self._report_outcome(out)
+
+    def _set_terms(self, problem: Problem, e: float, theta: np.ndarray | None = None) -> None:
+        """The score terms of the fitted model: AnJE's estimates (`theta` None), or what θ
+        makes of them."""
+        unseen = self.index_.log_unseen()
+        if theta is None:
+            self._terms = (problem.log_prior, e * problem.log_cond, e * unseen)
+        else:
+            c, per_slot = problem.effective(theta)
+            self._terms = (c, per_slot, self._unseen_terms(theta, unseen, e))
+
+    def _report_outcome(self, out: Outcome) -> None:
         self._report = {"iterations": out.iterations, "train_objective": out.objective,
                         "evaluations": out.evaluations, "stop": out.message}
 
@@ -195,6 +208,7 @@ class AnJE(MultiPassLearner):
 
     def _end_pass(self, pass_no: int) -> None:
         last = self.n_passes() - 1
+        e = anje_exponent(len(self.index_.cards), self.n)
         if pass_no == 0:
             self.index_.finish()
             if self.index_.class_counts.sum() == 0:
@@ -202,34 +216,26 @@ class AnJE(MultiPassLearner):
             problem = self._problem(np.zeros((0, self.index_.n_joins), np.int64),
                                     np.zeros(0, np.int64))
             self._empty_problem = problem
-            e = anje_exponent(len(self.index_.cards), self.n)
             if self.model == "generative":
-                self._terms = (problem.log_prior, e * problem.log_cond,
-                               e * self.index_.log_unseen())
+                self._set_terms(problem, e)
             else:
                 self.theta_ = self._initial(problem, e)
                 tc, ts = problem.split(self.theta_)
                 self._adagrad = (np.zeros_like(tc), np.zeros_like(ts))
-        if pass_no == last - 1 and self.model != "generative":
-            c, per_slot = self._empty_problem.effective(self.theta_)
-            self._terms = (c, per_slot, self._unseen_terms(
-                self.theta_, self.index_.log_unseen(),
-                anje_exponent(len(self.index_.cards), self.n)))
-            K = self.index_.K
-            self._scratch = (np.empty(K), np.empty((self._empty_problem.J, K)))
-            self._adagrad = None
-        if pass_no == last - 1:
+        if pass_no == last - 1:  # the objective pass follows
+            if self.model != "generative":
+                self._set_terms(self._empty_problem, e, self.theta_)
+                K = self.index_.K
+                self._scratch = (np.empty(K), np.empty((self._empty_problem.J, K)))
+                self._adagrad = None
             self._objective, self._rows = 0.0, 0
         if pass_no == last:
-            f = self._objective
             if self.model == "generative":
-                self._report = {"train_objective": f}
+                self._report = {"train_objective": self._objective}
             else:
-                f -= self._rows * np.log(self.index_.K)
-                self._report = {"iterations": self.passes, "train_objective": f,
-                                "evaluations": self.passes * self._rows,
-                                "stop": f"{self.passes} pass(es) of "
-                                        f"{'AdaGrad' if self.optimizer == 'adagrad' else 'SGD'}"}
+                self._report_outcome(stochastic_outcome(
+                    self.theta_, self._objective - self._rows * np.log(self.index_.K),
+                    self.passes, self._rows, self.optimizer == "adagrad"))
             self._empty_problem = self._scratch = None
 
     def _initial(self, problem: Problem, e: float) -> np.ndarray:

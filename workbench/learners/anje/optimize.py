@@ -110,5 +110,12 @@ def stochastic(problem: Problem, theta0: np.ndarray, adagrad: bool,
                  else rng.permutation(problem.N).astype(np.int64))
         _sgd_pass(problem.slots, problem.y, order, problem.log_prior, problem.log_cond,
                   tc, ts, gc, gs, problem.parameterisation == "weighted", adagrad, eta)
-    return Outcome(theta, problem.value(theta), passes, passes * problem.N,
+    return stochastic_outcome(theta, problem.value(theta), passes, problem.N, adagrad)
+
+
+def stochastic_outcome(theta: np.ndarray, objective: float, passes: int, rows: int,
+                       adagrad: bool) -> Outcome:
+    """What `passes` SGD / AdaGrad passes over `rows` rows ended with (in memory or out of
+    core)."""
+    return Outcome(theta, objective, passes, passes * rows,
                    f"{passes} pass(es) of {'AdaGrad' if adagrad else 'SGD'}")
