@@ -281,25 +281,25 @@ class MultiPassLearner(Learner):
     def learn(self, pass_no: int, data: Dataset) -> "MultiPassLearner":
         """Read a chunk of training data in pass `pass_no` (rows without a class are
         skipped)."""
-        if self._pass is None or pass_no != self._pass:
-            raise LearnerError(f"{type(self).__name__}: learn(pass {pass_no}) while "
-                               + ("not training" if self._pass is None
-                                  else f"in pass {self._pass}"))
+        self._expect_pass(f"learn(pass {pass_no})", pass_no)
         self._check_header(data)
         self._learn(pass_no, data.without_missing_class())
         return self
 
     def end_pass(self, pass_no: int) -> "MultiPassLearner":
         """Finish pass `pass_no`; after the last pass the model predicts."""
-        if self._pass is None or pass_no != self._pass:
-            raise LearnerError(f"{type(self).__name__}: end_pass({pass_no}) while "
-                               + ("not training" if self._pass is None
-                                  else f"in pass {self._pass}"))
+        self._expect_pass(f"end_pass({pass_no})", pass_no)
         more = self._end_pass(pass_no)
         if more is None:
             more = pass_no + 1 < self.n_passes()
         self._pass = pass_no + 1 if more else None
         return self
+
+    def _expect_pass(self, call: str, pass_no: int) -> None:
+        if self._pass is None or pass_no != self._pass:
+            raise LearnerError(f"{type(self).__name__}: {call} while "
+                               + ("not training" if self._pass is None
+                                  else f"in pass {self._pass}"))
 
     @property
     def training(self) -> bool:

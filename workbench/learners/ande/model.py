@@ -301,9 +301,8 @@ class AnDE(CountingLearner, MultiPassLearner):
             self._chose_loo(self._order, *asaode_choose(self._acc, self.counts_.n))
             self._acc = None
             return False
-        elif self._search.step(*self._acc):
-            self._acc = self._search.new_pass()
-            return True
+        else:
+            self._search.step(*self._acc)
         if self._search.done:
             s = self._search
             self._chose_bse(s.parents, s.children, s.eliminated)
