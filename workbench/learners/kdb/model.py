@@ -17,7 +17,12 @@ from workbench.learners.kdb.structure import (
     mutual_information,
     tan_parents,
 )
-from workbench.learners.kdb.tables import _build_table, _loo_step, _table_log_probs
+from workbench.learners.kdb.tables import (
+    _build_table,
+    _loo_factors,
+    _loo_step,
+    _table_log_probs,
+)
 from workbench.learners.registry import register
 from workbench.learners.tuples import TupleCounts
 
@@ -219,16 +224,12 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
             self._choose_structure()
             K = self.n_classes_
             self._stage = {a: TupleCounts(np.append(self.cards_[self.parents_[a] + [a]], K))
-                           for a in self._counted()}
+                           for a in self.attributes_}
         elif pass_no == 1:
             self._finish_tables(self._stage)
             self._stage = None
         else:
             self._finish_loo()
-
-    def _counted(self) -> list[int]:
-        """The attributes whose tables pass 2 counts."""
-        return list(self.attributes_)
 
     def _family_table(self, a: int, counts: TupleCounts, loo: bool = False):
         """`_build_table` of attribute `a` on its family's distinct tuples, weighted."""
@@ -256,12 +257,15 @@ class KDB(_PassTrained):
 
     parameters = (integer("k", 1, 0),)
 
+    def _k(self) -> int:
+        return min(self.k, max(len(self._header.attributes) - 1, 0))
+
     def _needs_cmi(self) -> bool:
-        return min(self.k, max(len(self._header.attributes) - 1, 0)) > 0
+        return self._k() > 0
 
     def _choose_structure(self) -> None:
         """≤ k parents per attribute by CMI among the earlier attributes in MI order."""
-        k = min(self.k, max(len(self.order_) - 1, 0))
+        k = self._k()
         self.parents_ = kdb_parents(self.order_, self.cmi_, k)
         self.attributes_ = [int(a) for a in self.order_]
         self.depth_cap_ = k
@@ -331,7 +335,7 @@ class SKDB(_PassTrained):
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
-            F = (cell_counts + 1.0 / table.card) / (cfg_counts[cell_cfg] + 1.0)
+            F = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
             _loo_step(
                 S, y, float(table.card), depth, cell_ids, cell_cfg, F, cell_counts,
                 cfg_counts, self.loss == "zero_one", losses[l],
@@ -383,7 +387,7 @@ class SKDB(_PassTrained):
             table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = self._family_table(
                 a, stage[a], loo=True)
             self.tables_[a] = table
-            F = (cell_counts + 1.0 / table.card) / (cfg_counts[cell_cfg] + 1.0)
+            F = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
             self._loo[a] = (stage[a], cell_ids, cell_cfg, cell_counts, cfg_counts, depth, F)
         self._losses = np.zeros((len(self.attributes_) + 1, self._kmax() + 1))
 

@@ -120,6 +120,13 @@ def _build_table(
     return table
 
 
+def _loo_factors(card: int, cell_cfg: np.ndarray, cell_counts: np.ndarray,
+                 cfg_counts: np.ndarray) -> np.ndarray:
+    """F[c, y] = (#cell + 1/|X_i|) / (#cfg + 1): the full-data factor of every cell of the
+    LOO pass (`_loo_step` takes the row's own count out for its class)."""
+    return (cell_counts + 1.0 / card) / (cfg_counts[cell_cfg] + 1.0)
+
+
 @numba.njit(cache=True, nogil=True)
 def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts, zero_one, out):
     """Extend every candidate k's LOO class distributions by one attribute, add the losses.
