@@ -66,6 +66,17 @@ class Holdout:
         return rows >= total - int(self.last or 0)
 
 
+def _rows(chunk: Dataset, start: int, total: int, holdout: Holdout | None,
+          test: bool = False) -> np.ndarray:
+    """The chunk's rows with a class on one side of `holdout` (training unless `test`;
+    without a holdout, every row with a class trains)."""
+    keep = chunk.y >= 0
+    if holdout is not None:
+        in_test = holdout.test_mask(start, chunk.n_instances, total)
+        keep &= in_test if test else ~in_test
+    return keep
+
+
 def parse_holdout(text: str) -> Holdout:
     """``every:K`` (K ≥ 2) or ``last:N`` (N ≥ 1)."""
     m = re.fullmatch(r"(every|last):(\d+)", str(text).strip())
@@ -152,9 +163,7 @@ def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdou
     if sample is not None and not header.is_all_nominal:
         res = Reservoir(sample, seed)
         for start, chunk in _chunks(path, chunk_rows, header, class_column):
-            keep = chunk.y >= 0
-            if holdout is not None:
-                keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+            keep = _rows(chunk, start, total, holdout)
             if keep.any():
                 res.add(chunk.take(np.flatnonzero(keep)))
     return header, total, res
@@ -170,11 +179,7 @@ def _row_group(path: str, group: int, start: int, total: int, header: Dataset,
 
     chunk = _columns(pq.ParquetFile(path).read_row_group(group), header, Path(path))
     chunk = chunk.replace(attributes=header.attributes)
-    keep = chunk.y >= 0
-    if holdout is not None:
-        in_test = holdout.test_mask(start, chunk.n_instances, total)
-        keep &= in_test if test else ~in_test
-    return chunk.take(np.flatnonzero(keep))
+    return chunk.take(np.flatnonzero(_rows(chunk, start, total, holdout, test)))
 
 
 def _score_partition(path: str, group: int, start: int, total: int, model: Any,
@@ -209,9 +214,8 @@ def _count_partition(path: str, group: int, start: int, total: int, learner: Any
 
 
 def _fit_distributed(client: Any, path, learner, params, seed, header, disc, holdout,
-                     total: int, class_column: str | None):
+                     total: int):
     """Count a Parquet file's row groups on the Dask workers and add the counts up."""
-    _parquet_only(path)
     starts = _row_group_starts(path)
     groups = len(starts) - 1
     futures = [client.submit(_count_partition, str(Path(path).resolve()), g, int(starts[g]),
@@ -251,12 +255,11 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     out of core; `summary` has rows, chunks, CPU seconds, model bytes and peak memory.
     With a Dask `client`, the row groups of a Parquet file are counted on the workers and
     the counts added up (counts are additive: the same model as counting here)."""
-    model = _counting(learner, params, seed)
+    model = _counting(learner, params, seed, one_pass=client is not None)
     method = str(getattr(model, "preprocessing", "none") or "none")
     reset_peak_rss()
     cpu0 = time.process_time()
     if client is not None:
-        _counting(learner, params, seed, one_pass=True)
         _parquet_only(path)
     header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
                                      None if method == "none" else sample, seed, client)
@@ -269,7 +272,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
         disc = fit_discretizer(method, res.sample())
     if client is not None:
         model, n_train, chunks = _fit_distributed(client, path, learner, params, seed,
-                                                  header, disc, holdout, total, class_column)
+                                                  header, disc, holdout, total)
         summary = {"rows": total, "n_train": n_train, "chunks": chunks, "passes": 2,
                    "partitions": chunks, "train_cpu_seconds": time.process_time() - cpu0,
                    "model_bytes": model.model_bytes(), "peak_rss_bytes": peak_rss(),
@@ -283,9 +286,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     while p == 0 or (multi and model.training):
         n_train = chunks = 0
         for start, chunk in _chunks(path, chunk_rows, header, class_column):
-            keep = chunk.y >= 0
-            if holdout is not None:
-                keep &= ~holdout.test_mask(start, chunk.n_instances, total)
+            keep = _rows(chunk, start, total, holdout)
             part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
             if part.n_instances:
                 part = disc.transform(part) if disc is not None else part
@@ -317,16 +318,16 @@ def evaluate_holdout(path, learner: Any, params: Mapping[str, Any] | None = None
     header = fitted.header
     sums: list[LossSums] = []
     cpu0 = time.process_time()
-    chunks = [] if client is not None else _chunks(path, chunk_rows, header, class_column)
     if client is not None:
         sums = _score_distributed(client, path, model, header, disc, holdout, total)
-    for start, chunk in chunks:
-        test = holdout.test_mask(start, chunk.n_instances, total) & (chunk.y >= 0)
-        if not test.any():
-            continue
-        part = chunk.take(np.flatnonzero(test))
-        proba = model.predict_proba(disc.transform(part) if disc is not None else part)
-        sums.append(loss_sums(proba, part.y))
+    else:
+        for start, chunk in _chunks(path, chunk_rows, header, class_column):
+            test = _rows(chunk, start, total, holdout, test=True)
+            if not test.any():
+                continue
+            part = chunk.take(np.flatnonzero(test))
+            proba = model.predict_proba(disc.transform(part) if disc is not None else part)
+            sums.append(loss_sums(proba, part.y))
     summary = dict(fitted.summary)
     summary["passes"] += 1
     summary["test_cpu_seconds"] = time.process_time() - cpu0
