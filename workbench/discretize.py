@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from workbench.data.dataset import Attribute, Dataset
+from workbench.data.sources import reservoir_slots
 from workbench.errors import WorkbenchError
 
 __all__ = [
@@ -441,16 +442,9 @@ class IncrementalDiscretizer:
         return np.concatenate([self.sample[j], values])[-self.size:]
 
     def _reservoir(self, j: int, values: np.ndarray) -> np.ndarray:
-        s = self.sample[j]
-        fill = min(values.size, self.size - s.size)
-        if fill > 0:
-            s = np.concatenate([s, values[:fill]])
-        rest = values[fill:]
-        if rest.size:
-            s = s.copy()
-            t = self.seen[j] + fill + np.arange(1, rest.size + 1)  # 1-based stream position
-            slot = self.rng.integers(0, t)
-            for value, k in zip(rest[slot < self.size], slot[slot < self.size]):
-                s[k] = value
+        fill, rows, slots = reservoir_slots(self.rng, self.seen[j], self.sample[j].size,
+                                            self.size, values.size)
+        s = np.concatenate([self.sample[j], values[:fill]])
+        s[slots] = values[rows]  # in order: a slot hit twice keeps the later value
         self.seen[j] += values.size
         return s

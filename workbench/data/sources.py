@@ -30,7 +30,8 @@ from workbench.data.arff import iter_arff_chunks, load_arff
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
 
-__all__ = ["Reservoir", "iter_chunks", "load_table", "scan_header", "table_kind"]
+__all__ = ["Reservoir", "iter_chunks", "load_table", "reservoir_slots", "scan_header",
+           "table_kind"]
 
 _BATCH = 1 << 16
 
@@ -293,6 +294,21 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
     return _columns(table, scan.header(path, class_column), path)
 
 
+def reservoir_slots(rng: np.random.Generator, seen: int, held: int, size: int,
+                    n: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """Algorithm R for `n` new items after `seen` (of which `held` are in a sample of at
+    most `size`): (fill, rows, slots) — the first `fill` items are appended, then item
+    rows[i] replaces slot slots[i], in order (item t, counted from 1 over the whole
+    stream, replaces slot j ~ U{0..t-1} when j < size)."""
+    fill = min(n, max(0, size - held))
+    rest = np.arange(fill, n)
+    if not rest.size:
+        return fill, rest, rest
+    j = rng.integers(0, seen + rest + 1)
+    hit = j < size
+    return fill, rest[hit], j[hit]
+
+
 class Reservoir:
     """A uniform random sample of at most `size` rows of what it is shown (algorithm R,
     numpy's generator seeded with `seed`)."""
@@ -314,20 +330,14 @@ class Reservoir:
             self.X = np.empty((0, chunk.n_attributes))
             self.y = np.empty(0, dtype=np.int64)
         n = chunk.n_instances
-        fill = min(n, max(0, self.size - self.X.shape[0]))
+        fill, rows, slots = reservoir_slots(self.rng, self.seen, self.X.shape[0], self.size, n)
         if fill:
             self.X = np.vstack([self.X, chunk.X[:fill]])
             self.y = np.concatenate([self.y, chunk.y[:fill]])
-        rest = np.arange(fill, n)
-        if rest.size:
-            # row t (1-based count t = seen + i + 1) replaces slot j ~ U{0..t-1} if j < size
-            t = self.seen + rest + 1
-            j = self.rng.integers(0, t)
-            hit = j < self.size
-            # in row order: a slot written twice keeps the later row (numpy assigns the
-            # repeated indices of a fancy assignment in order)
-            self.X[j[hit]] = chunk.X[rest[hit]]
-            self.y[j[hit]] = chunk.y[rest[hit]]
+        # in row order: a slot written twice keeps the later row (numpy assigns the
+        # repeated indices of a fancy assignment in order)
+        self.X[slots] = chunk.X[rows]
+        self.y[slots] = chunk.y[rows]
         self.seen += n
 
     def sample(self) -> Dataset:
