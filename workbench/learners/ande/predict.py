@@ -17,8 +17,8 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, actl, vc, deleted, isu,
-                  cnt, counts):
+def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, srb, sro, actl, vc, deleted,
+                  isu, cnt, counts):
     """The attributes of row r that take part, in increasing order of attribute index.
 
     X holds the counted attributes (attribute iidx[i] is column i), XU[r, j] whether the
@@ -27,7 +27,9 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, actl, vc, dele
     number of left-out ones that take part and may be parents (uparent). Missing values
     never take part; with subsumption resolution (sr, critical count crit) x_i is deleted
     when some x_j with #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower
-    attribute index). A left-out value occurs in all N rows: #(x_u) = N, #(x_i, x_u) = #(x_i)."""
+    attribute index). A left-out value occurs in all N rows: #(x_u) = N, #(x_i, x_u) = #(x_i).
+    Between two counted attributes the outcome depends only on their values, so when
+    `sr_pair_bits` could tabulate it (sro non-empty) one byte per value pair says it."""
     d = X.shape[1]
     dU = XU.shape[1]
     na = 0
@@ -59,11 +61,31 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, actl, vc, dele
             vc[t] = N if isu[t] else 0
     for t in range(na):
         deleted[t] = False
-    if sr and na >= 2:
+    bits = sr and sro.shape[0] > 0
+    if bits and na >= 2:  # counted pairs from the table, in one sweep
+        for u in range(1, na):
+            if isu[u]:
+                continue
+            hi = actl[r, u]
+            base = tb.binom[hi, 2]
+            xh = X[r, hi]
+            ch = tb.cards[hi]
+            for t in range(u):
+                if not isu[t]:
+                    lo = actl[r, t]
+                    bt = srb[sro[tb.binom[lo, 1] + base] + X[r, lo] * ch + xh]
+                    deleted[t] |= (bt & 1) != 0
+                    deleted[u] |= (bt & 2) != 0
+    anyu = False
+    for t in range(na):
+        anyu |= isu[t]
+    if sr and na >= 2 and (anyu or not bits):
         for t in range(na):
             i = uidx[actl[r, t]] if isu[t] else iidx[actl[r, t]]
             for u in range(na):
-                if u == t or vc[u] <= crit or vc[t] < vc[u]:
+                if u == t or deleted[t] or (bits and not isu[t] and not isu[u]):
+                    continue
+                if vc[u] <= crit or vc[t] < vc[u]:
                     continue
                 j = uidx[actl[r, u]] if isu[u] else iidx[actl[r, u]]
                 if vc[t] == vc[u] and i < j:
@@ -121,6 +143,39 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
         lp[r, y] += np.log(prod[y])
 
 
+def sr_pair_bits(tb, crit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Subsumption resolution between two counted attributes i < j, tabulated per value pair:
+    bit 1 = x_i is deleted because of x_j, bit 2 = x_j because of x_i (the rule of
+    `active_values`: #(x_u) > crit, #(x_t) ≥ #(x_u), #(x_t, x_u) = #(x_u), a tie deletes the
+    higher index). Returns (bytes, offset per pair rank), or empty arrays when a pair block
+    is not dense (the kernel then reads the counts)."""
+    d = tb.cards.shape[0]
+    none = (np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
+    if tb.lbase.shape[0] < 3 or d < 2:
+        return none
+    K = int(tb.K)
+    pairs = slice(int(tb.lbase[2]), int(tb.lbase[2] + tb.binom[d, 2]))
+    if (tb.kind[pairs] != 0).any() or (tb.kind[int(tb.lbase[1]):int(tb.lbase[1]) + d] != 0).any():
+        return none
+    cards = tb.cards.astype(np.int64)
+    vc = [tb.dense[int(tb.off[tb.lbase[1] + a]):int(tb.off[tb.lbase[1] + a]) + cards[a] * K]
+          .reshape(cards[a], K).sum(axis=1, dtype=np.int64) for a in range(d)]
+    parts, offs, pos = [], np.zeros(int(tb.binom[d, 2]), dtype=np.int64), 0
+    for j in range(1, d):
+        for i in range(j):
+            rank = int(tb.binom[i, 1] + tb.binom[j, 2])
+            o = int(tb.off[tb.lbase[2] + rank])
+            tot = tb.dense[o:o + cards[i] * cards[j] * K].reshape(cards[i], cards[j], K).sum(
+                axis=2, dtype=np.int64)
+            vi, vj = vc[i][:, None], vc[j][None, :]
+            del_i = (vj > crit) & (vi > vj) & (tot == vj)
+            del_j = (vi > crit) & (vj >= vi) & (tot == vi)
+            offs[rank] = pos
+            parts.append((del_i.astype(np.uint8) | (del_j.astype(np.uint8) << 1)).ravel())
+            pos += cards[i] * cards[j]
+    return np.concatenate(parts), offs
+
+
 def a1de_fast_ok(tb, est, top):
     """Can the instance-major A1DE path run? Order 1, every pair table and every
     missing-child table dense, and products that cannot underflow."""
@@ -144,8 +199,19 @@ def a1de_instance_major(X, actl, nact, nb, tb, est, done, lp, wout):
     """A1DE for rows 0..nb−1 of X without any checks (see `a1de_fast_ok`); an unseen value
     simply reads zero counts from the dense tables. A child with missing training values
     divides by #(y, x_p) − #(y, x_p, x_c ?) + m (the missing-child table of its parent),
-    with the general path's arithmetic. wout[r] = total weight of the used parents."""
-    K = tb.K
+    with the general path's arithmetic. wout[r] = total weight of the used parents. Two and
+    three classes get their own compiled loops (a literal K unrolls the class loops)."""
+    if tb.K == 2:
+        _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, 2)
+    elif tb.K == 3:
+        _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, 3)
+    else:
+        _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, tb.K)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
+    """`a1de_instance_major` for a given number of classes K."""
     d = X.shape[1]
     s_cnt = np.empty((d, K), dtype=np.int64)
     s_inv = np.empty((d, K))
@@ -261,7 +327,7 @@ def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores(X, top, tb, est, ws, sr, crit, fast1):
+def log_scores(X, top, tb, est, ws, sr, crit, srb, sro, fast1):
     """log P̂(y, x) of AnDE of order `top` (falling back per row to lower orders and finally
     naive Bayes), for every row of X, in batches of ws.used.shape[1] rows."""
     n, d = X.shape
@@ -282,6 +348,9 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
     lpb = np.empty((B, K))
     wsum = np.empty(B)
     prod = np.empty(K)
+    # #(x_a) is read for subsumption resolution without its table and for `seen`, which
+    # only the block-major levels use
+    need_counts = (sr and sro.shape[0] == 0) or (top >= 1 and not fast1)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
@@ -289,8 +358,8 @@ def log_scores(X, top, tb, est, ws, sr, crit, fast1):
             act[:, :] = False
             seen[:, :] = False
         for rr in range(nb):
-            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, actl, vc,
-                                  deleted, isu, cnt, sr or top >= 1)
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, srb, sro,
+                                  actl, vc, deleted, isu, cnt, need_counts)
             nact[rr] = na
             if top >= 1:
                 for t in range(na):
@@ -363,8 +432,8 @@ def _combine_orders(order, top, u, r, llp, ldone, lw, weighted, n_ok, out_row):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, crit, fast1,
-                       weighted):
+def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, crit, srb, sro,
+                       fast1, weighted):
     """`log_scores` of AnDE of order `order` when single-valued attributes present in every
     training row were left out of the counts (see `AnDE`): X = the counted attributes
     (iidx: their attribute indices), XU[r, j] = left-out attribute uidx[j] present in row r,
@@ -397,8 +466,8 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
         act[:, :] = False
         seen[:, :] = False
         for rr in range(nb):
-            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, actl,
-                                  vc, deleted, isu, cnt, True)
+            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, srb, sro,
+                                  actl, vc, deleted, isu, cnt, True)
             nact[rr] = na
             ux[rr] = u
             for t in range(na):

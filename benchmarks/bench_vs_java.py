@@ -1,0 +1,152 @@
+"""Our AnDE learners against the Java references, paired in one run: train + classify CPU seconds.
+
+    python benchmarks/bench_vs_java.py [--datasets adult connect-4 ...] [--repeats 3]
+        [--seed 1] [--only A1DE ...]
+
+Per data set (default: kr-vs-kp nursery magic letter adult splice optdigits connect-4
+poker-hand, found along the catalog search path, e.g. with
+``WORKBENCH_DATA=../shared/datasets/fetched``): a seeded 50/50 split, MDL fitted on the
+training half, both halves written as discretised ARFF. Each row pairs one of our learners
+with a Java classifier on the same halves; both train and classify `--repeats` times, each
+timed in CPU seconds inside its own process (ours: `time.process_time` around `fit` and
+`predict_proba`, numba kernels compiled beforehand; Java: the thread CPU time around
+`buildClassifier` and `distributionForInstance` over the test rows, through our helper
+``benchmarks/weka/JavaTime.java``, so JVM start-up and ARFF parsing are not counted on either
+side). The table prints the minimum and the median over the repeats; ratio = ours / Java
+(< 1: we are faster).
+
+References: Weka 3.6 (Debian ``weka``; ``WEKA_JAR`` overrides ``/usr/share/java/weka.jar``)
+gives ``AODE -F 1 -M -W 1`` for A1DE and ``AODEsr -C 100 -F 1 -M 1`` for A1DE-S. The
+authors' own A1DE/A2DE code is used when ``ANDE_CP`` names its class path and ``ANDE_CLASS``
+its Weka classifier class; ``ANDE_OPTS_<LEARNER>`` (e.g. ``ANDE_OPTS_A2DE_SW="-N 2 -S -W"``)
+gives its options per learner. Without ``ANDE_CP`` those rows are skipped with a note.
+No Java code of Weka or of the authors is part of this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+WEKA_JAR = Path(os.environ.get("WEKA_JAR", "/usr/share/java/weka.jar"))
+DATASETS = ["kr-vs-kp", "nursery", "magic", "letter", "adult", "splice", "optdigits",
+            "connect-4", "poker-hand"]
+# (our learner, reference label, Java class or None for the authors' code, Java options)
+WEKA_ROWS = [("A1DE", "Weka AODE -F 1 -M -W 1", "weka.classifiers.bayes.AODE",
+              ["-F", "1", "-M", "-W", "1"]),
+             ("A1DE-S", "Weka AODEsr -C 100", "weka.classifiers.bayes.AODEsr",
+              ["-C", "100", "-F", "1", "-M", "1"])]
+AUTHOR_ROWS = ["A1DE", "A2DE", "A2DE-SW"]
+
+
+def compile_helper(tmp: Path) -> Path:
+    classes = tmp / "classes"
+    classes.mkdir()
+    subprocess.run(["javac", "-cp", str(WEKA_JAR), "-d", str(classes),
+                    str(HERE / "weka" / "JavaTime.java")], check=True)
+    return classes
+
+
+def java_times(classpath: str, cls: str, options: list[str], train: Path, test: Path,
+               repeats: int) -> list[float]:
+    """Train + classify CPU seconds of each repeat of a Java classifier."""
+    out = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "JavaTime", cls, str(train),
+                          str(test), str(repeats), *options],
+                         check=True, capture_output=True, text=True).stdout
+    times = []
+    for line in out.splitlines():
+        if line.startswith("repeat "):
+            f = line.split()
+            times.append(float(f[3]) + float(f[5]))
+    return times
+
+
+def our_times(name: str, train, test, repeats: int) -> list[float]:
+    from workbench.learners.registry import create
+
+    times = []
+    for _ in range(repeats):
+        learner = create(name)
+        c0 = time.process_time()
+        learner.fit(train)
+        learner.predict_proba(test)
+        times.append(time.process_time() - c0)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=DATASETS)
+    ap.add_argument("--only", nargs="+", help="only these of our learners")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if not WEKA_JAR.is_file():
+        print(f"error: Weka jar not found at {WEKA_JAR} (apt-get install weka)", file=sys.stderr)
+        return 2
+
+    from bench_learners import warm_up
+    from workbench.data.arff import save_arff
+    from workbench.data.catalog import find_dataset, load_dataset
+    from workbench.discretize import fit_discretizer
+
+    rows = [(ours, label, cls, opts) for ours, label, cls, opts in WEKA_ROWS]
+    ande_cp, ande_cls = os.environ.get("ANDE_CP"), os.environ.get("ANDE_CLASS")
+    if ande_cp and ande_cls:
+        for ours in AUTHOR_ROWS:
+            opts = os.environ.get(f"ANDE_OPTS_{ours.replace('-', '_')}", "").split()
+            rows.append((ours, f"authors' {ours} {' '.join(opts)}".strip(), None, opts))
+    else:
+        print("note: ANDE_CP / ANDE_CLASS not set: the rows against the authors' A1DE/A2DE "
+              "code are skipped (Weka rows only)")
+    if args.only:
+        rows = [r for r in rows if r[0] in args.only]
+    warm_up()
+    hdr = (f"{'data set':<11} {'learner':<8} {'reference':<26} {'java_min':>8} {'ours_min':>8} "
+           f"{'ratio_min':>9} {'ratio_med':>9}")
+    print(hdr)
+    print("-" * len(hdr), flush=True)
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        classes = compile_helper(tmp)
+        for slug in args.datasets:
+            path = find_dataset(slug)
+            if path is None:
+                print(f"{slug:<11} (not found along the search path: skipped)")
+                continue
+            data = load_dataset(path).without_missing_class()
+            perm = np.random.default_rng(args.seed).permutation(data.n_instances)
+            half = data.n_instances // 2
+            raw_tr, raw_te = data.take(np.sort(perm[:half])), data.take(np.sort(perm[half:]))
+            disc = fit_discretizer("mdl", raw_tr)
+            train, test = disc.transform(raw_tr), disc.transform(raw_te)
+            save_arff(train, tmp / "train.arff")
+            save_arff(test, tmp / "test.arff")
+            for ours, label, cls, opts in rows:
+                cp = os.pathsep.join(
+                    [str(WEKA_JAR), str(classes)] + ([] if cls else [ande_cp]))
+                java = java_times(cp, cls or ande_cls, opts, tmp / "train.arff",
+                                  tmp / "test.arff", args.repeats)
+                mine = our_times(ours, train, test, args.repeats)
+                rmin = min(mine) / min(java)
+                rmed = statistics.median(mine) / statistics.median(java)
+                worst = max(worst, rmin)
+                print(f"{slug:<11} {ours:<8} {label:<26} {min(java):8.3f} {min(mine):8.3f} "
+                      f"{rmin:9.2f} {rmed:9.2f}", flush=True)
+    print(f"worst ratio (min over repeats): {worst:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())
