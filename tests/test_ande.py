@@ -855,3 +855,29 @@ def test_fit_report_gives_the_layout_and_the_fold_its_memory_saved():
                       fit_report={"layout_cells": [6, 10]})
     assert fold.memory_saved == pytest.approx(0.4)
     assert fold.selected_parents is None
+
+
+def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
+    """The per-value generalisation lists (built once per model) give the same deletions as
+    reading #(x_i), #(x_i, x_j) per row: correlated attributes so that implications occur."""
+    from workbench.learners.ande.predict import Generalisations, generalisations
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 3, 400)
+    X = np.column_stack([base, (base == 0).astype(int), np.minimum(base, 1),
+                         rng.integers(0, 2, 400), rng.integers(0, 4, 400)]).astype(float)
+    X[::13, 4] = np.nan
+    atts = tuple(Attribute(f"a{i}", tuple(map(str, range(int(np.nanmax(X[:, i])) + 1))))
+                 for i in range(5))
+    data = Dataset("sr", atts, Attribute("c", ("p", "q")), X, (base + rng.integers(0, 2, 400)) % 2)
+    test = data.take(np.arange(0, 400, 3))
+    for n in (1, 2):
+        model = AnDE(n=n, subsumption=10).fit(data)
+        listed = model.predict_proba(test)
+        assert np.abs(listed - AnDE(n=n).fit(data).predict_proba(test)).max() > 1e-3
+        gen = model._prepare()["generalisations"]
+        assert gen.ptr.size > 0 and gen.attr.size > 0  # some value implies another
+        e = np.zeros(0, dtype=np.int64)
+        model._prepared["generalisations"] = Generalisations(e, e, e, e)
+        np.testing.assert_array_equal(model.predict_proba(test), listed)
+        assert generalisations(model._prepare()["tb"], None).ptr.size == 0

@@ -11,7 +11,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande.predict import (a1de_fast_ok, log_scores, log_scores_reduced,
-                                             sr_pair_bits)
+                                             generalisations)
 from workbench.learners.ande.selection import (
     ELIMINATIONS,
     BSESearch,
@@ -409,10 +409,9 @@ class AnDE(CountingLearner, MultiPassLearner):
                  for mk in full]
         est = Inputs(self.m, int(self.frequency_limit), ptot, wts, *masks, float(ct.n),
                      ct.class_counts, nb_den)
-        sr_bits = (sr_pair_bits(tb, int(self.subsumption)) if self.subsumption is not None
-                   else (np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64)))
+        gen = generalisations(tb, None if self.subsumption is None else int(self.subsumption))
         self._prepared = {"tb": tb, "est": est, "constant_parents": full[0] & self.constant_,
-                          "sr_bits": sr_bits}
+                          "generalisations": gen}
         return self._prepared
 
     def weights(self, level: int | None = None) -> np.ndarray:
@@ -448,16 +447,16 @@ class AnDE(CountingLearner, MultiPassLearner):
         sr = self.subsumption is not None
         crit = int(self.subsumption) if sr else 0
         fast1 = a1de_fast_ok(tb, est, top)
-        srb, sro = prep["sr_bits"]
+        gen = prep["generalisations"]
         if not self.constant_.any():
             return log_scores(np.ascontiguousarray(codes, dtype=np.int64), top, tb, est, ws,
-                              sr, crit, srb, sro, fast1)
+                              sr, crit, gen, fast1)
         const = self.constant_
         return log_scores_reduced(
             np.ascontiguousarray(codes[:, ~const], dtype=np.int64),
             np.ascontiguousarray(codes[:, const] >= 0), prep["constant_parents"][const],
             np.flatnonzero(~const), np.flatnonzero(const), min(self.n, len(const)), top, tb,
-            est, ws, sr, crit, srb, sro, fast1, self.weighting is not None)
+            est, ws, sr, crit, gen, fast1, self.weighting is not None)
 
     def _batch_size(self, n_test: int, n_sets: int) -> int:
         """Test instances scored together (block-major) within a `_BATCH_BYTES` workspace."""

@@ -6,6 +6,8 @@ fallback to lower orders down to naive Bayes, and an instance-major A1DE fast pa
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
@@ -17,8 +19,8 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, srb, sro, actl, vc, deleted,
-                  isu, cnt, counts):
+def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc, deleted, isu,
+                  hit, cnt, counts):
     """The attributes of row r that take part, in increasing order of attribute index.
 
     X holds the counted attributes (attribute iidx[i] is column i), XU[r, j] whether the
@@ -29,7 +31,8 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, srb, sro, actl
     when some x_j with #(x_j) > crit has #(x_i, x_j) = #(x_j) (a tie keeps only the lower
     attribute index). A left-out value occurs in all N rows: #(x_u) = N, #(x_i, x_u) = #(x_i).
     Between two counted attributes the outcome depends only on their values, so when
-    `sr_pair_bits` could tabulate it (sro non-empty) one byte per value pair says it."""
+    `generalisations` could list them (gen.ptr non-empty), each present value deletes the
+    values on its list that the row has."""
     d = X.shape[1]
     dU = XU.shape[1]
     na = 0
@@ -61,29 +64,28 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, srb, sro, actl
             vc[t] = N if isu[t] else 0
     for t in range(na):
         deleted[t] = False
-    bits = sr and sro.shape[0] > 0
-    if bits and na >= 2:  # counted pairs from the table, in one sweep
-        for u in range(1, na):
-            if isu[u]:
-                continue
-            hi = actl[r, u]
-            base = tb.binom[hi, 2]
-            xh = X[r, hi]
-            ch = tb.cards[hi]
-            for t in range(u):
-                if not isu[t]:
-                    lo = actl[r, t]
-                    bt = srb[sro[tb.binom[lo, 1] + base] + X[r, lo] * ch + xh]
-                    deleted[t] |= (bt & 1) != 0
-                    deleted[u] |= (bt & 2) != 0
+    listed = sr and gen.ptr.shape[0] > 0
+    if listed and na >= 2:  # counted attributes: each value deletes the listed ones it implies
+        for t in range(na):
+            if not isu[t]:
+                a = actl[r, t]
+                v = gen.vbase[a] + X[r, a]
+                for e in range(gen.ptr[v], gen.ptr[v + 1]):
+                    if X[r, gen.attr[e]] == gen.val[e]:
+                        hit[gen.attr[e]] = True
+        for t in range(na):
+            if not isu[t]:
+                a = actl[r, t]
+                deleted[t] = hit[a]  # a hit is a present counted attribute: one of these
+                hit[a] = False
     anyu = False
     for t in range(na):
         anyu |= isu[t]
-    if sr and na >= 2 and (anyu or not bits):
+    if sr and na >= 2 and (anyu or not listed):
         for t in range(na):
             i = uidx[actl[r, t]] if isu[t] else iidx[actl[r, t]]
             for u in range(na):
-                if u == t or deleted[t] or (bits and not isu[t] and not isu[u]):
+                if u == t or deleted[t] or (listed and not isu[t] and not isu[u]):
                     continue
                 if vc[u] <= crit or vc[t] < vc[u]:
                     continue
@@ -143,37 +145,82 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
         lp[r, y] += np.log(prod[y])
 
 
-def sr_pair_bits(tb, crit: int) -> tuple[np.ndarray, np.ndarray]:
-    """Subsumption resolution between two counted attributes i < j, tabulated per value pair:
-    bit 1 = x_i is deleted because of x_j, bit 2 = x_j because of x_i (the rule of
-    `active_values`: #(x_u) > crit, #(x_t) ≥ #(x_u), #(x_t, x_u) = #(x_u), a tie deletes the
-    higher index). Returns (bytes, offset per pair rank), or empty arrays when a pair block
-    is not dense (the kernel then reads the counts)."""
+Generalisations = namedtuple("Generalisations", ["vbase", "ptr", "attr", "val"])
+Generalisations.__doc__ = """Subsumption resolution between counted attributes as lists: value
+v of attribute a has id vbase[a] + v, and the values it deletes when present in the same row
+are (attr[e], val[e]) for e in ptr[id] .. ptr[id + 1] − 1."""
+
+
+def generalisations(tb, crit: int | None) -> Generalisations:
+    """For every value x_u, the values x_t of other counted attributes it deletes (the rule
+    of `active_values`: #(x_u) > crit, #(x_t) ≥ #(x_u), #(x_t, x_u) = #(x_u), a tie deletes
+    the higher index). The lists are short (an implication between frequent values is rare),
+    so a row costs O(active values + hits) instead of O(pairs). Empty (ptr of size 0)
+    without subsumption resolution (crit None) or when a pair or single-attribute block is
+    not dense: the kernel then reads the counts."""
     d = tb.cards.shape[0]
-    none = (np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
-    if tb.lbase.shape[0] < 3 or d < 2:
-        return none
-    K = int(tb.K)
-    pairs = slice(int(tb.lbase[2]), int(tb.lbase[2] + tb.binom[d, 2]))
-    if (tb.kind[pairs] != 0).any() or (tb.kind[int(tb.lbase[1]):int(tb.lbase[1]) + d] != 0).any():
-        return none
-    cards = tb.cards.astype(np.int64)
-    vc = [tb.dense[int(tb.off[tb.lbase[1] + a]):int(tb.off[tb.lbase[1] + a]) + cards[a] * K]
-          .reshape(cards[a], K).sum(axis=1, dtype=np.int64) for a in range(d)]
-    parts, offs, pos = [], np.zeros(int(tb.binom[d, 2]), dtype=np.int64), 0
-    for j in range(1, d):
-        for i in range(j):
-            rank = int(tb.binom[i, 1] + tb.binom[j, 2])
-            o = int(tb.off[tb.lbase[2] + rank])
-            tot = tb.dense[o:o + cards[i] * cards[j] * K].reshape(cards[i], cards[j], K).sum(
-                axis=2, dtype=np.int64)
-            vi, vj = vc[i][:, None], vc[j][None, :]
-            del_i = (vj > crit) & (vi > vj) & (tot == vj)
-            del_j = (vi > crit) & (vj >= vi) & (tot == vi)
-            offs[rank] = pos
-            parts.append((del_i.astype(np.uint8) | (del_j.astype(np.uint8) << 1)).ravel())
-            pos += cards[i] * cards[j]
-    return np.concatenate(parts), offs
+    if crit is None or tb.lbase.shape[0] < 3 or d < 2 or \
+            (tb.kind[int(tb.lbase[1]):int(tb.lbase[2] + tb.binom[d, 2])] != 0).any():
+        e = np.zeros(0, dtype=np.int64)
+        return Generalisations(e, e, e, e)
+    return Generalisations(*_generalisations_kernel(tb, crit))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _deletes(tb, crit, vc, vbase, i, j, xi, xj, o):
+    """Bits of value pair (x_i, x_j), i < j: 1 = x_i deleted by x_j, 2 = x_j by x_i."""
+    vi, vj = vc[vbase[i] + xi], vc[vbase[j] + xj]
+    if max(vi, vj) <= crit:
+        return 0
+    tot = 0
+    for y in range(tb.K):
+        tot += tb.dense[o + (xi * tb.cards[j] + xj) * tb.K + y]
+    return (1 if vj > crit and vi > vj and tot == vj else 0) | \
+        (2 if vi > crit and vj >= vi and tot == vi else 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _generalisations_kernel(tb, crit):
+    d = tb.cards.shape[0]
+    K = tb.K
+    l1, l2 = tb.lbase[1], tb.lbase[2]
+    vbase = np.zeros(d + 1, dtype=np.int64)
+    for a in range(d):
+        vbase[a + 1] = vbase[a] + tb.cards[a]
+    vc = np.zeros(vbase[d], dtype=np.int64)  # #(x_a)
+    for a in range(d):
+        for v in range(tb.cards[a]):
+            for y in range(K):
+                vc[vbase[a] + v] += tb.dense[tb.off[l1 + a] + v * K + y]
+    ptr = np.zeros(vbase[d] + 1, dtype=np.int64)
+    for sweep in range(2):  # count the list lengths, then fill
+        if sweep == 1:
+            for v in range(vbase[d]):
+                ptr[v + 1] += ptr[v]
+            attr = np.empty(ptr[vbase[d]], dtype=np.int64)
+            val = np.empty(ptr[vbase[d]], dtype=np.int64)
+            fill = ptr[:-1].copy()
+        for j in range(1, d):
+            for i in range(j):
+                o = tb.off[l2 + tb.binom[i, 1] + tb.binom[j, 2]]
+                for xi in range(tb.cards[i]):
+                    for xj in range(tb.cards[j]):
+                        bits = _deletes(tb, crit, vc, vbase, i, j, xi, xj, o)
+                        if bits & 1:  # x_j deletes x_i
+                            if sweep == 0:
+                                ptr[vbase[j] + xj + 1] += 1
+                            else:
+                                attr[fill[vbase[j] + xj]] = i
+                                val[fill[vbase[j] + xj]] = xi
+                                fill[vbase[j] + xj] += 1
+                        if bits & 2:  # x_i deletes x_j
+                            if sweep == 0:
+                                ptr[vbase[i] + xi + 1] += 1
+                            else:
+                                attr[fill[vbase[i] + xi]] = j
+                                val[fill[vbase[i] + xi]] = xj
+                                fill[vbase[i] + xi] += 1
+    return vbase, ptr, attr, val
 
 
 def a1de_fast_ok(tb, est, top):
@@ -327,7 +374,7 @@ def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores(X, top, tb, est, ws, sr, crit, srb, sro, fast1):
+def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     """log P̂(y, x) of AnDE of order `top` (falling back per row to lower orders and finally
     naive Bayes), for every row of X, in batches of ws.used.shape[1] rows."""
     n, d = X.shape
@@ -337,6 +384,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, srb, sro, fast1):
     vc = np.empty(d, dtype=np.int64)
     deleted = np.zeros(d, dtype=np.bool_)
     isu = np.zeros(d, dtype=np.bool_)
+    hit = np.zeros(d, dtype=np.bool_)
     iidx = np.arange(d)
     none = np.zeros((n, 0), dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
@@ -350,7 +398,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, srb, sro, fast1):
     prod = np.empty(K)
     # #(x_a) is read for subsumption resolution without its table and for `seen`, which
     # only the block-major levels use
-    need_counts = (sr and sro.shape[0] == 0) or (top >= 1 and not fast1)
+    need_counts = (sr and gen.ptr.shape[0] == 0) or (top >= 1 and not fast1)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
@@ -358,8 +406,8 @@ def log_scores(X, top, tb, est, ws, sr, crit, srb, sro, fast1):
             act[:, :] = False
             seen[:, :] = False
         for rr in range(nb):
-            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, srb, sro,
-                                  actl, vc, deleted, isu, cnt, need_counts)
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen, actl,
+                                  vc, deleted, isu, hit, cnt, need_counts)
             nact[rr] = na
             if top >= 1:
                 for t in range(na):
@@ -432,8 +480,8 @@ def _combine_orders(order, top, u, r, llp, ldone, lw, weighted, n_ok, out_row):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, crit, srb, sro,
-                       fast1, weighted):
+def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, crit, gen, fast1,
+                       weighted):
     """`log_scores` of AnDE of order `order` when single-valued attributes present in every
     training row were left out of the counts (see `AnDE`): X = the counted attributes
     (iidx: their attribute indices), XU[r, j] = left-out attribute uidx[j] present in row r,
@@ -447,6 +495,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     vc = np.empty(d + dU, dtype=np.int64)
     deleted = np.zeros(d + dU, dtype=np.bool_)
     isu = np.zeros(d + dU, dtype=np.bool_)
+    hit = np.zeros(max(d, 1), dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
     actl = np.empty((B, d + dU), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
@@ -466,8 +515,8 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
         act[:, :] = False
         seen[:, :] = False
         for rr in range(nb):
-            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, srb, sro,
-                                  actl, vc, deleted, isu, cnt, True)
+            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen, actl,
+                                  vc, deleted, isu, hit, cnt, True)
             nact[rr] = na
             ux[rr] = u
             for t in range(na):
