@@ -881,3 +881,25 @@ def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
         model._prepared["generalisations"] = Generalisations(e, e, e, e)
         np.testing.assert_array_equal(model.predict_proba(test), listed)
         assert generalisations(model._prepare()["tb"], None).ptr.size == 0
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_parent_major_factors_score_as_the_block_major_kernels(n):
+    """The precomputed parent-major child factors give the block-major probabilities (to
+    rounding) with missing values in training and test, SR, MI weights, a frequency limit
+    that sends rows to the fallback orders, and attribute masks."""
+    data = random_data(300, 6, [2, 3, 4, 2, 3, 2], 3, seed=11, missing=0.08)
+    test = random_data(120, 6, [2, 3, 4, 2, 3, 2], 3, seed=12, missing=0.1)
+    rng = np.random.default_rng(1)
+    for kw in ({}, {"subsumption": 20}, {"weighting": "mi"}, {"frequency_limit": 30},
+               {"subsumption": 20, "weighting": "mi", "frequency_limit": 2}):
+        model = AnDE(n=n, **kw).fit(data)
+        for masks in (None, (rng.random(6) < 0.7, rng.random(6) < 0.7)):
+            if masks is not None:
+                model.parent_mask_, model.child_mask_ = masks
+            model._prepared = None
+            assert model._prepare()["factors"] is not None
+            fast = model.predict_proba(test)
+            model._prepared["factors"] = None
+            np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15,
+                                       err_msg=f"{kw} masks={masks is not None}")

@@ -10,8 +10,10 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.ande.predict import (a1de_fast_ok, log_scores, log_scores_reduced,
-                                             generalisations)
+from workbench.learners.ande.parentmajor import (build_factors, log_scores_parent_major,
+                                                 parent_major_ok)
+from workbench.learners.ande.predict import (a1de_fast_ok, generalisations, log_scores,
+                                             log_scores_reduced)
 from workbench.learners.ande.selection import (
     ELIMINATIONS,
     BSESearch,
@@ -99,6 +101,13 @@ class AnDE(CountingLearner, MultiPassLearner):
         self.parent_mask_: np.ndarray | None = None
         self.child_mask_: np.ndarray | None = None
         self._prepared: dict | None = None
+
+    def __getstate__(self) -> dict:
+        """Pickles leave out the derived scoring tables (rebuilt on first use; the
+        parent-major factors can be far larger than the counts)."""
+        state = self.__dict__.copy()
+        state["_prepared"] = None
+        return state
 
     # ----- training --------------------------------------------------------------------
     def required_level(self) -> int:
@@ -410,8 +419,10 @@ class AnDE(CountingLearner, MultiPassLearner):
         est = Inputs(self.m, int(self.frequency_limit), ptot, wts, *masks, float(ct.n),
                      ct.class_counts, nb_den)
         gen = generalisations(tb, None if self.subsumption is None else int(self.subsumption))
+        factors = (build_factors(tb, est, top) if not self.constant_.any()
+                   and parent_major_ok(tb, est, top) else None)
         self._prepared = {"tb": tb, "est": est, "constant_parents": full[0] & self.constant_,
-                          "generalisations": gen}
+                          "generalisations": gen, "factors": factors}
         return self._prepared
 
     def weights(self, level: int | None = None) -> np.ndarray:
@@ -448,6 +459,15 @@ class AnDE(CountingLearner, MultiPassLearner):
         crit = int(self.subsumption) if sr else 0
         fast1 = a1de_fast_ok(tb, est, top)
         gen = prep["generalisations"]
+        if not self.constant_.any() and prep["factors"] is not None:
+            X = np.ascontiguousarray(codes, dtype=np.int64)
+            out, done = log_scores_parent_major(X, top, tb, est, prep["factors"],
+                                                self.weighting is not None, sr, crit, gen)
+            if not done.all():  # no parent set qualified: `log_scores` falls back
+                rest = np.flatnonzero(~done)
+                out[rest] = log_scores(np.ascontiguousarray(X[rest]), top, tb, est, ws, sr,
+                                       crit, gen, fast1)
+            return out
         if not self.constant_.any():
             return log_scores(np.ascontiguousarray(codes, dtype=np.int64), top, tb, est, ws,
                               sr, crit, gen, fast1)
