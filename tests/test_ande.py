@@ -884,10 +884,12 @@ def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_parent_major_factors_score_as_the_block_major_kernels(n):
-    """The precomputed parent-major child factors give the block-major probabilities (to
-    rounding) with missing values in training and test, SR, MI weights, a frequency limit
-    that sends rows to the fallback orders, and attribute masks."""
+def test_parent_major_factors_score_as_the_block_major_kernels(n, monkeypatch):
+    """Child factors built per parent set (parent-major) give the block-major probabilities
+    (to rounding) with missing values in training and test, SR, MI weights, a frequency
+    limit that sends rows to the fallback orders, and attribute masks."""
+    from workbench.learners.ande import model as model_mod
+
     data = random_data(300, 6, [2, 3, 4, 2, 3, 2], 3, seed=11, missing=0.08)
     test = random_data(120, 6, [2, 3, 4, 2, 3, 2], 3, seed=12, missing=0.1)
     rng = np.random.default_rng(1)
@@ -898,8 +900,10 @@ def test_parent_major_factors_score_as_the_block_major_kernels(n):
             if masks is not None:
                 model.parent_mask_, model.child_mask_ = masks
             model._prepared = None
-            assert model._prepare()["factors"] is not None
+            prep = model._prepare()
+            assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, test.n_instances)
             fast = model.predict_proba(test)
-            model._prepared["factors"] = None
-            np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15,
-                                       err_msg=f"{kw} masks={masks is not None}")
+            with monkeypatch.context() as mp:
+                mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
+                np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12,
+                                           atol=1e-15, err_msg=f"{kw} masks={masks is not None}")

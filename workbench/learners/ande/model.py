@@ -10,8 +10,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.ande.parentmajor import (build_factors, log_scores_parent_major,
-                                                 parent_major_ok)
+from workbench.learners.ande.parentmajor import log_scores_parent_major, parent_major_ok
 from workbench.learners.ande.predict import (a1de_fast_ok, generalisations, log_scores,
                                              log_scores_reduced)
 from workbench.learners.ande.selection import (
@@ -103,8 +102,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         self._prepared: dict | None = None
 
     def __getstate__(self) -> dict:
-        """Pickles leave out the derived scoring tables (rebuilt on first use; the
-        parent-major factors can be far larger than the counts)."""
+        """Pickles leave out the derived scoring tables (rebuilt on first use)."""
         state = self.__dict__.copy()
         state["_prepared"] = None
         return state
@@ -419,10 +417,8 @@ class AnDE(CountingLearner, MultiPassLearner):
         est = Inputs(self.m, int(self.frequency_limit), ptot, wts, *masks, float(ct.n),
                      ct.class_counts, nb_den)
         gen = generalisations(tb, None if self.subsumption is None else int(self.subsumption))
-        factors = (build_factors(tb, est, top) if not self.constant_.any()
-                   and parent_major_ok(tb, est, top) else None)
         self._prepared = {"tb": tb, "est": est, "constant_parents": full[0] & self.constant_,
-                          "generalisations": gen, "factors": factors}
+                          "generalisations": gen}
         return self._prepared
 
     def weights(self, level: int | None = None) -> np.ndarray:
@@ -459,10 +455,10 @@ class AnDE(CountingLearner, MultiPassLearner):
         crit = int(self.subsumption) if sr else 0
         fast1 = a1de_fast_ok(tb, est, top)
         gen = prep["generalisations"]
-        if not self.constant_.any() and prep["factors"] is not None:
+        if not self.constant_.any() and parent_major_ok(tb, est, top, codes.shape[0]):
             X = np.ascontiguousarray(codes, dtype=np.int64)
-            out, done = log_scores_parent_major(X, top, tb, est, prep["factors"],
-                                                self.weighting is not None, sr, crit, gen)
+            out, done = log_scores_parent_major(X, top, tb, est, self.weighting is not None,
+                                                sr, crit, gen)
             if not done.all():  # no parent set qualified: `log_scores` falls back
                 rest = np.flatnonzero(~done)
                 out[rest] = log_scores(np.ascontiguousarray(X[rest]), top, tb, est, ws, sr,
