@@ -127,3 +127,21 @@ def test_header_from_row_groups_scanned_apart_equals_one_pass(labor_files, tmp_p
     whole = scan_header(path)
     assert apart.attributes == whole.attributes and apart.meta["rows"] == 57
     assert apart.class_attribute == whole.class_attribute
+
+
+def test_a_parquet_dictionary_may_list_values_no_row_has(tmp_path):
+    """Writers (pandas categoricals, Arrow) keep every category in the dictionary; values no
+    row uses are neither declared nor errors, and the used ones load as declared."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cats = pa.array(["x", "o", "b"])
+    table = pa.table({"g5": pa.DictionaryArray.from_arrays(pa.array([2, 2, 2, 2]), cats),
+                      "h1": pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 0]), cats),
+                      "class": pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 1]),
+                                                              pa.array(["win", "loss"]))})
+    pq.write_table(table, tmp_path / "c.parquet")
+    data = load_table(tmp_path / "c.parquet")
+    assert data.attributes[0].values == ("b",)
+    assert data.X[:, 0].tolist() == [0, 0, 0, 0]
+    assert [data.attributes[1].values[int(v)] for v in data.X[:, 1]] == ["x", "o", "b", "x"]

@@ -200,15 +200,16 @@ def _columns(batch, header: Dataset, path: Path) -> Dataset:
         else:
             codes = {v: k for k, v in enumerate(a.values)}
             enc = _dictionary(col)
+            idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+            used = np.bincount(idx, minlength=len(enc.dictionary) + 1)[:-1] > 0
             lookup = []
-            for v in enc.dictionary.to_pylist():
+            for v, u in zip(enc.dictionary.to_pylist(), used):
                 key = _text(v) if isinstance(v, (int, float)) else str(v)
-                if key not in codes:
+                if key not in codes and u:  # a dictionary may list values no row has
                     raise WorkbenchError(f"{path}: value '{key}' of column '{a.name}' is not "
                                          "declared in the header")
-                lookup.append(codes[key])
+                lookup.append(codes.get(key, np.nan))
             lookup_arr = np.array(lookup + [np.nan], dtype=np.float64)
-            idx = enc.indices.fill_null(len(lookup)).to_numpy(zero_copy_only=False)
             if j < out.shape[0]:
                 np.take(lookup_arr, idx, out=out[j])
                 continue

@@ -46,6 +46,7 @@ SPARSE_ROW_FACTOR = 16
 """A block larger than SPARSE_MIN_CELLS is sparse if its cells exceed this × rows."""
 
 _KEYBUF_CELLS = 1 << 23  # max key buffer entries per counting chunk (64 MB of int64)
+_CHUNK_BYTES = 1 << 18  # codes counted per kernel call (an L2's worth)
 
 
 # ----- numba kernels ---------------------------------------------------------------------
@@ -54,8 +55,9 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                   dense, keybuf, row0, nrows):
     """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf.
 
-    The common dense, unconditioned blocks of 1–4 attributes have loops with the attribute
-    indices and cardinalities in locals (hoisted out of the row loop)."""
+    The common dense blocks — unconditioned of 1–4 attributes, missing-child of 1–2 — have
+    loops with the attribute indices and cardinalities in locals (hoisted out of the row
+    loop)."""
     nb = battrs.shape[0]
     for b in range(nb):
         k = kind[b]
@@ -105,6 +107,23 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                     v3 = codes_t[a3, r]
                     if v0 >= 0 and v1 >= 0 and v2 >= 0 and v3 >= 0:
                         dense[o + (((v0 * c1 + v1) * c2 + v2) * c3 + v3) * K + y[r]] += 1
+            continue
+        if k == KIND_DENSE and c >= 0 and 1 <= l <= 2:  # missing-child blocks of A1DE, A2DE
+            o = off[b]
+            a0 = battrs[b, 0]
+            if l == 1:
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    if codes_t[c, r] < 0 and v0 >= 0:
+                        dense[o + v0 * K + y[r]] += 1
+            else:
+                a1 = battrs[b, 1]
+                c1 = battrs[b, 3]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    if codes_t[c, r] < 0 and v0 >= 0 and v1 >= 0:
+                        dense[o + (v0 * c1 + v1) * K + y[r]] += 1
             continue
         for rr in range(nrows):
             r = row0 + rr
@@ -348,9 +367,13 @@ class BlockStore:
             raise LearnerError("class codes must lie in 0..K-1 (drop missing-class rows first)")
         if self.n_rows + n > np.iinfo(np.int32).max and self.dense.dtype != np.int64:
             self.dense = self.dense.astype(np.int64)
-        codes_t = np.ascontiguousarray(codes.T, dtype=np.int32)
+        top = int(self.cards.max()) if self.cards.size else 0
+        narrow = np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
+        codes_t = np.ascontiguousarray(codes.T, dtype=narrow)  # less to stream per block
         ns = self._n_sparse
-        step = n if ns == 0 else max(1, min(n, _KEYBUF_CELLS // ns))
+        # rows per kernel call: their codes stay in cache while every block reads them
+        step = max(1024, _CHUNK_BYTES // max(1, codes_t.shape[0] * codes_t.itemsize))
+        step = min(n, step if ns == 0 else min(step, max(1, _KEYBUF_CELLS // ns)))
         keybuf = np.empty((max(ns, 1) if ns else 0, step), dtype=np.int64)
         new_keys = []
         for r0 in range(0, n, step):

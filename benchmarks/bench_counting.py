@@ -1,0 +1,177 @@
+"""Counting and loading at scale: real data sets replicated to 1 M+ rows.
+
+    python benchmarks/bench_counting.py [--datasets adult connect-4] [--rows 1000000]
+        [--learners A1DE A2DE] [--folder /tmp/wb-count]
+
+Each data set (found along the catalog search path, e.g. with
+``WORKBENCH_DATA=../shared/datasets/fetched``) is discretised (MDL on the whole file, as the
+issue's measurement did), its rows repeated up to --rows, and written once as ARFF, CSV and
+Parquet. Then, each in a fresh process: loading each file with `load_dataset` (rows/s), and
+training each learner on the in-memory rows (rows/s). Every line carries that process's
+peak resident memory (VmHWM). Next to the training figure: a bare numba loop making the
+same rows × C(a, n+1) (+ lower levels) increments into dense tables of the same shapes,
+data already as int8 codes — the physical limit of one counting pass here — and training's
+fraction of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+import numba
+import numpy as np
+
+
+def peak_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def prepare(slug: str, rows: int, folder: Path) -> dict[str, Path]:
+    """The replicated, discretised data set as ARFF, CSV and Parquet (written once)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    from workbench.data.arff import save_arff
+    from workbench.data.catalog import find_dataset, load_dataset
+    from workbench.discretize import fit_discretizer
+
+    stem = folder / f"{slug}-{rows}"
+    paths = {fmt: stem.with_suffix("." + fmt) for fmt in ("arff", "csv", "parquet")}
+    if all(p.is_file() for p in paths.values()):
+        return paths
+    data = load_dataset(find_dataset(slug)).without_missing_class()
+    data = fit_discretizer("mdl", data).transform(data)
+    idx = np.resize(np.arange(data.n_instances), rows)
+    big = data.take(idx)
+    save_arff(big, paths["arff"])
+    cols = {}
+    for j, a in enumerate((*big.attributes, big.class_attribute)):
+        codes = big.codes()[:, j] if j < len(big.attributes) else big.y
+        cols[a.name] = pa.DictionaryArray.from_arrays(
+            pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(list(a.values)))
+    table = pa.table(cols)
+    pq.write_table(table, paths["parquet"], row_group_size=1 << 20)
+    pcsv.write_csv(table.cast(pa.schema([(f.name, pa.string()) for f in table.schema])),
+                   paths["csv"])
+    return paths
+
+
+@numba.njit(cache=True, nogil=True)
+def _bare(X, y, K, n, offs, cards):
+    """All increments of order-n AnDE counting (sizes 1..n+1), row-major, dense tables."""
+    rows, d = X.shape
+    tables = np.zeros(offs[-1], dtype=np.int32)
+    idx = np.empty(n + 1, dtype=np.int64)
+    for r in range(rows):
+        k = y[r]
+        b = 0
+        for size in range(1, n + 2):
+            for t in range(size):
+                idx[t] = t
+            while True:
+                loc = 0
+                for t in range(size):
+                    loc = loc * cards[idx[t]] + X[r, idx[t]]
+                tables[offs[b] + loc * K + k] += 1
+                b += 1
+                i = 0  # next colex combination
+                while i < size:
+                    lim = idx[i + 1] if i + 1 < size else d
+                    if idx[i] + 1 < lim:
+                        idx[i] += 1
+                        for u in range(i):
+                            idx[u] = u
+                        break
+                    i += 1
+                if i == size:
+                    break
+    return tables
+
+
+def bare_rows_per_second(codes: np.ndarray, y: np.ndarray, K: int, n: int) -> float:
+    d = codes.shape[1]
+    cards = codes.max(axis=0).astype(np.int64) + 1
+    sizes = [int(np.prod(cards[list(c)])) * K for s in range(1, n + 2)
+             for c in sorted(combinations(range(d), s), key=lambda c: c[::-1])]
+    offs = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    X = np.ascontiguousarray(np.maximum(codes, 0), dtype=np.int8)
+    _bare(X[:10], y[:10], K, n, offs, cards)  # compile
+    t0 = time.process_time()
+    _bare(X, y, K, n, offs, cards)
+    return X.shape[0] / (time.process_time() - t0)
+
+
+def one(args: argparse.Namespace) -> None:
+    """The child process: one measurement, printed as JSON."""
+    from workbench.data.catalog import load_dataset
+
+    t0 = time.perf_counter()
+    data = load_dataset(args.path)
+    load = time.perf_counter() - t0
+    out = {"rows": data.n_instances, "load_s": load}
+    if args.one != "load":
+        from workbench.learners.registry import create
+
+        create(args.one).fit(data.take(np.arange(50)))  # compile / load the kernels
+        c0 = time.process_time()
+        create(args.one).fit(data)
+        out["fit_s"] = time.process_time() - c0
+        n = int(args.one[1]) if args.one.startswith("A") else 0
+        out["bare_rows_s"] = bare_rows_per_second(data.codes(), data.y.astype(np.int64),
+                                                  data.n_classes, n)
+    out["peak_mib"] = peak_mib()
+    print(json.dumps(out))
+
+
+def child(what: str, path: Path) -> dict:
+    res = subprocess.run([sys.executable, __file__, "--one", what, "--path", str(path)],
+                         capture_output=True, text=True)
+    if res.returncode:
+        sys.exit(f"error: {what} on {path} failed:\n{res.stderr[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=["adult", "connect-4"])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--learners", nargs="+", default=["A1DE", "A2DE"])
+    ap.add_argument("--folder", default="/tmp/wb-count")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--path", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        one(args)
+        return 0
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"{'data set':<10} {'what':<14} {'rows':>9} {'seconds':>8} {'M rows/s':>9} "
+          f"{'bare M rows/s':>13} {'fraction':>8} {'peak MiB':>9}")
+    for slug in args.datasets:
+        paths = prepare(slug, args.rows, folder)
+        for fmt, path in paths.items():
+            r = child("load", path)
+            print(f"{slug:<10} {'load ' + fmt:<14} {r['rows']:9d} {r['load_s']:8.2f} "
+                  f"{r['rows'] / r['load_s'] / 1e6:9.2f} {'':>13} {'':>8} "
+                  f"{r['peak_mib']:9.0f}", flush=True)
+        for name in args.learners:
+            r = child(name, paths["parquet"])
+            rate = r["rows"] / r["fit_s"]
+            print(f"{slug:<10} {'fit ' + name:<14} {r['rows']:9d} {r['fit_s']:8.2f} "
+                  f"{rate / 1e6:9.2f} {r['bare_rows_s'] / 1e6:13.2f} "
+                  f"{rate / r['bare_rows_s']:8.2f} {r['peak_mib']:9.0f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
