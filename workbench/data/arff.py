@@ -494,44 +494,54 @@ class _Schema:
                                    strings_can_be_null=True, quoted_strings_can_be_null=False)
 
     def matrix(self, table: pa.Table) -> np.ndarray:
-        """The values as float64, one row per column (nominal codes, NaN missing);
-        ValueError when a value is undeclared or not finite."""
-        out = np.empty((len(self.attrs), table.num_rows), dtype=np.float64)
-        for j, codes in enumerate(self.codes):
-            col = table.column(j)
+        """The values as a row-major float64 (rows, columns) matrix, the class column last
+        (nominal codes, NaN missing); ValueError when a value is undeclared or not finite."""
+        from workbench.data.gather import gather_rows  # numba: not on the import path
+
+        ci = self.class_index
+        order = [j for j in range(len(self.attrs)) if j != ci] + [ci]
+        out = np.empty((table.num_rows, len(order)), dtype=np.float64)
+        idxs, luts, dest = [], [], []
+        for k, j in enumerate(order):
+            codes, col = self.codes[j], table.column(j)
             if codes is None:
                 vals = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
                 if not np.isfinite(vals).all() and (
                         np.isinf(vals).any() or col.null_count < np.isnan(vals).sum()):
                     raise ValueError("a non-finite number")
-                out[j] = vals
+                out[:, k] = vals
                 continue
             enc = pac.dictionary_encode(col).combine_chunks()
-            lookup = np.array([codes.get(v, -2) for v in enc.dictionary.to_pylist()] +
-                              [np.nan], dtype=np.float64)
-            if (lookup == -2).any():
+            lookup = [codes.get(v, -2) for v in enc.dictionary.to_pylist()] + [np.nan]
+            if -2 in lookup:
                 raise ValueError("an undeclared nominal value")
-            idx = enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
-            np.take(lookup, idx, out=out[j])
+            idxs.append(enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False))
+            luts.append(lookup)
+            dest.append(k)
+        if idxs:
+            width = max(len(t) for t in luts)
+            lut = np.array([t + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
+            gather_rows(out, np.array(dest, dtype=np.int64), lut,
+                        np.stack(idxs).astype(np.int32, copy=False))
         return out
 
-    def dataset(self, columns: np.ndarray, source: str) -> Dataset:
-        """The Dataset of `columns` (one row per attribute, as `matrix` gives them)."""
-        ci = self.class_index
-        keep = [j for j in range(len(self.attrs)) if j != ci]
-        X = np.ascontiguousarray(columns[keep].T)
-        yf = columns[ci]
+    def dataset(self, matrix: np.ndarray, source: str) -> Dataset:
+        """The Dataset of a `matrix` block (its rows; X is a view without the class)."""
+        X = matrix[:, :-1]
+        yf = matrix[:, -1]
         y = np.where(np.isnan(yf), -1, yf).astype(np.int64)
-        missing = np.isnan(columns[keep]).any(axis=1)
+        missing = np.isnan(X).any(axis=0)
+        keep = [j for j in range(len(self.attrs)) if j != self.class_index]
         attributes = tuple(
             Attribute(self.attrs[j][0], tuple(self.attrs[j][1])
                       if isinstance(self.attrs[j][1], list) else None,
                       has_missing=bool(missing[i]))
             for i, j in enumerate(keep))
-        c_name, c_type = self.attrs[ci]
+        c_name, c_type = self.attrs[self.class_index]
         return Dataset(name=self.name or dataset_stem(self.path), attributes=attributes,
                        class_attribute=Attribute(c_name, tuple(c_type)), X=X, y=y,
-                       source=source, meta={"relation": self.relation, "class_index": ci})
+                       source=source, meta={"relation": self.relation,
+                                            "class_index": self.class_index})
 
 
 def _plain(data: bytes) -> bool:
@@ -596,11 +606,11 @@ def iter_arff_chunks(path: str | os.PathLike, rows: int, class_attribute=None,
                             "the file with load_arff for the exact line)") from None
         have += batch.num_rows
         while have >= rows:
-            block = np.concatenate(pending, axis=1)
-            yield schema.dataset(block[:, :rows], str(path))
-            pending, have = [block[:, rows:]], have - rows
+            block = np.concatenate(pending, axis=0)
+            yield schema.dataset(block[:rows], str(path))
+            pending, have = [block[rows:]], have - rows
     if have:
-        yield schema.dataset(np.concatenate(pending, axis=1), str(path))
+        yield schema.dataset(np.concatenate(pending, axis=0), str(path))
 
 
 def _open_stream(path: Path):

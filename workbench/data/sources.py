@@ -79,6 +79,7 @@ class _Scan:
     """Column statistics that make a header: names, kinds, distinct values, missing."""
 
     def __init__(self) -> None:
+        self.encoded: dict = {}  # of the last batch: name -> (dictionary array, codes, used)
         self.names: list[str] | None = None
         self.numeric: list[bool] = []
         self.values: list[set] = []
@@ -93,14 +94,15 @@ class _Scan:
             self.values = [set() for _ in self.names]
             self.missing = [False] * len(self.names)
         self.rows += batch.num_rows
+        self.encoded = {}
         for j, col in enumerate(batch.columns):
             self.missing[j] |= col.null_count > 0
             if not self.numeric[j] or j == self.class_index():
                 dic = _dictionary(col)
-                idx = dic.indices.drop_null().to_numpy(zero_copy_only=False)
-                used = np.flatnonzero(np.bincount(idx, minlength=len(dic.dictionary)))
+                idx, used = _indices(dic)
+                self.encoded[self.names[j]] = (dic, idx, used)
                 self.values[j].update(_text(v) for v in dic.dictionary.take(
-                    pa.array(used, type=pa.int64())).to_pylist())
+                    pa.array(np.flatnonzero(used), type=pa.int64())).to_pylist())
 
     def merge(self, other: "_Scan") -> "_Scan":
         """Add the statistics of another part of the same file (the parts in file order)."""
@@ -185,10 +187,22 @@ def _order(v: str):
         return (1, 0.0, v)
 
 
-def _columns(batch, header: Dataset, path: Path) -> Dataset:
-    """One record batch (or table) as a Dataset under `header` (columns matched by name)."""
+def _indices(enc) -> tuple[np.ndarray, np.ndarray]:
+    """A dictionary array's codes (missing = the dictionary's length) and which entries
+    some row uses."""
+    idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+    return idx, np.bincount(idx, minlength=len(enc.dictionary) + 1)[:-1] > 0
+
+
+def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
+    """One record batch (or table) as a Dataset under `header` (columns matched by name;
+    `encoded`: their codes as `_Scan.add` found them)."""
+    from workbench.data.gather import gather_rows  # numba: not on the import path
+
     names = batch.schema.names
-    out = np.empty((len(header.attributes), batch.num_rows), dtype=np.float64)
+    d = len(header.attributes)
+    out = np.empty((batch.num_rows, d + 1), dtype=np.float64)  # the class in the last column
+    idxs, luts, dest = [], [], []
     for j, a in enumerate((*header.attributes, header.class_attribute)):
         if a.name not in names:
             raise WorkbenchError(f"{path}: no column '{a.name}' (in the header)")
@@ -196,29 +210,32 @@ def _columns(batch, header: Dataset, path: Path) -> Dataset:
         if a.values is None:
             if not _is_numeric(col.type):
                 raise WorkbenchError(f"{path}: column '{a.name}' is not numeric")
-            vals = col.to_numpy(zero_copy_only=False)
+            out[:, j] = col.to_numpy(zero_copy_only=False)
+            continue
+        codes = {v: k for k, v in enumerate(a.values)}
+        if encoded and a.name in encoded:
+            enc, idx, used = encoded[a.name]
         else:
-            codes = {v: k for k, v in enumerate(a.values)}
             enc = _dictionary(col)
-            idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
-            used = np.bincount(idx, minlength=len(enc.dictionary) + 1)[:-1] > 0
-            lookup = []
-            for v, u in zip(enc.dictionary.to_pylist(), used):
-                key = _text(v) if isinstance(v, (int, float)) else str(v)
-                if key not in codes and u:  # a dictionary may list values no row has
-                    raise WorkbenchError(f"{path}: value '{key}' of column '{a.name}' is not "
-                                         "declared in the header")
-                lookup.append(codes.get(key, np.nan))
-            lookup_arr = np.array(lookup + [np.nan], dtype=np.float64)
-            if j < out.shape[0]:
-                np.take(lookup_arr, idx, out=out[j])
-                continue
-            vals = lookup_arr[idx]
-        if j < out.shape[0]:
-            out[j] = vals
-        else:
-            y = np.where(np.isnan(vals), -1, vals).astype(np.int64)
-    return header.replace(X=np.ascontiguousarray(out.T), y=y)
+            idx, used = _indices(enc)
+        lookup = []
+        for v, u in zip(enc.dictionary.to_pylist(), used):
+            key = _text(v) if isinstance(v, (int, float)) else str(v)
+            if key not in codes and u:  # a dictionary may list values no row has
+                raise WorkbenchError(f"{path}: value '{key}' of column '{a.name}' is not "
+                                     "declared in the header")
+            lookup.append(codes.get(key, np.nan))
+        idxs.append(idx)
+        luts.append(lookup + [np.nan])
+        dest.append(j)
+    if idxs:
+        width = max(len(t) for t in luts)
+        lut = np.array([t + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
+        gather_rows(out, np.array(dest, dtype=np.int64), lut,
+                    np.stack(idxs).astype(np.int32, copy=False))
+    yf = out[:, d]
+    y = np.where(np.isnan(yf), -1, yf).astype(np.int64)
+    return header.replace(X=out[:, :d], y=y)
 
 
 def iter_chunks(path: str | os.PathLike, rows: int, header: Dataset | None = None,
@@ -291,8 +308,8 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
     scan = _Scan()
-    scan.add(table)
-    return _columns(table, scan.header(path, class_column), path)
+    scan.add(table)  # the text columns encoded once for the scan and the values
+    return _columns(table, scan.header(path, class_column), path, scan.encoded)
 
 
 def reservoir_slots(rng: np.random.Generator, seen: int, held: int, size: int,

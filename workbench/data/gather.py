@@ -1,0 +1,21 @@
+"""A compiled gather for the loaders: dictionary codes of many columns into one row-major
+value matrix (numba; imported only when a file is read, so start-up stays light)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_ROWS = 2048  # rows per block: a block of the output stays in cache while each column fills it
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_rows(out: np.ndarray, dest: np.ndarray, luts: np.ndarray, idx: np.ndarray) -> None:
+    """out[r, dest[j]] = luts[j, idx[j, r]] for every column j, block by block of rows."""
+    n = idx.shape[1]
+    for r0 in range(0, n, _ROWS):
+        r1 = min(n, r0 + _ROWS)
+        for j in range(idx.shape[0]):
+            c = dest[j]
+            for r in range(r0, r1):
+                out[r, c] = luts[j, idx[j, r]]
