@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from workbench.stats import scipy_stats
+
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def rank_matrix(matrix: pd.DataFrame) -> pd.DataFrame:
     values = full.to_numpy(dtype=np.float64)
     if values.size == 0:
         return pd.DataFrame(columns=matrix.columns, dtype=np.float64)
-    ranks = np.vstack([stats.rankdata(row, method="average") for row in values])
+    ranks = np.vstack([scipy_stats().rankdata(row, method="average") for row in values])
     return pd.DataFrame(ranks, index=full.index, columns=matrix.columns)
 
 
@@ -74,14 +76,14 @@ def friedman_test(matrix: pd.DataFrame) -> FriedmanResult:
     if np.all(values == values[:, :1]):
         # every learner equal on every data set: no evidence of any difference
         return FriedmanResult(0.0, 1.0, 0.0, 1.0, int(n), int(k), avg)
-    chi2, p = stats.friedmanchisquare(*[values[:, j] for j in range(k)])
+    chi2, p = scipy_stats().friedmanchisquare(*[values[:, j] for j in range(k)])
     chi2, p = float(chi2), float(p)
     denom = n * (k - 1) - chi2
     if denom <= 0:
         f, pf = math.inf, 0.0
     else:
         f = (n - 1) * chi2 / denom
-        pf = float(stats.f.sf(f, k - 1, (k - 1) * (n - 1)))
+        pf = float(scipy_stats().f.sf(f, k - 1, (k - 1) * (n - 1)))
     return FriedmanResult(chi2, p, float(f), pf, int(n), int(k), avg)
 
 
@@ -89,7 +91,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Nemenyi q_α for k learners: studentized-range quantile(1 − α, k, ∞) / √2."""
     if k < 2:
         raise ValueError(f"nemenyi_q: need at least 2 learners, got k={k}")
-    return float(stats.studentized_range.ppf(1.0 - alpha, k, math.inf)) / math.sqrt(2.0)
+    return float(scipy_stats().studentized_range.ppf(1.0 - alpha, k, math.inf)) / math.sqrt(2.0)
 
 
 def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:

@@ -30,7 +30,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from workbench.stats import scipy_stats
+
 
 ALPHA = 0.05
 
@@ -82,7 +84,7 @@ def sign_test(wins: int, losses: int, tails: int = 2) -> float:
     if n == 0:
         return 1.0
     upper = max(wins, losses)
-    p = tails * float(stats.binom.sf(upper - 1, n, 0.5))
+    p = tails * float(scipy_stats().binom.sf(upper - 1, n, 0.5))
     return min(1.0, p)
 
 
@@ -222,7 +224,7 @@ def wilcoxon_test(
     nonzero = d != 0
     nz = np.abs(d[nonzero])
     exact = nz.size <= 50 and np.unique(nz).size == nz.size
-    res = stats.wilcoxon(x[nonzero], y[nonzero], zero_method="wilcox",
+    res = scipy_stats().wilcoxon(x[nonzero], y[nonzero], zero_method="wilcox",
                          alternative="two-sided", method="exact" if exact else "approx")
     return float(res.statistic), float(res.pvalue), int(d.size)
 
@@ -283,7 +285,7 @@ def wilcoxon_fold_outcome(
     keep = ~(np.isnan(x) | np.isnan(y))
     d = x[keep] - y[keep]
     d = d[d != 0]
-    ranks = stats.rankdata(np.abs(d))
+    ranks = scipy_stats().rankdata(np.abs(d))
     lower, higher = float(ranks[d < 0].sum()), float(ranks[d > 0].sum())
     if lower == higher:  # cannot be significant; kept for safety
         return 0
@@ -306,7 +308,7 @@ def corrected_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nd
         return (float("nan"), 1.0, k) if mean == 0.0 else (float(np.copysign(np.inf, mean)),
                                                             0.0, k)
     t = mean / np.sqrt((1.0 / k + test_train_ratio) * var)
-    return float(t), float(2.0 * stats.t.sf(abs(t), k - 1)), k
+    return float(t), float(2.0 * scipy_stats().t.sf(abs(t), k - 1)), k
 
 
 def corrected_t_outcome(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,

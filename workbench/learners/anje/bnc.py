@@ -6,7 +6,6 @@ comparison with that package: only its prediction rule is a checked reference.""
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from workbench.data.dataset import Dataset
@@ -76,6 +75,8 @@ class WanbiaBnc(Learner):
             p, _ = softmax_rows(raw)  # the gradient bnclassify supplies (JMLR's formula)
             g = -(logs[np.arange(N), :, y] - np.einsum("iak,ik->ia", logs, p)).sum(axis=0)
             return f, g
+
+        from scipy.optimize import minimize  # 0.4 s to import: only when a BNC is fitted
 
         res = minimize(fun, np.ones(A), jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * A,
                        options={"maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0,

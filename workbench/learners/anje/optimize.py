@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.optimize import minimize
 
 from workbench.learners.anje.objective import Problem, shifted_exp
 
@@ -50,6 +49,8 @@ def lbfgs(problem: Problem, theta0: np.ndarray, settings: LbfgsSettings,
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         f, g = problem.value_and_gradient(theta)
         return f, g * scale if scale != 1.0 else g
+
+    from scipy.optimize import minimize  # 0.4 s to import: only when weights are fitted
 
     res = minimize(fun, np.array(theta0, dtype=np.float64), jac=True, method="L-BFGS-B",
                    bounds=None if bounds is None else [bounds] * theta0.shape[0],
