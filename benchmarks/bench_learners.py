@@ -11,7 +11,7 @@ to the compact bound Σ over attribute combinations (sizes 0..n+1) of Π|X_i|·K
 compiled (or loaded from cache) on a tiny data set first, so compile time is not counted.
 
 ``--export DIR`` also writes the discretised halves as DIR/<slug>-train.arff and
-DIR/<slug>-test.arff (used by bench_vs_weka.sh).
+DIR/<slug>-test.arff (to run other tools on the same halves).
 """
 
 from __future__ import annotations

@@ -19,11 +19,14 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> Path:
     """Write `data` to `path` via a temporary file in the same folder + `os.replace`.
 
     Parent folders are created. The file gets the usual permissions (umask), not
-    mkstemp's 0600. An OS error becomes one `WorkbenchError` naming the path.
+    mkstemp's 0600. An OS error becomes one `WorkbenchError` naming the path. With
+    ``durable=False`` the data is not forced to disk first (no fsync): a crashed process
+    still never leaves a partial file, but after an operating-system crash the file may
+    be empty — for files whose reader detects that and recomputes them.
     """
     path = Path(path)
     try:
@@ -36,7 +39,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         try:

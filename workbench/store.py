@@ -107,7 +107,10 @@ def fold_path(run_dir: Path, dataset: str, learner: str, round_: int, fold: int)
 
 # ----- folds ----------------------------------------------------------------------------------
 def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]) -> Path:
-    """Store one fold's record atomically (compressed npz); returns its path.
+    """Store one fold's record atomically (npz); returns its path. Not fsync'ed: a fold
+    file lives until its pair is consolidated (durably), and a fold lost or truncated by
+    an operating-system crash reads as corrupt on resume and is recomputed — so a run pays
+    one fsync per pair instead of one per fold.
 
     `record` is `FoldResult.to_record()` plus ``y`` (true classes of the test rows):
     arrays ``test_index``, ``y``, ``proba`` (float64) and scalars round, fold, n_train,
@@ -126,8 +129,8 @@ def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]
             value = ""
         arrays[key] = np.asarray(value)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
-    atomic_write_bytes(path, buf.getvalue())
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue(), durable=False)
     return path
 
 
@@ -180,12 +183,14 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def consolidate_pair(run_dir: Path, dataset: str, learner: str) -> Path:
+def consolidate_pair(run_dir: Path, dataset: str, learner: str,
+                     recs: list[dict[str, Any]] | None = None) -> Path:
     """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
     tested instance: round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
     (times, n_train, model_bytes, iterations, peak RSS, preprocessing, cuts, data hash) — and remove
-    its per-fold files (27,200 files for PAKDD 2013 become 680)."""
-    recs = read_folds(run_dir, dataset, learner)
+    its per-fold files (27,200 files for PAKDD 2013 become 680). `recs`: the pair's
+    `read_folds`, when the caller has just read them."""
+    recs = read_folds(run_dir, dataset, learner) if recs is None else recs
     cols: dict[str, Any] = {}
     sizes = [int(np.asarray(r["test_index"]).size) for r in recs]
     cols["round"] = np.repeat([int(r["round"]) for r in recs], sizes).astype(np.int32)

@@ -150,8 +150,8 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
     `n_rows`: the data set's evaluated rows (default: the largest tested index + 1, which is
     right for k-fold, where every row is tested)."""
     keys = set(protocol.keys())
-    recs = store.read_folds(run_dir, dataset, learner)
-    recs = [r for r in recs if (int(r["round"]), int(r["fold"])) in keys]
+    stored = store.read_folds(run_dir, dataset, learner)
+    recs = [r for r in stored if (int(r["round"]), int(r["fold"])) in keys]
     n = n_rows or max(int(r["test_index"].max()) + 1 for r in recs if r["test_index"].size)
     y = np.full(n, -1, dtype=np.int64)
     for r in recs:
@@ -159,7 +159,7 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
     n_classes = int(recs[0]["proba"].shape[1])
     results = [FoldResult.from_record(r) for r in recs]
     summary = summarize(results, y, n_classes, protocol, per_fold=True)
-    store.consolidate_pair(run_dir, dataset, learner)
+    store.consolidate_pair(run_dir, dataset, learner, stored)
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:
         summary[store.DATA_HASH_KEY] = hashes.pop()

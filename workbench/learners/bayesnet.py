@@ -30,7 +30,6 @@ class stays a parent of every attribute, so the two agree where Weka keeps those
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
 from workbench.data.dataset import Dataset
 from workbench.learners.base import choice, integer
@@ -78,6 +77,8 @@ class BDScore:
             cells = np.unique(cfg * r + self.X[:, child], return_counts=True)[1]
         n_cfg = np.bincount(cfg)
         n_cfg = n_cfg[n_cfg > 0]
+        from scipy.special import gammaln  # not at import: every run imports this module
+
         return float(n_cfg.size * gammaln(r * a) - gammaln(n_cfg + r * a).sum()
                      + gammaln(cells + a).sum() - cells.size * gammaln(a))
 

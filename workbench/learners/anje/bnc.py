@@ -6,7 +6,6 @@ comparison with that package: only its prediction rule is a checked reference.""
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
@@ -87,6 +86,8 @@ class WanbiaBnc(Learner):
 
     def _normalisers(self, w: np.ndarray) -> np.ndarray:
         """(A, K) ln Σ_u θ_{u|y}^{w_j}."""
+        from scipy.special import logsumexp  # not at import: every run imports this module
+
         return np.stack([logsumexp(w[j] * t, axis=0) for j, t in enumerate(self._log_tables)])
 
     def _scores_from(self, logs: np.ndarray, w: np.ndarray) -> np.ndarray:
