@@ -126,8 +126,11 @@ class Dataset:
                 f"{self.source or self.name}: numeric attribute(s) {names} present; "
                 "this stage needs all-nominal data (discretise first)"
             )
-        out = np.where(np.isnan(self.X), MISSING_CODE, self.X)
-        return out.astype(np.int32)
+        if self.X.size < 1 << 16:  # small: numpy, without loading a compiled kernel
+            return np.where(np.isnan(self.X), MISSING_CODE, self.X).astype(np.int32)
+        from workbench.data.gather import nominal_codes  # numba: not on the import path
+
+        return nominal_codes(self.X, MISSING_CODE)
 
     def has_class(self) -> np.ndarray:
         """Boolean mask of rows whose class is known."""

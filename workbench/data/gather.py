@@ -1,5 +1,6 @@
-"""A compiled gather for the loaders: dictionary codes of many columns into one row-major
-value matrix (numba; imported only when a file is read, so start-up stays light)."""
+"""Compiled conversions for the data layer: dictionary codes of many columns into one
+row-major value matrix (the loaders), and a value matrix into int codes (`Dataset.codes`)
+— numba, imported only when used, so start-up stays light."""
 
 from __future__ import annotations
 
@@ -19,3 +20,15 @@ def gather_rows(out: np.ndarray, dest: np.ndarray, luts: np.ndarray, idx: np.nda
             c = dest[j]
             for r in range(r0, r1):
                 out[r, c] = luts[j, idx[j, r]]
+
+
+@numba.njit(cache=True, nogil=True)
+def nominal_codes(X: np.ndarray, missing: int) -> np.ndarray:
+    """int32 codes of a float value matrix (any strides) in one pass; NaN → `missing`."""
+    n, d = X.shape
+    out = np.empty((n, d), dtype=np.int32)
+    for r in range(n):
+        for j in range(d):
+            v = X[r, j]
+            out[r, j] = missing if np.isnan(v) else np.int32(v)
+    return out
