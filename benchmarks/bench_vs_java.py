@@ -12,8 +12,9 @@ timed in CPU seconds inside its own process (ours: `time.process_time` around `f
 `predict_proba`, numba kernels compiled beforehand; Java: the thread CPU time around
 `buildClassifier` and `distributionForInstance` over the test rows, through our helper
 ``benchmarks/weka/JavaTime.java``, so JVM start-up and ARFF parsing are not counted on either
-side). The table prints the minimum and the median over the repeats; ratio = ours / Java
-(< 1: we are faster).
+side). A repeat averages as many runs as make ~0.2 s of ours (small data sets take
+milliseconds). The table prints the minimum and the median over the repeats; ratio = ours /
+Java (< 1: we are faster).
 
 References: Weka 3.6 (Debian ``weka``; ``WEKA_JAR`` overrides ``/usr/share/java/weka.jar``)
 gives ``AODE -F 1 -M -W 1`` for A1DE and ``AODEsr -C 100 -F 1 -M 1`` for A1DE-S. The
@@ -57,10 +58,11 @@ def compile_helper(tmp: Path) -> Path:
 
 
 def java_times(classpath: str, cls: str, options: list[str], train: Path, test: Path,
-               repeats: int) -> list[float]:
-    """Train + classify CPU seconds of each repeat of a Java classifier."""
+               repeats: int, inner: int) -> list[float]:
+    """Train + classify CPU seconds of each repeat of a Java classifier (the mean of
+    `inner` runs)."""
     out = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "JavaTime", cls, str(train),
-                          str(test), str(repeats), *options],
+                          str(test), str(repeats), str(inner), *options],
                          check=True, capture_output=True, text=True).stdout
     times = []
     for line in out.splitlines():
@@ -70,16 +72,18 @@ def java_times(classpath: str, cls: str, options: list[str], train: Path, test: 
     return times
 
 
-def our_times(name: str, train, test, repeats: int) -> list[float]:
+def our_times(name: str, train, test, repeats: int, inner: int) -> list[float]:
+    """Train + classify CPU seconds of each repeat (the mean of `inner` runs)."""
     from workbench.learners.registry import create
 
     times = []
     for _ in range(repeats):
-        learner = create(name)
         c0 = time.process_time()
-        learner.fit(train)
-        learner.predict_proba(test)
-        times.append(time.process_time() - c0)
+        for _ in range(inner):
+            learner = create(name)
+            learner.fit(train)
+            learner.predict_proba(test)
+        times.append((time.process_time() - c0) / inner)
     return times
 
 
@@ -135,9 +139,12 @@ def main(argv: list[str] | None = None) -> int:
             for ours, label, cls, opts in rows:
                 cp = os.pathsep.join(
                     [str(WEKA_JAR), str(classes)] + ([] if cls else [ande_cp]))
+                # runs per repeat: a repeat of at least ~0.2 s of our time (small sets)
+                once = min(our_times(ours, train, test, 2, 1))  # the first may compile
+                inner = max(1, min(50, int(0.2 / max(once, 1e-4))))
                 java = java_times(cp, cls or ande_cls, opts, tmp / "train.arff",
-                                  tmp / "test.arff", args.repeats)
-                mine = our_times(ours, train, test, args.repeats)
+                                  tmp / "test.arff", args.repeats, inner)
+                mine = our_times(ours, train, test, args.repeats, inner)
                 rmin = min(mine) / min(java)
                 rmed = statistics.median(mine) / statistics.median(java)
                 worst = max(worst, rmin)
