@@ -29,6 +29,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from workbench.learners.counts import next_colex
+
 
 def peak_mib() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -86,16 +88,7 @@ def _bare(X, y, K, n, offs, cards):
                     loc = loc * cards[idx[t]] + X[r, idx[t]]
                 tables[offs[b] + loc * K + k] += 1
                 b += 1
-                i = 0  # next colex combination
-                while i < size:
-                    lim = idx[i + 1] if i + 1 < size else d
-                    if idx[i] + 1 < lim:
-                        idx[i] += 1
-                        for u in range(i):
-                            idx[u] = u
-                        break
-                    i += 1
-                if i == size:
+                if not next_colex(idx, size, d):
                     break
     return tables
 

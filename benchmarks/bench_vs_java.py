@@ -49,14 +49,6 @@ WEKA_ROWS = [("A1DE", "Weka AODE -F 1 -M -W 1", "weka.classifiers.bayes.AODE",
 AUTHOR_ROWS = ["A1DE", "A2DE", "A2DE-SW"]
 
 
-def compile_helper(tmp: Path) -> Path:
-    classes = tmp / "classes"
-    classes.mkdir()
-    subprocess.run(["javac", "-cp", str(WEKA_JAR), "-d", str(classes),
-                    str(HERE / "weka" / "JavaTime.java")], check=True)
-    return classes
-
-
 def java_times(classpath: str, cls: str, options: list[str], train: Path, test: Path,
                repeats: int, inner: int) -> list[float]:
     """Train + classify CPU seconds of each repeat of a Java classifier (the mean of
@@ -99,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from bench_learners import warm_up
+    from compare_rf_weka import compile_helper
     from workbench.data.arff import save_arff
     from workbench.data.catalog import find_dataset, load_dataset
     from workbench.discretize import fit_discretizer
@@ -122,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        classes = compile_helper(tmp)
+        classes = compile_helper(tmp, "JavaTime.java")
         for slug in args.datasets:
             path = find_dataset(slug)
             if path is None:

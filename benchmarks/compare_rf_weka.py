@@ -36,11 +36,12 @@ HERE = Path(__file__).resolve().parent
 WEKA_JAR = Path(os.environ.get("WEKA_JAR", "/usr/share/java/weka.jar"))
 
 
-def compile_helper(tmp: Path) -> Path:
+def compile_helper(tmp: Path, source: str = "WekaForest.java") -> Path:
+    """Compile one of our Java helpers in benchmarks/weka against Weka into tmp/classes."""
     classes = tmp / "classes"
-    classes.mkdir()
+    classes.mkdir(exist_ok=True)
     subprocess.run(["javac", "-cp", str(WEKA_JAR), "-d", str(classes),
-                    str(HERE / "weka" / "WekaForest.java")], check=True)
+                    str(HERE / "weka" / source)], check=True)
     return classes
 
 

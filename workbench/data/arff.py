@@ -496,7 +496,7 @@ class _Schema:
     def matrix(self, table: pa.Table) -> np.ndarray:
         """The values as a row-major float64 (rows, columns) matrix, the class column last
         (nominal codes, NaN missing); ValueError when a value is undeclared or not finite."""
-        from workbench.data.gather import gather_rows  # numba: not on the import path
+        from workbench.data.gather import fill_columns  # numba: not on the import path
 
         ci = self.class_index
         order = [j for j in range(len(self.attrs)) if j != ci] + [ci]
@@ -518,11 +518,7 @@ class _Schema:
             idxs.append(enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False))
             luts.append(lookup)
             dest.append(k)
-        if idxs:
-            width = max(len(t) for t in luts)
-            lut = np.array([t + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
-            gather_rows(out, np.array(dest, dtype=np.int64), lut,
-                        np.stack(idxs).astype(np.int32, copy=False))
+        fill_columns(out, dest, luts, idxs)
         return out
 
     def dataset(self, matrix: np.ndarray, source: str) -> Dataset:

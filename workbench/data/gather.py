@@ -11,7 +11,8 @@ _ROWS = 2048  # rows per block: a block of the output stays in cache while each 
 
 
 @numba.njit(cache=True, nogil=True)
-def gather_rows(out: np.ndarray, dest: np.ndarray, luts: np.ndarray, idx: np.ndarray) -> None:
+def gather_rows(out: np.ndarray, dest: np.ndarray, luts: np.ndarray,
+                idx: np.ndarray) -> None:
     """out[r, dest[j]] = luts[j, idx[j, r]] for every column j, block by block of rows."""
     n = idx.shape[1]
     for r0 in range(0, n, _ROWS):
@@ -32,3 +33,15 @@ def nominal_codes(X: np.ndarray, missing: int) -> np.ndarray:
             v = X[r, j]
             out[r, j] = missing if np.isnan(v) else np.int32(v)
     return out
+
+
+def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
+                 idxs: list[np.ndarray]) -> None:
+    """`gather_rows` for per-column lookups of different lengths and code arrays: column j
+    writes luts[j][idxs[j][r]] into out[r, dest[j]]."""
+    if not idxs:
+        return
+    width = max(len(t) for t in luts)
+    lut = np.array([list(t) + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
+    gather_rows(out, np.array(dest, dtype=np.int64), lut,
+                np.stack(idxs).astype(np.int32, copy=False))

@@ -197,7 +197,7 @@ def _indices(enc) -> tuple[np.ndarray, np.ndarray]:
 def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
     """One record batch (or table) as a Dataset under `header` (columns matched by name;
     `encoded`: their codes as `_Scan.add` found them)."""
-    from workbench.data.gather import gather_rows  # numba: not on the import path
+    from workbench.data.gather import fill_columns  # numba: not on the import path
 
     names = batch.schema.names
     d = len(header.attributes)
@@ -228,11 +228,7 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
         idxs.append(idx)
         luts.append(lookup + [np.nan])
         dest.append(j)
-    if idxs:
-        width = max(len(t) for t in luts)
-        lut = np.array([t + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
-        gather_rows(out, np.array(dest, dtype=np.int64), lut,
-                    np.stack(idxs).astype(np.int32, copy=False))
+    fill_columns(out, dest, luts, idxs)
     yf = out[:, d]
     y = np.where(np.isnan(yf), -1, yf).astype(np.int64)
     return header.replace(X=out[:, :d], y=y)

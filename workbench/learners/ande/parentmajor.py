@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from workbench.learners.ande.predict import active_values
+from workbench.learners.ande.predict import active_values, value_scratch
 from workbench.learners.ande.tables import read
 from workbench.learners.counts import next_colex
 
@@ -240,13 +240,7 @@ def log_scores_parent_major(X, top, tb, est, weighted, sr, crit, gen):
     B = min(max(_CHUNK_BYTES // (d * 24 + K * 16), 1024), max(n, 1))
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
-    vc = np.empty(d, dtype=np.int64)
-    deleted = np.zeros(d, dtype=np.bool_)
-    isu = np.zeros(d, dtype=np.bool_)
-    hit = np.zeros(d, dtype=np.bool_)
-    iidx = np.arange(d)
-    none = np.zeros((n, 0), dtype=np.bool_)
-    cnt = np.empty(K, dtype=np.int64)
+    vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
     need_counts = sr and gen.ptr.shape[0] == 0
     wout = np.empty(B)
     for r0 in range(0, n, B):

@@ -120,6 +120,15 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc,
     return k, nu
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def value_scratch(n, d, K):
+    """Work arrays of `active_values` over d counted attributes and no left-out ones: vc,
+    deleted, isu, hit, iidx (the identity), none (no left-out columns for n rows), cnt."""
+    return (np.empty(d, dtype=np.int64), np.zeros(d, dtype=np.bool_),
+            np.zeros(d, dtype=np.bool_), np.zeros(d, dtype=np.bool_), np.arange(d),
+            np.zeros((n, 0), dtype=np.bool_), np.empty(K, dtype=np.int64))
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
     """Naive Bayes log scores lp[r] of row r over its active attributes actl[r, 0:na] (the
@@ -179,6 +188,17 @@ def _deletes(tb, crit, vc, vbase, i, j, xi, xj, o):
         (2 if vi > crit and vj >= vi and tot == vi else 0)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _listed(sweep, ptr, attr, val, fill, owner, a, x):
+    """Value `owner` deletes value x of attribute a: counted (sweep 0) or stored (sweep 1)."""
+    if sweep == 0:
+        ptr[owner + 1] += 1
+    else:
+        attr[fill[owner]] = a
+        val[fill[owner]] = x
+        fill[owner] += 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _generalisations_kernel(tb, crit):
     d = tb.cards.shape[0]
@@ -193,6 +213,7 @@ def _generalisations_kernel(tb, crit):
             for y in range(K):
                 vc[vbase[a] + v] += tb.dense[tb.off[l1 + a] + v * K + y]
     ptr = np.zeros(vbase[d] + 1, dtype=np.int64)
+    attr = val = fill = np.empty(0, dtype=np.int64)
     for sweep in range(2):  # count the list lengths, then fill
         if sweep == 1:
             for v in range(vbase[d]):
@@ -207,19 +228,9 @@ def _generalisations_kernel(tb, crit):
                     for xj in range(tb.cards[j]):
                         bits = _deletes(tb, crit, vc, vbase, i, j, xi, xj, o)
                         if bits & 1:  # x_j deletes x_i
-                            if sweep == 0:
-                                ptr[vbase[j] + xj + 1] += 1
-                            else:
-                                attr[fill[vbase[j] + xj]] = i
-                                val[fill[vbase[j] + xj]] = xi
-                                fill[vbase[j] + xj] += 1
+                            _listed(sweep, ptr, attr, val, fill, vbase[j] + xj, i, xi)
                         if bits & 2:  # x_i deletes x_j
-                            if sweep == 0:
-                                ptr[vbase[i] + xi + 1] += 1
-                            else:
-                                attr[fill[vbase[i] + xi]] = j
-                                val[fill[vbase[i] + xi]] = xj
-                                fill[vbase[i] + xi] += 1
+                            _listed(sweep, ptr, attr, val, fill, vbase[i] + xi, j, xj)
     return vbase, ptr, attr, val
 
 
@@ -381,13 +392,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     K = tb.K
     B = ws.used.shape[1]
     out = np.empty((n, K))
-    vc = np.empty(d, dtype=np.int64)
-    deleted = np.zeros(d, dtype=np.bool_)
-    isu = np.zeros(d, dtype=np.bool_)
-    hit = np.zeros(d, dtype=np.bool_)
-    iidx = np.arange(d)
-    none = np.zeros((n, 0), dtype=np.bool_)
-    cnt = np.empty(K, dtype=np.int64)
+    vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     act = np.zeros((d, B), dtype=np.bool_)
