@@ -121,7 +121,8 @@ def one(args: argparse.Namespace) -> None:
     if args.one != "load":
         from workbench.learners.registry import create
 
-        create(args.one).fit(data.take(np.arange(50)))  # compile / load the kernels
+        # compile / load the kernels (enough rows for the compiled code conversion too)
+        create(args.one).fit(data.take(np.arange(min(data.n_instances, 20_000))))
         c0 = time.process_time()
         create(args.one).fit(data)
         out["fit_s"] = time.process_time() - c0
