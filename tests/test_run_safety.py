@@ -482,8 +482,9 @@ def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file
     # Ctrl-C in a terminal signals the whole foreground process group, workers included
     cfg = make_config(tmp_path, plugin_file)
     out = tmp_path / "run"
-    proc = _start(cfg, out, tmp_path, delay=0.3)
+    proc = _start(cfg, out, tmp_path, delay=0.6)  # 24 folds: ≥ 7 s, long enough under load
     _wait_folds(proc, out, 3)
+    assert proc.poll() is None, "the run ended before three folds were seen"
     os.killpg(proc.pid, signal.SIGINT)
     proc.wait(timeout=30)
     err = proc.stderr.read()
