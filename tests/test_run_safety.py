@@ -66,7 +66,15 @@ def _start(cfg: Path, out: Path, cwd: Path, jobs: int = 2, delay: float = 0.15
         [sys.executable, "-m", "workbench", "run", str(cfg), "--output", str(out),
          "--no-report", "--jobs", str(jobs)],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=_as_from_a_terminal)
+
+
+def _as_from_a_terminal() -> None:
+    """In the child before exec: the signal state a shell gives a command. An earlier
+    in-process test (Dask's LocalCluster) can leave SIGINT blocked or ignored in this
+    process, and both are inherited — the run would then never see the Ctrl-C."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _n_folds(out: Path) -> int:
@@ -482,7 +490,7 @@ def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file
     # Ctrl-C in a terminal signals the whole foreground process group, workers included
     cfg = make_config(tmp_path, plugin_file)
     out = tmp_path / "run"
-    proc = _start(cfg, out, tmp_path, delay=0.6)  # 24 folds: ≥ 7 s, long enough under load
+    proc = _start(cfg, out, tmp_path, delay=0.3)
     _wait_folds(proc, out, 3)
     assert proc.poll() is None, "the run ended before three folds were seen"
     os.killpg(proc.pid, signal.SIGINT)
