@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from workbench.learners.ande.predict import active_values, value_scratch
+from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
 from workbench.learners.ande.tables import read
 from workbench.learners.counts import next_colex
 
@@ -257,11 +257,7 @@ def log_scores_parent_major(X, top, tb, est, weighted, sr, crit, gen):
                         actl[rr, na] = a
                         na += 1
                 if sr:
-                    for t in range(na):
-                        v = gen.vbase[actl[rr, t]] + Xb[rr, actl[rr, t]]
-                        for e in range(gen.ptr[v], gen.ptr[v + 1]):
-                            if Xb[rr, gen.attr[e]] == gen.val[e]:
-                                hit[gen.attr[e]] = True
+                    mark_listed(gen, Xb, rr, actl, na, isu, hit)
                     k = 0
                     for t in range(na):
                         a = actl[rr, t]

@@ -66,13 +66,7 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc,
         deleted[t] = False
     listed = sr and gen.ptr.shape[0] > 0
     if listed and na >= 2:  # counted attributes: each value deletes the listed ones it implies
-        for t in range(na):
-            if not isu[t]:
-                a = actl[r, t]
-                v = gen.vbase[a] + X[r, a]
-                for e in range(gen.ptr[v], gen.ptr[v + 1]):
-                    if X[r, gen.attr[e]] == gen.val[e]:
-                        hit[gen.attr[e]] = True
+        mark_listed(gen, X, r, actl, na, isu, hit)
         for t in range(na):
             if not isu[t]:
                 a = actl[r, t]
@@ -118,6 +112,18 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc,
             vc[k] = vc[t]
             k += 1
     return k, nu
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def mark_listed(gen, X, r, actl, na, isu, hit):
+    """hit[a] = True for each counted attribute a whose value in row r is on the
+    generalisation list of another of the row's counted values actl[r, 0:na] (not isu)."""
+    for t in range(na):
+        if not isu[t]:
+            v = gen.vbase[actl[r, t]] + X[r, actl[r, t]]
+            for e in range(gen.ptr[v], gen.ptr[v + 1]):
+                if X[r, gen.attr[e]] == gen.val[e]:
+                    hit[gen.attr[e]] = True
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
