@@ -5,6 +5,7 @@ against hand-computed numbers and an independent reference written from the SPEC
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction as Fr
 
@@ -39,19 +40,27 @@ def recode(data: Dataset) -> tuple[np.ndarray, np.ndarray, list[int]]:
 def spode_model(X, y, K, cards, parents, children, x):
     """Class distribution of SPEC §5.2's model on training rows (X, y) for row x, or None
     when no parent in `parents` is usable (the caller falls back to NB)."""
+    return ande_model(X, y, K, cards, [(p,) for p in parents], children, x)
+
+
+def ande_model(X, y, K, cards, sets, children, x):
+    """SPEC §5.2 with parent sets `sets` (tuples of attributes; SPEC §2's AnDE estimates):
+    P(y, x_S) = (#(y, x_S) + 1/(K·Π|X_S|)) / (N + 1), P(x_c | y, x_S) = (#(y, x_S, x_c) +
+    1/|X_c|) / (#(y, x_S) + 1), summed over the usable sets; None when none is usable."""
     N = len(y)
     score = [0.0] * K
     any_usable = False
-    for p in parents:
-        rows_p = X[:, p] == x[p]
+    for S in sets:
+        rows_p = np.all(X[:, list(S)] == x[list(S)], axis=1)
         if rows_p.sum() < 1:
             continue
         any_usable = True
+        cells = math.prod(cards[a] for a in S)
         for c_ in range(K):
             cnt = int((rows_p & (y == c_)).sum())
-            s = (cnt + 1 / (K * cards[p])) / (N + 1)
+            s = (cnt + 1 / (K * cells)) / (N + 1)
             for c in children:
-                if c != p:
+                if c not in S:
                     cc = int((rows_p & (y == c_) & (X[:, c] == x[c])).sum())
                     s *= (cc + 1 / cards[c]) / (cnt + 1)
             score[c_] += s
@@ -82,18 +91,22 @@ def classify(X, y, K, cards, parents, children, Xt):
     return np.array(out)
 
 
-def reference_sse(X, y, K, cards, order):
-    """SSE[r, s] by refitting without each row (SPEC §5.3, with the Petal rule)."""
+def reference_sse(X, y, K, cards, order, lev=1):
+    """SSE[r, s] by refitting without each row (SPEC §5.3, with the Petal rule; at lev ≥ 2
+    M(r, s) has the lev-subsets of the first r attributes as parent sets and a row adds to
+    table row r only if one of the sets holding order[r] is usable)."""
     d = X.shape[1]
     sse = np.zeros((d, d))
     for i in range(len(y)):
         keep = np.arange(len(y)) != i
         Xo, yo = X[keep], y[keep]
-        for r in range(d):
-            if (Xo[:, order[r]] == X[i, order[r]]).sum() < 1:  # L_r unusable for row i
-                continue
+        for r in range(lev - 1, d):
+            new = [(*S, order[r]) for S in itertools.combinations(order[:r], lev - 1)]
+            if not any(np.all(Xo[:, list(S)] == X[i, list(S)], axis=1).any() for S in new):
+                continue  # no parent set holding L_r is usable for row i
+            sets = list(itertools.combinations(order[: r + 1], lev))
             for s in range(d):
-                p = spode_model(Xo, yo, K, cards, order[: r + 1], order[: s + 1], X[i])
+                p = ande_model(Xo, yo, K, cards, sets, order[: s + 1], X[i])
                 if p is not None:
                     sse[r, s] += (1 - p[y[i]]) ** 2
     return sse
@@ -300,6 +313,71 @@ def test_fallback_is_nb_over_all_attributes():
                                                    rows[1].astype(int)), rtol=1e-12)
 
 
+# ----- attribute-selective AnDE (n ≥ 2) -----------------------------------------------------
+@pytest.mark.parametrize("lev, seed, rate", [(2, 11, 0.0), (2, 12, 0.2), (3, 13, 0.15)])
+def test_selective_ande_sse_table_and_model_match_refitting(lev, seed, rate):
+    d, K = 5, 3
+    data, test = split(36, 25, d, [2, 3, 2, 3, 2], K, seed, rate)
+    m = registry.create(f"ASA{lev}DE").fit(data)
+    assert (m.n, m.selection, m.missing) == (lev, "loo", "value")
+    X, y, cards = recode(data)
+    order = np.asarray(m.selection_["order"])
+    ref = reference_sse(X, y, K, cards, order, lev)
+    rmse = m.selection_["rmse"]
+    assert np.isinf(rmse[: lev - 1]).all()  # fewer than lev parent attributes: no model
+    np.testing.assert_allclose(rmse[lev - 1:] ** 2 * len(y), ref[lev - 1:], rtol=1e-11,
+                               atol=1e-13)
+    best = np.sqrt(ref / len(y))
+    best[: lev - 1] = np.inf
+    k = int(np.flatnonzero(best.ravel() <= best.min() * (1 + 1e-9))[0])
+    r, s = k // d + 1, k % d + 1
+    assert (m.selection_["parents"], m.selection_["children"]) == (r, s)
+    np.testing.assert_array_equal(np.flatnonzero(m.parent_mask_), np.sort(order[:r]))
+    # test rows with a usable parent set of the chosen model: its AnDE score exactly
+    Xt = recode(test)[0]
+    got = m.predict_proba(test)
+    sets = list(itertools.combinations(order[:r], lev))
+    checked = 0
+    for row, x in zip(got, Xt):
+        p = ande_model(X, y, K, cards, sets, order[:s], x)
+        if p is not None:
+            np.testing.assert_allclose(row, p, rtol=1e-12)
+            checked += 1
+    assert checked >= 5
+
+
+def test_selective_a2de_with_everything_selected_is_a2de():
+    data, test = split(50, 20, 5, [2, 3, 2, 3, 2], 2, 21, 0.1)
+    m = registry.create("ASA2DE").fit(data)
+    m.parent_mask_ = np.ones(5, bool)
+    m.child_mask_ = np.ones(5, bool)
+    m._prepared = None
+    np.testing.assert_allclose(m.predict_proba(test),
+                               AnDE(n=2, missing="value").fit(data).predict_proba(test),
+                               rtol=1e-13)
+
+
+def test_selective_sse_at_n1_is_asaode_row_by_row():
+    """The chunked kernel adds each row's errors in file order: any chunk size gives the
+    table of one row at a time, bit for bit."""
+    from workbench.learners.ande.selection import selective_scale, selective_sse
+    from workbench.learners.ande.tables import tables_of
+
+    data = with_missing(200, 6, [2, 3, 4, 2, 3, 5], 3, 31, 0.1)
+    m = registry.create("ASAODE").fit(data)
+    codes, y = m._search_input(data)
+    order = np.asarray(m.selection_["order"])
+    tables = []
+    for chunk in (1, 7, 4096):
+        sse = np.zeros((6, 6))
+        selective_sse(tables_of(m.counts_), codes, y, order, 1, float(len(y)),
+                      selective_scale(6, 1), sse, chunk, 6 * 6 * 3 * chunk)
+        tables.append(sse)
+    np.testing.assert_array_equal(tables[0], tables[1])
+    np.testing.assert_array_equal(tables[0], tables[2])
+    np.testing.assert_array_equal(np.sqrt(tables[0] / len(y)), m.selection_["rmse"])
+
+
 # ----- BSEAODE ------------------------------------------------------------------------------
 @pytest.mark.parametrize("elimination", ["child", "parent", "parent_and_child"])
 @pytest.mark.parametrize("s0", [1.0, 0.0])
@@ -337,8 +415,10 @@ def test_registered_variants_and_bad_combinations():
         if sel == "bse":
             assert (m.elimination, m.initial_candidate_sse) == (elim, s0), name
     data = random_data(20, 3, [2, 2, 2], 2, 0)
-    with pytest.raises(LearnerError, match="selection 'loo' is specified for n = 1"):
+    with pytest.raises(LearnerError, match="selection 'loo' is specified for n ≥ 1"):
         AnDE(n=1, selection="loo").fit(data)
+    with pytest.raises(LearnerError, match="selection 'bse' is specified for n = 1"):
+        AnDE(n=2, missing="value", selection="bse").fit(data)
     with pytest.raises(LearnerError, match="parameter 'elimination'"):
         AnDE(n=1, missing="value", selection="bse", elimination="both")
 
@@ -366,7 +446,8 @@ def test_selection_is_reported_per_fold_and_stored(tmp_path):
 
 
 # ----- in passes over chunks (out of core) --------------------------------------------------
-@pytest.mark.parametrize("name", ["ASAODE", "BSEAODE", "BSEAODE-PE-I0", "BSEAODE-PACE"])
+@pytest.mark.parametrize("name", ["ASAODE", "ASA2DE", "BSEAODE", "BSEAODE-PE-I0",
+                                  "BSEAODE-PACE"])
 @pytest.mark.parametrize("chunk", [1, 9, 10_000])
 def test_selection_in_passes_over_chunks_equals_fit(name, chunk):
     """Counting, then the leave-one-out pass(es) chunk by chunk — one per elimination step
@@ -376,12 +457,12 @@ def test_selection_in_passes_over_chunks_equals_fit(name, chunk):
     data = data.with_missing(np.isnan(data.X).any(axis=0))  # as loading a file sets them
     ref = registry.create(name).fit(data)
     model, p = train_in_passes(registry.create(name), data, chunk)
-    k = 0 if name == "ASAODE" else len(ref.selection_["eliminated"])
+    k = 0 if name.startswith("ASA") else len(ref.selection_["eliminated"])
     # counts, one pass per elimination, and one whose best step does not help (unless the
     # search ran out of candidates)
     assert p == 1 + k + (1 if data.n_attributes - k > 1 else 0)
     assert p <= model.n_passes()
-    if name == "ASAODE":
+    if name.startswith("ASA"):
         np.testing.assert_array_equal(model.selection_["rmse"], ref.selection_["rmse"])
     assert str(model.selection_) == str(ref.selection_)
     np.testing.assert_array_equal(model.predict_proba(data), ref.predict_proba(data))

@@ -18,10 +18,10 @@ from workbench.learners.ande.selection import (
     BSESearch,
     asaode_choose,
     asaode_select,
-    asaode_sse,
     bse_pass,
     bse_select,
     mi_order,
+    selective_pass,
 )
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
@@ -50,11 +50,13 @@ class AnDE(CountingLearner, MultiPassLearner):
     (boolean per attribute) after fitting; a masked attribute is in no parent set / is no
     child. The naive Bayes fallback always uses every present attribute.
 
-    Selection (SPEC §5, n = 1, needs ``missing="value"``): ``selection="loo"`` is ASAODE
+    Selection (SPEC §5, needs ``missing="value"``): ``selection="loo"`` is ASAODE at n = 1
     (the MI-ranked nested parent × child models, the one with the smallest leave-one-out
-    RMSE kept), ``"bse"`` is BSEAODE (backward elimination of `elimination` = child,
-    parent or parent_and_child, with Petal's `initial_candidate_sse`). `fit` runs the
-    search after counting; the result is ``parent_mask_`` / ``child_mask_``.
+    RMSE kept) and attribute-selective AnDE at n ≥ 2 (the same search; model M(r, s) has
+    the n-subsets of the first r attributes as parent sets, r ≥ n); ``"bse"`` (n = 1) is
+    BSEAODE (backward elimination of `elimination` = child, parent or parent_and_child,
+    with Petal's `initial_candidate_sse`). `fit` runs the search after counting; the
+    result is ``parent_mask_`` / ``child_mask_``.
 
     Missing values: ``missing="skip"`` (SPEC §2: a missing value is left out of every
     estimate) or ``"value"`` (SPEC §5.1: `?` is one more declared value of each attribute
@@ -213,11 +215,13 @@ class AnDE(CountingLearner, MultiPassLearner):
 
     def _check_selection(self) -> None:
         if self.selection is not None:
-            if self.n != 1 or self.missing != "value" or self.subsumption is not None \
-                    or self.weighting is not None or self.m != 1.0 \
-                    or self.frequency_limit != 1:
+            orders = "n ≥ 1" if self.selection == "loo" else "n = 1"
+            if (self.n < 1 or (self.selection == "bse" and self.n != 1)
+                    or self.missing != "value" or self.subsumption is not None
+                    or self.weighting is not None or self.m != 1.0
+                    or self.frequency_limit != 1):
                 raise LearnerError(
-                    f"AnDE: selection '{self.selection}' is specified for n = 1 with "
+                    f"AnDE: selection '{self.selection}' is specified for {orders} with "
                     "missing 'value', m = 1, frequency_limit = 1, no subsumption and no "
                     "weighting (SPEC §5)")
 
@@ -235,7 +239,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         tb = tables_of(ct)
         if self.selection == "loo":
             order = self._mi_order()
-            self._chose_loo(order, *asaode_select(tb, codes, y, order))
+            self._chose_loo(order, *asaode_select(tb, codes, y, order, self.n))
         else:
             self._chose_bse(*bse_select(tb, codes, y, ELIMINATIONS[self.elimination],
                                         self.initial_candidate_sse))
@@ -290,7 +294,7 @@ class AnDE(CountingLearner, MultiPassLearner):
                 "it in the header's Attribute.has_missing, as loading a file does")
         n, tb = float(self.counts_.n), tables_of(self.counts_)
         if self.selection == "loo":
-            asaode_sse(tb, codes, y, self._order, n, self._acc)
+            selective_pass(tb, codes, y, self._order, self.n, self.counts_.n, self._acc)
         else:
             s = self._search
             bse_pass(tb, codes, y, n, s.parents, s.children, s.mode, *self._acc)
@@ -308,7 +312,7 @@ class AnDE(CountingLearner, MultiPassLearner):
             self._search = BSESearch(d, self.counts_.n, ELIMINATIONS[self.elimination],
                                      self.initial_candidate_sse)
         elif self.selection == "loo":
-            self._chose_loo(self._order, *asaode_choose(self._acc, self.counts_.n))
+            self._chose_loo(self._order, *asaode_choose(self._acc, self.counts_.n, self.n))
             self._acc = None
             return False
         else:
@@ -496,6 +500,11 @@ register("A3DE", AnDE, n=3, description="A3DE with m-estimates")
 register("ASAODE", AnDE, n=1, missing="value", selection="loo",
          description="attribute-selective AODE: MI-ranked parents × children, LOO RMSE "
                      "(PAKDD 2014, SPEC §5.3)")
+for _n in (2, 3):
+    register(f"ASA{_n}DE", AnDE, n=_n, missing="value", selection="loo",
+             description=f"attribute-selective A{_n}DE: parent {_n}-sets of the first r "
+                         "MI-ranked attributes × the first s children, LOO RMSE (ASAODE's "
+                         "search at n = {_n})".replace("{_n}", str(_n)))
 for _name, _elim in (("BSEAODE", "child"), ("BSEAODE-PE", "parent"),
                      ("BSEAODE-PACE", "parent_and_child")):
     for _suffix, _s0 in (("", 1.0), ("-I0", 0.0)):

@@ -1,5 +1,9 @@
 """Attribute selection for AODE by leave-one-out over the counts (SPEC §5): ASAODE's
-MI-ranked nested model space and BSEAODE's backward elimination.
+MI-ranked nested model space and BSEAODE's backward elimination. ASAODE's search extends
+to AnDE (attribute-selective A2DE, A3DE; not in SPEC): model M(r, s) has the n-subsets of
+the first r ranked attributes (r ≥ n) as parent sets and the first s as children, with
+SPEC §2's estimates (`?` a value), and the Petal rule becomes "a row adds to table row r
+only if one of the parent sets holding L_r is usable for it" (at n = 1, SPEC §5.3's rule).
 
 Both read A1DE's count tables (with `?` as a value, SPEC §5.1) and one extra pass over
 the training rows per search step. For a held-out row (x, y*), every count it reads loses
@@ -19,7 +23,8 @@ import math
 import numba
 import numpy as np
 
-from workbench.learners.ande.tables import Tables, read
+from workbench.learners.ande.tables import Tables, read, read_call
+from workbench.learners.counts import KIND_DENSE, next_colex
 
 TAU = 1e-9
 DBL_MAX = float(np.finfo(np.float64).max)
@@ -74,49 +79,244 @@ def _usable(single, p, K):
     return tot >= 1
 
 
-# ----- ASAODE: every nested model in one pass --------------------------------------------
-@numba.njit(cache=True, nogil=True)
-def asaode_sse(tb, X, yv, order, n, sse):
-    """Add to sse[r, s], the SSE of model M(r + 1, s + 1) (parents / children = the first
-    r + 1 / s + 1 attributes of `order`), the rows of X, each held out in turn from the
-    counts of all `n` training rows (SPEC §5.3: a row adds to row r only if attribute
-    order[r] is usable for it). Row by row in order: chunks of the rows in file order sum
-    exactly as all rows at once."""
-    d = X.shape[1]
-    K = tb.K
-    single = np.zeros((d, K), dtype=np.int64)
-    pair = np.zeros((d, d, K), dtype=np.int64)
-    acc = np.zeros((d, K))
-    prod = np.zeros(K)
-    den = np.zeros(K)
-    scale = (1.0 / d) * (DBL_MAX / d)
-    for r in range(X.shape[0]):
-        ys = yv[r]
-        _row_counts(tb, X, r, ys, single, pair)
-        acc[:, :] = 0.0
-        for i in range(d):
-            p = order[i]
-            if not _usable(single, p, K):
-                continue
-            cp = tb.cards[p]
+# ----- ASAODE and selective AnDE: every nested model in one pass ---------------------------
+@numba.njit(cache=True, nogil=True, inline="always")
+def _block_of(tb, attrs, l, strides):
+    """Block id of the sorted attribute set attrs[0:l]; strides[t] = the weight of attrs[t]
+    in the block's cell index."""
+    b = tb.lbase[l]
+    w = 1
+    for t in range(l - 1, -1, -1):
+        b += tb.binom[attrs[t], t + 1]
+        strides[t] = w
+        w *= tb.cards[attrs[t]]
+    return b
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _loc(X, r, attrs, strides, l):
+    loc = 0
+    for t in range(l):
+        loc += X[r, attrs[t]] * strides[t]
+    return loc
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _flush(acc, flag, nb, yv, r0, sse_row, K):
+    """Add the error of every row b < nb flagged for this table row to sse_row[s]."""
+    d = acc.shape[1]
+    for b in range(nb):
+        if not flag[b]:
+            continue
+        ys = yv[r0 + b]
+        for s in range(d):
+            tot = 0.0
             for y in range(K):
-                prod[y] = (single[p, y] + 1.0 / (K * cp)) / n * scale
-                den[y] = 1.0 / (single[p, y] + 1.0)
-            for s in range(d):
+                tot += acc[b, s, y]
+            if tot > 0.0:
+                e = 1.0 - acc[b, s, ys] / tot
+                sse_row[s] += e * e
+        flag[b] = False
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, limit, qval,
+            cnt, gofs, gbuf):
+    """Copy parent set Q's child counts into gbuf, child s at gofs[s] laid out by
+    (Q's cell · |X_c| + x_c) · K + y, so a row reads them with one index; False (nothing
+    copied) when they exceed `limit` cells or gbuf — then the rows read the tables."""
+    d = member.shape[0]
+    K = tb.K
+    total = 0
+    for s in range(d):
+        if not member[s]:
+            total += cells * ccard[s]
+    if total > limit or total * K > gbuf.shape[0]:
+        return False
+    g = 0
+    for s in range(d):
+        if member[s]:
+            continue
+        gofs[s] = g
+        c = order[s]
+        for qv in range(cells):
+            base = 0
+            for t in range(lev):  # Q's values of cell qv, placed in the child block
+                v = (qv // qst[t]) % tb.cards[qa[t]]
+                for u in range(lev + 1):
+                    if catt[s, u] == qa[t]:
+                        base += v * cstr[s, u]
+            cs = 0
+            for u in range(lev + 1):
+                if catt[s, u] == c:
+                    cs = cstr[s, u]
+            for xc in range(ccard[s]):
+                read(tb, cblk[s], base + xc * cs, cnt)
+                for y in range(K):
+                    gbuf[g + y] = cnt[y]
+                g += K
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap):
+    """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
+    of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
+    each held out in turn from the counts of all `n` training rows. A row adds to table
+    row r only if one of the parent sets that M(r + 1, ·) adds (those holding order[r]) is
+    usable for it: SPEC §5.3's Petal rule at lev = 1, where this is ASAODE.
+
+    Parent-major over chunks of `chunk` rows: each parent set's child blocks are read for
+    every row of the chunk while they are in cache; per row, the SPODEs are summed in
+    ranking order and the errors added in file order, exactly as row by row. Two and three
+    classes get their own compiled loops (a literal K unrolls the class loops)."""
+    if tb.K == 2:
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, 2)
+    elif tb.K == 3:
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, 3)
+    else:
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, tb.K)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
+    """`selective_sse` for a given number of classes K."""
+    nrows, d = X.shape
+    pos = np.empty(lev, dtype=np.int64)
+    qa = np.empty(lev, dtype=np.int64)
+    qst = np.empty(lev, dtype=np.int64)
+    member = np.zeros(d, dtype=np.bool_)
+    catt = np.empty((d, lev + 1), dtype=np.int64)
+    cstr = np.empty((d, lev + 1), dtype=np.int64)
+    cblk = np.empty(d, dtype=np.int64)
+    coff = np.empty(d, dtype=np.int64)  # dense block offset, −1: sparse
+    cinv = np.empty(d)
+    ccard = np.empty(d, dtype=np.int64)
+    gofs = np.empty(d, dtype=np.int64)
+    gbuf = np.empty(gcap, dtype=tb.dense.dtype)
+    qval = np.empty(lev, dtype=np.int64)
+    acc = np.zeros((chunk, d, K))
+    flag = np.zeros(chunk, dtype=np.bool_)
+    cnt = np.empty(K, dtype=np.int64)
+    prod = np.empty(K)
+    den = np.empty(K)
+    dense = tb.dense
+    for r0 in range(0, nrows, chunk):
+        nb = min(chunk, nrows - r0)
+        acc[:nb] = 0.0
+        for t in range(lev):
+            pos[t] = t
+        while True:
+            for t in range(lev):  # Q's attributes, sorted (insertion sort)
+                a = order[pos[t]]
+                u = t
+                while u > 0 and qa[u - 1] > a:
+                    qa[u] = qa[u - 1]
+                    u -= 1
+                qa[u] = a
+            bq = _block_of(tb, qa, lev, qst)
+            cells = 1
+            for t in range(lev):
+                cells *= tb.cards[qa[t]]
+            jadd = 1.0 / (K * cells)
+            member[:] = False
+            for t in range(lev):
+                member[pos[t]] = True
+            for s in range(d):  # each child's block of Q ∪ {c}
+                if member[s]:
+                    continue
                 c = order[s]
-                if c != p:
-                    inv = 1.0 / tb.cards[c]
+                u = 0
+                placed = False
+                for t in range(lev):
+                    if not placed and c < qa[t]:
+                        catt[s, u] = c
+                        u += 1
+                        placed = True
+                    catt[s, u] = qa[t]
+                    u += 1
+                if not placed:
+                    catt[s, u] = c
+                cb = _block_of(tb, catt[s], lev + 1, cstr[s])
+                cblk[s] = cb
+                coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1
+                cinv[s] = 1.0 / tb.cards[c]
+                ccard[s] = tb.cards[c]
+            # small enough for the chunk: the child counts by (Q's cell, x_c) in one buffer
+            gathered = _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk,
+                               ccard, nb * d // 4, qval, cnt, gofs, gbuf)
+            for b in range(nb):
+                r = r0 + b
+                ys = yv[r]
+                read_call(tb, bq, _loc(X, r, qa, qst, lev), cnt)
+                cnt[ys] -= 1
+                tot = 0
+                for y in range(K):
+                    tot += cnt[y]
+                if tot < 1:
+                    continue
+                flag[b] = True
+                for y in range(K):
+                    prod[y] = (cnt[y] + jadd) / n * scale
+                    den[y] = 1.0 / (cnt[y] + 1.0)
+                if gathered:
+                    qv = _loc(X, r, qa, qst, lev)
+                    for s in range(d):
+                        if not member[s]:
+                            o = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
+                            inv = cinv[s]
+                            for y in range(K):
+                                cy = gbuf[o + y] - np.int64(y == ys)
+                                prod[y] *= (cy + inv) * den[y]
+                        for y in range(K):
+                            acc[b, s, y] += prod[y]
+                    continue
+                for s in range(d):
+                    if not member[s]:
+                        o = coff[s]
+                        loc = 0
+                        for t in range(lev + 1):
+                            loc += X[r, catt[s, t]] * cstr[s, t]
+                        inv = cinv[s]
+                        if o >= 0:
+                            o += loc * K
+                            for y in range(K):  # #'(x_Q, x_c, y): the row's own class less 1
+                                cy = dense[o + y] - np.int64(y == ys)
+                                prod[y] *= (cy + inv) * den[y]
+                        else:
+                            read_call(tb, cblk[s], loc, cnt)
+                            cnt[ys] -= 1
+                            for y in range(K):
+                                prod[y] *= (cnt[y] + inv) * den[y]
                     for y in range(K):
-                        prod[y] *= (pair[p, c, y] + inv) * den[y]
-                for y in range(K):
-                    acc[s, y] += prod[y]
-            for s in range(d):
-                tot = 0.0
-                for y in range(K):
-                    tot += acc[s, y]
-                if tot > 0.0:
-                    e = 1.0 - acc[s, ys] / tot
-                    sse[i, s] += e * e
+                        acc[b, s, y] += prod[y]
+            top = pos[lev - 1]
+            more = next_colex(pos, lev, d)
+            if not more or pos[lev - 1] != top:
+                _flush(acc, flag, nb, yv, r0, sse[top], K)
+            if not more:
+                break
+
+
+def selective_scale(d: int, lev: int) -> float:
+    """The linear scores' scale (SPEC §5.6: (1/d)·(DBL_MAX/d) at lev = 1): (1/P)·(DBL_MAX/P)
+    for the P = C(d, lev) parent sets, so their sum cannot overflow."""
+    p = float(math.comb(d, lev))
+    return (1.0 / p) * (DBL_MAX / p)
+
+
+def selective_chunk(d: int, K: int) -> int:
+    """Rows per chunk of `selective_sse`: its per-row accumulators within ~4 MB."""
+    return max(64, min(4096, (1 << 19) // max(1, d * K)))
+
+
+def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int,
+                   n: int, sse: np.ndarray) -> None:
+    """Add the rows X (held out from the counts of all n training rows) to the SSE table."""
+    d = X.shape[1]
+    chunk = selective_chunk(d, tb.K)
+    selective_sse(tb, X, y, order, lev, float(n), selective_scale(d, lev), sse, chunk,
+                  chunk * d * tb.K)
 
 
 def first_minimum(values: np.ndarray) -> int:
@@ -128,22 +328,24 @@ def first_minimum(values: np.ndarray) -> int:
     return int(np.flatnonzero(flat <= finite.min() * (1.0 + TAU))[0])
 
 
-def asaode_choose(sse: np.ndarray, n: int) -> tuple[int, int, np.ndarray]:
+def asaode_choose(sse: np.ndarray, n: int, lev: int = 1) -> tuple[int, int, np.ndarray]:
     """(r*, s*, RMSE table) from the SSE table over n rows: the model M(r*, s*) (1-based
-    sizes) with the smallest leave-one-out true-class RMSE, ties to the smallest r then s."""
+    sizes) with the smallest leave-one-out true-class RMSE, ties to the smallest r then s.
+    Models with fewer than lev parent attributes have no parent set (RMSE +inf)."""
     rmse = np.sqrt(sse / n)
+    rmse[: lev - 1] = np.inf
     k = first_minimum(rmse)
     d = sse.shape[0]
     return k // d + 1, k % d + 1, rmse
 
 
-def asaode_select(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray
+def asaode_select(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int = 1
                   ) -> tuple[int, int, np.ndarray]:
-    """ASAODE's search over all training rows X at once (see `asaode_choose`)."""
+    """The search over all training rows X at once (see `asaode_choose`)."""
     d = X.shape[1]
     sse = np.zeros((d, d))
-    asaode_sse(tb, X, y, order, float(X.shape[0]), sse)
-    return asaode_choose(sse, X.shape[0])
+    selective_pass(tb, X, y, order, lev, X.shape[0], sse)
+    return asaode_choose(sse, X.shape[0], lev)
 
 
 # ----- BSEAODE: one pass per elimination step ----------------------------------------------
