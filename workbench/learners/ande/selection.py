@@ -193,6 +193,7 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
     cinv = np.empty(d)
     ccard = np.empty(d, dtype=np.int64)
     gofs = np.empty(d, dtype=np.int64)
+    roff = np.empty(d, dtype=np.int64)
     gbuf = np.empty(gcap, dtype=tb.dense.dtype)
     qval = np.empty(lev, dtype=np.int64)
     acc = np.zeros((chunk, d, K))
@@ -263,13 +264,27 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
                     qv = _loc(X, r, qa, qst, lev)
                     for s in range(d):
                         if not member[s]:
-                            o = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
-                            inv = cinv[s]
-                            for y in range(K):
-                                cy = gbuf[o + y] - np.int64(y == ys)
-                                prod[y] *= (cy + inv) * den[y]
+                            roff[s] = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
+                    if K <= 4:  # class-major: the running product stays in a register
                         for y in range(K):
-                            acc[b, s, y] += prod[y]
+                            p = prod[y]
+                            dy = den[y]
+                            sub = np.int64(y == ys)
+                            for s in range(d):
+                                if not member[s]:
+                                    p *= (gbuf[roff[s] + y] - sub + cinv[s]) * dy
+                                acc[b, s, y] += p
+                    else:  # many classes: the class loop innermost (vectorised)
+                        for s in range(d):
+                            if not member[s]:
+                                o = roff[s]
+                                inv = cinv[s]
+                                keep = prod[ys]
+                                for y in range(K):
+                                    prod[y] *= (gbuf[o + y] + inv) * den[y]
+                                prod[ys] = keep * ((gbuf[o + ys] - 1 + inv) * den[ys])
+                            for y in range(K):
+                                acc[b, s, y] += prod[y]
                     continue
                 for s in range(d):
                     if not member[s]:
