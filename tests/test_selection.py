@@ -357,6 +357,16 @@ def test_selective_a2de_with_everything_selected_is_a2de():
                                rtol=1e-13)
 
 
+def test_selective_ande_with_fewer_attributes_than_n_keeps_them_all():
+    for d, name in ((2, "ASA3DE"), (1, "ASA2DE")):
+        data = random_data(30, d, [3] * d, 2, 1)
+        m = registry.create(name).fit(data)
+        assert (m.selection_["parents"], m.selection_["children"]) == (d, d)
+        np.testing.assert_array_equal(
+            m.predict_proba(data),
+            AnDE(n=m.n, missing="value").fit(data).predict_proba(data))
+
+
 def test_selective_sse_at_n1_is_asaode_row_by_row():
     """The chunked kernel adds each row's errors in file order: any chunk size gives the
     table of one row at a time, bit for bit."""

@@ -329,6 +329,8 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
                    n: int, sse: np.ndarray) -> None:
     """Add the rows X (held out from the counts of all n training rows) to the SSE table."""
     d = X.shape[1]
+    if d < lev:
+        return  # no parent set of lev attributes: nothing to add
     chunk = selective_chunk(d, tb.K)
     selective_sse(tb, X, y, order, lev, float(n), selective_scale(d, lev), sse, chunk,
                   chunk * d * tb.K)
@@ -349,8 +351,10 @@ def asaode_choose(sse: np.ndarray, n: int, lev: int = 1) -> tuple[int, int, np.n
     Models with fewer than lev parent attributes have no parent set (RMSE +inf)."""
     rmse = np.sqrt(sse / n)
     rmse[: lev - 1] = np.inf
-    k = first_minimum(rmse)
     d = sse.shape[0]
+    if not np.isfinite(rmse).any():  # d < lev: no parent set; keep every attribute
+        return d, d, rmse
+    k = first_minimum(rmse)
     return k // d + 1, k % d + 1, rmse
 
 
