@@ -23,7 +23,7 @@ import math
 import numba
 import numpy as np
 
-from workbench.learners.ande.tables import Tables, read, read_call
+from workbench.learners.ande.tables import Tables, cell, read, read_call
 from workbench.learners.counts import KIND_DENSE, next_colex
 
 TAU = 1e-9
@@ -94,14 +94,6 @@ def _block_of(tb, attrs, l, strides):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _loc(X, r, attrs, strides, l):
-    loc = 0
-    for t in range(l):
-        loc += X[r, attrs[t]] * strides[t]
-    return loc
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _flush(acc, flag, nb, yv, r0, sse_row, K):
     """Add the error of every row b < nb flagged for this table row to sse_row[s]."""
     d = acc.shape[1]
@@ -120,8 +112,8 @@ def _flush(acc, flag, nb, yv, r0, sse_row, K):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, limit, qval,
-            cnt, gofs, gbuf):
+def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, limit, cnt,
+            gofs, gbuf):
     """Copy parent set Q's child counts into gbuf, child s at gofs[s] laid out by
     (Q's cell · |X_c| + x_c) · K + y, so a row reads them with one index; False (nothing
     copied) when they exceed `limit` cells or gbuf — then the rows read the tables."""
@@ -195,7 +187,6 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
     gofs = np.empty(d, dtype=np.int64)
     roff = np.empty(d, dtype=np.int64)
     gbuf = np.empty(gcap, dtype=tb.dense.dtype)
-    qval = np.empty(lev, dtype=np.int64)
     acc = np.zeros((chunk, d, K))
     flag = np.zeros(chunk, dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
@@ -245,11 +236,12 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
                 ccard[s] = tb.cards[c]
             # small enough for the chunk: the child counts by (Q's cell, x_c) in one buffer
             gathered = _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk,
-                               ccard, nb * d // 4, qval, cnt, gofs, gbuf)
+                               ccard, nb * d // 4, cnt, gofs, gbuf)
             for b in range(nb):
                 r = r0 + b
                 ys = yv[r]
-                read_call(tb, bq, _loc(X, r, qa, qst, lev), cnt)
+                qv = cell(tb, qa, lev, X, r)  # the row's cell of Q
+                read_call(tb, bq, qv, cnt)
                 cnt[ys] -= 1
                 tot = 0
                 for y in range(K):
@@ -261,7 +253,6 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
                     prod[y] = (cnt[y] + jadd) / n * scale
                     den[y] = 1.0 / (cnt[y] + 1.0)
                 if gathered:
-                    qv = _loc(X, r, qa, qst, lev)
                     for s in range(d):
                         if not member[s]:
                             roff[s] = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
@@ -289,9 +280,7 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
                 for s in range(d):
                     if not member[s]:
                         o = coff[s]
-                        loc = 0
-                        for t in range(lev + 1):
-                            loc += X[r, catt[s, t]] * cstr[s, t]
+                        loc = cell(tb, catt[s], lev + 1, X, r)
                         inv = cinv[s]
                         if o >= 0:
                             o += loc * K
