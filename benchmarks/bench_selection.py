@@ -3,12 +3,15 @@ ASAODE against A1DE, and of attribute-selective A2DE (ASA2DE) against A2DE, on t
 data, with `?` as a value (SPEC §5.1) in every learner.
 
     python benchmarks/bench_selection.py [--datasets adult connect-4 letter] [--repeats 3]
+                                         [--n-jobs 2]
 
 Per data set: MDL fitted on all rows, every learner trained and then classifying all rows;
 the median of `--repeats` runs of each (numba kernels compiled or loaded first). Prints the
 seconds and the ratios selective / plain: the leave-one-out pass reads every parent set's
 child counts once per training row and class (O(N·K·d^(n+1))), where counting adds one to
 each combination (O(N·d^(n+1)) increments), so the training ratio grows with K.
+`--n-jobs` gives the selective learners that many threads for the pass (the same model
+bit for bit); the plain learners count on one.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=["adult", "connect-4", "letter"])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data-dir", action="append", default=[])
+    ap.add_argument("--n-jobs", type=int, default=1, help="threads of the selective pass")
     args = ap.parse_args(argv)
 
     from workbench.data.arff import load_arff
@@ -52,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         data = fit_discretizer("mdl", raw).transform(raw)
         for plain, make, selective in pairs:
             cells = []
-            for mk in (make, lambda: create(selective)):
+            for mk in (make, lambda: create(selective, n_jobs=args.n_jobs)):
                 model = mk().fit(data)  # compile / load this learner's kernels
                 model.predict_proba(data.take(range(min(50, data.n_instances))))
                 cells.append(median_time(lambda: mk().fit(data), args.repeats))

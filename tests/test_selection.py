@@ -370,7 +370,7 @@ def test_selective_ande_with_fewer_attributes_than_n_keeps_them_all():
 def test_selective_sse_at_n1_is_asaode_row_by_row():
     """The chunked kernel adds each row's errors in file order: any chunk size gives the
     table of one row at a time, bit for bit."""
-    from workbench.learners.ande.selection import selective_scale, selective_sse
+    from workbench.learners.ande.selection import _NO_ERRORS, selective_scale, selective_sse
     from workbench.learners.ande.tables import tables_of
 
     data = with_missing(200, 6, [2, 3, 4, 2, 3, 5], 3, 31, 0.1)
@@ -381,11 +381,31 @@ def test_selective_sse_at_n1_is_asaode_row_by_row():
     for chunk in (1, 7, 4096):
         sse = np.zeros((6, 6))
         selective_sse(tables_of(m.counts_), codes, y, order, 1, float(len(y)),
-                      selective_scale(6, 1), sse, chunk, 6 * 6 * 3 * chunk)
+                      selective_scale(6, 1), sse, chunk, 6 * 6 * 3 * chunk, _NO_ERRORS)
         tables.append(sse)
     np.testing.assert_array_equal(tables[0], tables[1])
     np.testing.assert_array_equal(tables[0], tables[2])
     np.testing.assert_array_equal(np.sqrt(tables[0] / len(y)), m.selection_["rmse"])
+
+
+@pytest.mark.parametrize("name", ["ASAODE", "ASA2DE"])
+def test_threads_give_the_same_table_bit_for_bit(name, monkeypatch):
+    """n_jobs threads score blocks of rows and add each block's errors after the block
+    before: the SSE table, the model chosen and its probabilities are those of one thread,
+    bit for bit, for any number of threads and any block size."""
+    from workbench.learners.ande import selection
+
+    data = with_missing(300, 7, [2, 3, 4, 2, 3, 5, 2], 3, 37, 0.1)
+    one = registry.create(name).fit(data)
+    for n_jobs, block_bytes in ((2, 8 * 7 * 7 * 16), (3, 8 * 7 * 7 * 50), (2, 8 * 7 * 7)):
+        monkeypatch.setattr(selection, "ERROR_BYTES", block_bytes)  # 16, 50 and 1 row
+        many = registry.create(name, n_jobs=n_jobs).fit(data)
+        np.testing.assert_array_equal(many.selection_["rmse"], one.selection_["rmse"])
+        for key in ("order", "parents", "children"):
+            assert many.selection_[key] == one.selection_[key]
+        np.testing.assert_array_equal(many.predict_proba(data), one.predict_proba(data))
+    with pytest.raises(LearnerError, match="n_jobs"):
+        registry.create(name, n_jobs=0)
 
 
 # ----- BSEAODE ------------------------------------------------------------------------------

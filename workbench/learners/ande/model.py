@@ -56,7 +56,9 @@ class AnDE(CountingLearner, MultiPassLearner):
     the n-subsets of the first r attributes as parent sets, r ≥ n); ``"bse"`` (n = 1) is
     BSEAODE (backward elimination of `elimination` = child, parent or parent_and_child,
     with Petal's `initial_candidate_sse`). `fit` runs the search after counting; the
-    result is ``parent_mask_`` / ``child_mask_``.
+    result is ``parent_mask_`` / ``child_mask_``. ``n_jobs`` threads share the "loo"
+    search's leave-one-out pass (blocks of rows, their errors added in order): the same
+    result, bit for bit, for any value.
 
     Missing values: ``missing="skip"`` (SPEC §2: a missing value is left out of every
     estimate) or ``"value"`` (SPEC §5.1: `?` is one more declared value of each attribute
@@ -90,6 +92,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         choice("selection", None, (None, "loo", "bse")),
         choice("elimination", "child", tuple(ELIMINATIONS)),
         number("initial_candidate_sse", 1.0, 0.0),
+        integer("n_jobs", 1, 1),
     )
 
     def _reset(self) -> None:
@@ -115,7 +118,11 @@ class AnDE(CountingLearner, MultiPassLearner):
         return max(self.n + 1, 2 if self.subsumption is not None else 1)
 
     def _add_counts(self, rows: Dataset) -> None:
-        """Count the rows in one pass (AnDE needs all-nominal data)."""
+        self._count(rows)
+
+    def _count(self, rows: Dataset) -> np.ndarray:
+        """Count the rows in one pass (AnDE needs all-nominal data); their codes as counted
+        (`recode`), for a search pass that follows."""
         if not rows.is_all_nominal:
             names = ", ".join(f"'{rows.attributes[i].name}'" for i in rows.numeric_indices[:5])
             raise LearnerError(
@@ -134,6 +141,7 @@ class AnDE(CountingLearner, MultiPassLearner):
                 self._count_constants(newly, rows)
         self.counts_.partial_fit(codes[:, ~self.constant_], rows.y)
         self._prepared = None
+        return codes
 
     def _create_counts(self, rows: Dataset, missing: np.ndarray, rows_hint: int,
                        declare_missing: bool = False) -> None:
@@ -227,26 +235,30 @@ class AnDE(CountingLearner, MultiPassLearner):
 
     def _fit(self, rows: Dataset) -> None:
         self._check_selection()
-        super()._fit(rows)
+        codes = self._count(rows)
         if self.selection is not None:
-            self.select(rows)
+            self.select(rows, codes)
 
-    def select(self, rows: Dataset) -> "AnDE":
-        """Run the attribute search on the training rows `rows` (already counted) and set
-        ``parent_mask_`` / ``child_mask_`` (one extra pass per search step)."""
+    def select(self, rows: Dataset, codes: np.ndarray | None = None) -> "AnDE":
+        """Run the attribute search on the training rows `rows` (already counted; `codes`:
+        their codes as counted, if at hand) and set ``parent_mask_`` / ``child_mask_``
+        (one extra pass per search step)."""
         ct = self.counts_
-        codes, y = self._search_input(rows)
+        codes, y = self._search_input(rows, codes)
         tb = tables_of(ct)
         if self.selection == "loo":
             order = self._mi_order()
-            self._chose_loo(order, *asaode_select(tb, codes, y, order, self.n))
+            self._chose_loo(order, *asaode_select(tb, codes, y, order, self.n, self.n_jobs))
         else:
             self._chose_bse(*bse_select(tb, codes, y, ELIMINATIONS[self.elimination],
                                         self.initial_candidate_sse))
         return self
 
-    def _search_input(self, rows: Dataset) -> tuple[np.ndarray, np.ndarray]:
-        return (np.ascontiguousarray(self.recode(rows.codes()), dtype=np.int64),
+    def _search_input(self, rows: Dataset, codes: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        if codes is None:
+            codes = self.recode(rows.codes())
+        return (np.ascontiguousarray(codes, dtype=np.int64),
                 np.ascontiguousarray(rows.y, dtype=np.int64))
 
     def _mi_order(self) -> np.ndarray:
@@ -294,7 +306,8 @@ class AnDE(CountingLearner, MultiPassLearner):
                 "it in the header's Attribute.has_missing, as loading a file does")
         n, tb = float(self.counts_.n), tables_of(self.counts_)
         if self.selection == "loo":
-            selective_pass(tb, codes, y, self._order, self.n, self.counts_.n, self._acc)
+            selective_pass(tb, codes, y, self._order, self.n, self.counts_.n, self._acc,
+                           self.n_jobs)
         else:
             s = self._search
             bse_pass(tb, codes, y, n, s.parents, s.children, s.mode, *self._acc)

@@ -19,6 +19,8 @@ which then classifies with the full-data estimates.
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -94,21 +96,55 @@ def _block_of(tb, attrs, l, strides):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _flush(acc, flag, nb, yv, r0, sse_row, K):
-    """Add the error of every row b < nb flagged for this table row to sse_row[s]."""
+def _flush(acc, flag, nb, yv, r0, sse, top, err, K):
+    """The error of every row b < nb flagged for table row `top`: added to sse[top, s],
+    or, when `err` has rows, stored as err[top, r0 + b, s] (0 for a row that adds
+    nothing) for `add_errors`."""
     d = acc.shape[1]
+    direct = err.shape[0] == 0
     for b in range(nb):
         if not flag[b]:
+            if not direct:
+                err[top, r0 + b, :] = 0.0
             continue
         ys = yv[r0 + b]
         for s in range(d):
             tot = 0.0
             for y in range(K):
                 tot += acc[b, s, y]
+            e2 = 0.0
             if tot > 0.0:
                 e = 1.0 - acc[b, s, ys] / tot
-                sse_row[s] += e * e
+                e2 = e * e
+            if direct:
+                sse[top, s] += e2  # + 0.0 leaves a sum of squares as it is
+            else:
+                err[top, r0 + b, s] = e2
         flag[b] = False
+
+
+@numba.njit(cache=True, nogil=True)
+def add_errors(sse, err, nb):
+    """Add the stored errors of rows 0 .. nb − 1 to the SSE table: each cell gets them
+    row after row, the same additions in the same order as `_flush` adding them directly.
+    Four cells at a time, their sums held in locals (four chains of additions in flight)."""
+    d = sse.shape[0]
+    for r in range(d):
+        s = 0
+        while s + 4 <= d:
+            a0, a1, a2, a3 = sse[r, s], sse[r, s + 1], sse[r, s + 2], sse[r, s + 3]
+            for b in range(nb):
+                a0 += err[r, b, s]
+                a1 += err[r, b, s + 1]
+                a2 += err[r, b, s + 2]
+                a3 += err[r, b, s + 3]
+            sse[r, s], sse[r, s + 1], sse[r, s + 2], sse[r, s + 3] = a0, a1, a2, a3
+            s += 4
+        for t in range(s, d):
+            a0 = sse[r, t]
+            for b in range(nb):
+                a0 += err[r, b, t]
+            sse[r, t] = a0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -151,7 +187,7 @@ def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, lim
 
 
 @numba.njit(cache=True, nogil=True)
-def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap):
+def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err):
     """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
     of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
     each held out in turn from the counts of all `n` training rows. A row adds to table
@@ -161,17 +197,19 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap):
     Parent-major over chunks of `chunk` rows: each parent set's child blocks are read for
     every row of the chunk while they are in cache; per row, the SPODEs are summed in
     ranking order and the errors added in file order, exactly as row by row. Two and three
-    classes get their own compiled loops (a literal K unrolls the class loops)."""
+    classes get their own compiled loops (a literal K unrolls the class loops). With rows
+    in `err` (err[r, row, s], at least X's rows), the errors are stored there instead for
+    `add_errors`, so that blocks of rows can be scored in parallel."""
     if tb.K == 2:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, 2)
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, 2)
     elif tb.K == 3:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, 3)
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, 3)
     else:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, tb.K)
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, tb.K)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
+def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
     """`selective_sse` for a given number of classes K."""
     nrows, d = X.shape
     pos = np.empty(lev, dtype=np.int64)
@@ -297,7 +335,7 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, K):
             top = pos[lev - 1]
             more = next_colex(pos, lev, d)
             if not more or pos[lev - 1] != top:
-                _flush(acc, flag, nb, yv, r0, sse[top], K)
+                _flush(acc, flag, nb, yv, r0, sse, top, err, K)
             if not more:
                 break
 
@@ -314,15 +352,48 @@ def selective_chunk(d: int, K: int) -> int:
     return max(64, min(4096, (1 << 19) // max(1, d * K)))
 
 
+ERROR_BYTES = 4 << 20
+"""Per thread of a parallel pass: the stored errors of its block of rows (d² per row),
+sized to stay in a core's cache until the thread adds them."""
+_NO_ERRORS = np.empty((0, 0, 0))
+
+
 def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int,
-                   n: int, sse: np.ndarray) -> None:
-    """Add the rows X (held out from the counts of all n training rows) to the SSE table."""
-    d = X.shape[1]
+                   n: int, sse: np.ndarray, n_jobs: int = 1) -> None:
+    """Add the rows X (held out from the counts of all n training rows) to the SSE table.
+    With n_jobs > 1, threads score blocks of rows into their own error buffers (the kernel
+    releases the GIL), each adding its block's errors once the block before is added: the
+    table gets the same additions in the same order, bit for bit, for any n_jobs."""
+    nrows, d = X.shape
     if d < lev:
         return  # no parent set of lev attributes: nothing to add
     chunk = selective_chunk(d, tb.K)
-    selective_sse(tb, X, y, order, lev, float(n), selective_scale(d, lev), sse, chunk,
-                  chunk * d * tb.K)
+    head = (tb, X, y, order, lev, float(n), selective_scale(d, lev), sse)
+    rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
+    if n_jobs == 1 or nrows <= rows:
+        selective_sse(*head, chunk, chunk * d * tb.K, _NO_ERRORS)
+        return
+    starts = range(0, nrows, rows)
+    added = [threading.Event() for _ in starts]
+
+    def blocks(k: int) -> None:  # blocks k, k + n_jobs, …; each added after the one before
+        try:
+            err = np.zeros((d, rows, d))  # table rows < lev − 1 stay 0
+            for j in range(k, len(starts), n_jobs):
+                lo, hi = starts[j], min(nrows, starts[j] + rows)
+                selective_sse(tb, X[lo:hi], y[lo:hi], *head[3:], rows, rows * d * tb.K, err)
+                if j:
+                    added[j - 1].wait()
+                add_errors(sse, err, hi - lo)
+                added[j].set()
+        except BaseException:
+            for event in added:  # nobody waits for a block that will not come
+                event.set()
+            raise
+
+    with ThreadPoolExecutor(n_jobs) as pool:
+        for running in [pool.submit(blocks, k) for k in range(n_jobs)]:
+            running.result()
 
 
 def first_minimum(values: np.ndarray) -> int:
@@ -347,12 +418,12 @@ def asaode_choose(sse: np.ndarray, n: int, lev: int = 1) -> tuple[int, int, np.n
     return k // d + 1, k % d + 1, rmse
 
 
-def asaode_select(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int = 1
-                  ) -> tuple[int, int, np.ndarray]:
+def asaode_select(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int = 1,
+                  n_jobs: int = 1) -> tuple[int, int, np.ndarray]:
     """The search over all training rows X at once (see `asaode_choose`)."""
     d = X.shape[1]
     sse = np.zeros((d, d))
-    selective_pass(tb, X, y, order, lev, X.shape[0], sse)
+    selective_pass(tb, X, y, order, lev, X.shape[0], sse, n_jobs)
     return asaode_choose(sse, X.shape[0], lev)
 
 
