@@ -294,15 +294,27 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
                     for s in range(d):
                         if not member[s]:
                             roff[s] = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
-                    if K <= 4:  # class-major: the running product stays in a register
-                        for y in range(K):
-                            p = prod[y]
-                            dy = den[y]
-                            sub = np.int64(y == ys)
-                            for s in range(d):
-                                if not member[s]:
-                                    p *= (gbuf[roff[s] + y] - sub + cinv[s]) * dy
-                                acc[b, s, y] += p
+                    if K <= 4:  # up to four running products in registers, side by side
+                        p0, d0, u0 = prod[0], den[0], np.int64(ys == 0)
+                        p1, d1, u1 = prod[1], den[1], np.int64(ys == 1)
+                        p2, d2, u2 = prod[min(2, K - 1)], den[min(2, K - 1)], np.int64(ys == 2)
+                        p3, d3, u3 = prod[min(3, K - 1)], den[min(3, K - 1)], np.int64(ys == 3)
+                        for s in range(d):
+                            if not member[s]:
+                                o = roff[s]
+                                inv = cinv[s]
+                                p0 *= (gbuf[o] - u0 + inv) * d0
+                                p1 *= (gbuf[o + 1] - u1 + inv) * d1
+                                if K > 2:
+                                    p2 *= (gbuf[o + 2] - u2 + inv) * d2
+                                if K > 3:
+                                    p3 *= (gbuf[o + 3] - u3 + inv) * d3
+                            acc[b, s, 0] += p0
+                            acc[b, s, 1] += p1
+                            if K > 2:
+                                acc[b, s, 2] += p2
+                            if K > 3:
+                                acc[b, s, 3] += p3
                     else:  # many classes: the class loop innermost (vectorised)
                         for s in range(d):
                             if not member[s]:
