@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
-from workbench.learners.ande.tables import read
+from workbench.learners.ande.tables import insert_sorted, read
 from workbench.learners.counts import next_colex
 
 _CHUNK_BYTES = 64 << 20
@@ -79,18 +79,7 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
                 read(tb, mb + q, cell, mc)
             else:
                 mc[:] = 0
-            u = 0  # S = sorted(idx ∪ {c}), c at position pos
-            pos = -1
-            for t in range(lev):
-                if pos < 0 and c < idx[t]:
-                    S[u] = c
-                    pos = u
-                    u += 1
-                S[u] = idx[t]
-                u += 1
-            if pos < 0:
-                S[lev] = c
-                pos = lev
+            pos = insert_sorted(idx, lev, c, S)  # S = sorted(idx ∪ {c})
             rank = 0
             for t in range(L1):
                 rank += tb.binom[S[t], t + 1]

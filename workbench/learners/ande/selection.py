@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from workbench.learners.ande.tables import Tables, cell, read, read_call
+from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
 from workbench.learners.counts import KIND_DENSE, next_colex
 
 TAU = 1e-9
@@ -256,17 +256,7 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
                 if member[s]:
                     continue
                 c = order[s]
-                u = 0
-                placed = False
-                for t in range(lev):
-                    if not placed and c < qa[t]:
-                        catt[s, u] = c
-                        u += 1
-                        placed = True
-                    catt[s, u] = qa[t]
-                    u += 1
-                if not placed:
-                    catt[s, u] = c
+                insert_sorted(qa, lev, c, catt[s])
                 cb = _block_of(tb, catt[s], lev + 1, cstr[s])
                 cblk[s] = cb
                 coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1

@@ -50,6 +50,25 @@ def new_work(n_sets: int, batch: int, K: int) -> Work:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def insert_sorted(idx, lev, c, out):
+    """out[0:lev + 1] = sorted(idx[0:lev] ∪ {c}) for sorted idx without c (a parent set and
+    a child: the attributes of their block); returns c's position in out."""
+    u = 0
+    pos = -1
+    for t in range(lev):
+        if pos < 0 and c < idx[t]:
+            out[u] = c
+            pos = u
+            u += 1
+        out[u] = idx[t]
+        u += 1
+    if pos < 0:
+        out[lev] = c
+        pos = lev
+    return pos
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def cell(tb, attrs, l, X, r):
     """Index of row r's value combination on attributes attrs[0:l] within their block."""
     loc = 0
