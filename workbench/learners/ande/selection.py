@@ -370,10 +370,10 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
     if d < lev:
         return  # no parent set of lev attributes: nothing to add
     chunk = selective_chunk(d, tb.K)
-    head = (tb, X, y, order, lev, float(n), selective_scale(d, lev), sse)
+    model = (order, lev, float(n), selective_scale(d, lev), sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
     if n_jobs == 1 or nrows <= rows:
-        selective_sse(*head, chunk, chunk * d * tb.K, _NO_ERRORS)
+        selective_sse(tb, X, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS)
         return
     starts = range(0, nrows, rows)
     added = [threading.Event() for _ in starts]
@@ -383,7 +383,7 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
             err = np.zeros((d, rows, d))  # table rows < lev − 1 stay 0
             for j in range(k, len(starts), n_jobs):
                 lo, hi = starts[j], min(nrows, starts[j] + rows)
-                selective_sse(tb, X[lo:hi], y[lo:hi], *head[3:], rows, rows * d * tb.K, err)
+                selective_sse(tb, X[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K, err)
                 if j:
                     added[j - 1].wait()
                 add_errors(sse, err, hi - lo)
