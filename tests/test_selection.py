@@ -370,21 +370,28 @@ def test_selective_ande_with_fewer_attributes_than_n_keeps_them_all():
 def test_selective_sse_at_n1_is_asaode_row_by_row():
     """The chunked kernel adds each row's errors in file order: any chunk size gives the
     table of one row at a time, bit for bit."""
-    from workbench.learners.ande.selection import _NO_ERRORS, selective_scale, selective_sse
+    from workbench.learners.ande.selection import (_NO_ERRORS, gather_all, selective_scale,
+                                                   selective_sse)
     from workbench.learners.ande.tables import tables_of
 
     data = with_missing(200, 6, [2, 3, 4, 2, 3, 5], 3, 31, 0.1)
     m = registry.create("ASAODE").fit(data)
     codes, y = m._search_input(data)
     order = np.asarray(m.selection_["order"])
+    tb, n, scale = tables_of(m.counts_), float(len(y)), selective_scale(6, 1)
+    everything = gather_all(tb, order, 1, len(y), n, scale, 1 << 30)
+    assert everything[1].shape == (6, 7)  # every parent's factors gathered before the pass
+    per_chunk = (np.empty(0), np.empty((0, 7), dtype=np.int64))
     tables = []
     for chunk in (1, 7, 4096):
-        sse = np.zeros((6, 6))
-        selective_sse(tables_of(m.counts_), codes, y, order, 1, float(len(y)),
-                      selective_scale(6, 1), sse, chunk, 6 * 6 * 3 * chunk, _NO_ERRORS)
-        tables.append(sse)
-    np.testing.assert_array_equal(tables[0], tables[1])
-    np.testing.assert_array_equal(tables[0], tables[2])
+        for fac, goffs in (everything, per_chunk):
+            for gcap in (6 * 6 * 3 * chunk, 0):  # 0: every chunk reads the count tables
+                sse = np.zeros((6, 6))
+                selective_sse(tb, codes, np.ascontiguousarray(codes[:, order]), y, order, 1,
+                              n, scale, sse, chunk, gcap, _NO_ERRORS, fac, goffs)
+                tables.append(sse)
+    for other in tables[1:]:
+        np.testing.assert_array_equal(tables[0], other)
     np.testing.assert_array_equal(np.sqrt(tables[0] / len(y)), m.selection_["rmse"])
 
 

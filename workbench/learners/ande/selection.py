@@ -95,11 +95,12 @@ def _block_of(tb, attrs, l, strides):
     return b
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _flush(acc, flag, nb, yv, r0, sse, top, err, K):
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K):
     """The error of every row b < nb flagged for table row `top`: added to sse[top, s],
     or, when `err` has rows, stored as err[top, r0 + b, s] (0 for a row that adds
-    nothing) for `add_errors`."""
+    nothing) for `add_errors`. Every child count s at once (no branch: the loop over s
+    is vectorised); a row whose classes all score 0 adds 0."""
     d = acc.shape[1]
     direct = err.shape[0] == 0
     for b in range(nb):
@@ -108,18 +109,32 @@ def _flush(acc, flag, nb, yv, r0, sse, top, err, K):
                 err[top, r0 + b, :] = 0.0
             continue
         ys = yv[r0 + b]
-        for s in range(d):
+        s0 = 0
+        if K > 4:  # many classes: four sums at once (each in class order)
+            while s0 + 4 <= d:
+                t0, t1, t2, t3 = 0.0, 0.0, 0.0, 0.0
+                for y in range(K):
+                    t0 += acc[b, s0, y]
+                    t1 += acc[b, s0 + 1, y]
+                    t2 += acc[b, s0 + 2, y]
+                    t3 += acc[b, s0 + 3, y]
+                e2[s0], e2[s0 + 1], e2[s0 + 2], e2[s0 + 3] = t0, t1, t2, t3
+                s0 += 4
+        for s in range(s0, d):
             tot = 0.0
             for y in range(K):
                 tot += acc[b, s, y]
-            e2 = 0.0
-            if tot > 0.0:
-                e = 1.0 - acc[b, s, ys] / tot
-                e2 = e * e
-            if direct:
-                sse[top, s] += e2  # + 0.0 leaves a sum of squares as it is
-            else:
-                err[top, r0 + b, s] = e2
+            e2[s] = tot
+        for s in range(d):  # e2 held the sums
+            tot = e2[s]
+            e = 1.0 - acc[b, s, ys] / tot
+            e2[s] = e * e if tot > 0.0 else 0.0
+        if direct:
+            for s in range(d):
+                sse[top, s] += e2[s]  # + 0.0 leaves a sum of squares as it is
+        else:
+            for s in range(d):
+                err[top, r0 + b, s] = e2[s]
         flag[b] = False
 
 
@@ -147,27 +162,75 @@ def add_errors(sse, err, nb):
             sse[r, t] = a0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk, ccard):
+    """Set up parent set Q = order[pos[0:lev]]: qa its attributes sorted, qst their
+    strides, member[s] whether order[s] is in Q, and for every child s outside Q the block
+    of Q ∪ {order[s]} (its attributes, strides, id) and |X_c|. Returns (Q's block, its
+    cells, Σ cells · |X_c| over the children)."""
+    d = member.shape[0]
+    for t in range(lev):  # Q's attributes, sorted (insertion sort)
+        a = order[pos[t]]
+        u = t
+        while u > 0 and qa[u - 1] > a:
+            qa[u] = qa[u - 1]
+            u -= 1
+        qa[u] = a
+    bq = _block_of(tb, qa, lev, qst)
+    cells = 1
+    for t in range(lev):
+        cells *= tb.cards[qa[t]]
+    member[:] = False
+    for t in range(lev):
+        member[pos[t]] = True
+    total = 0
+    for s in range(d):  # each child's block of Q ∪ {c}
+        if member[s]:
+            continue
+        c = order[s]
+        insert_sorted(qa, lev, c, catt[s])
+        cblk[s] = _block_of(tb, catt[s], lev + 1, cstr[s])
+        ccard[s] = tb.cards[c]
+        total += cells * ccard[s]
+    return bq, cells, total
+
+
 @numba.njit(cache=True, nogil=True)
-def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, limit, cnt,
-            gofs, gbuf):
-    """Copy parent set Q's child counts into gbuf, child s at gofs[s] laid out by
-    (Q's cell · |X_c| + x_c) · K + y, so a row reads them with one index; False (nothing
-    copied) when they exceed `limit` cells or gbuf — then the rows read the tables."""
+def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard, cnt, pc,
+            gofs, fac, g0, h, n, scale):
+    """Parent set Q's scores from fac[g0] on, for a held-out row of another class than y
+    at fac[i] and of class y at fac[h + i] (its own count taken out). From gofs[d] = g0,
+    per cell of Q: the K start values (#(x_Q, y) + 1/(K·cells)) / n · scale and #(x_Q);
+    then child s's factors at gofs[s], laid out by (Q's cell · |X_c| + x_c) · K + y:
+    (#(x_Q, x_c, y) + 1/|X_c|) · 1/(#(x_Q, y) + 1). The operations the row loop would do,
+    so the same bits; a row reads one value per class. Returns the end offset."""
     d = member.shape[0]
     K = tb.K
-    total = 0
-    for s in range(d):
-        if not member[s]:
-            total += cells * ccard[s]
-    if total > limit or total * K > gbuf.shape[0]:
-        return False
-    g = 0
+    den = np.empty(K)
+    held = np.empty(K)
+    jadd = 1.0 / (K * cells)
+    gofs[d] = g0
+    g = g0 + cells * (K + 1)
     for s in range(d):
         if member[s]:
             continue
         gofs[s] = g
-        c = order[s]
-        for qv in range(cells):
+        g += cells * ccard[s] * K
+    for qv in range(cells):
+        read_call(tb, bq, qv, pc)
+        ib = g0 + qv * (K + 1)
+        tot = 0
+        for y in range(K):
+            den[y] = 1.0 / (pc[y] + 1.0)
+            held[y] = 1.0 / ((pc[y] - 1) + 1.0) if pc[y] >= 1 else 0.0
+            fac[ib + y] = (pc[y] + jadd) / n * scale
+            fac[h + ib + y] = ((pc[y] - 1) + jadd) / n * scale
+            tot += pc[y]
+        fac[ib + K] = tot
+        for s in range(d):
+            if member[s]:
+                continue
+            c = order[s]
             base = 0
             for t in range(lev):  # Q's values of cell qv, placed in the child block
                 v = (qv // qst[t]) % tb.cards[qa[t]]
@@ -178,16 +241,66 @@ def _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk, ccard, lim
             for u in range(lev + 1):
                 if catt[s, u] == c:
                     cs = cstr[s, u]
+            inv = 1.0 / ccard[s]
             for xc in range(ccard[s]):
                 read(tb, cblk[s], base + xc * cs, cnt)
+                o = gofs[s] + (qv * ccard[s] + xc) * K
                 for y in range(K):
-                    gbuf[g + y] = cnt[y]
-                g += K
-    return True
+                    fac[o + y] = (cnt[y] + inv) * den[y]
+                    fac[h + o + y] = (cnt[y] - 1 + inv) * held[y]
+    return g
 
 
 @numba.njit(cache=True, nogil=True)
-def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err):
+def gather_all(tb, order, lev, nrows, n, scale, budget):
+    """Every parent set's scores (see `_gather`) in one buffer, for all chunks and threads
+    of a pass: (fac, goffs[j] = the j-th parent set's offsets, in the pass's order).
+    Empty when they exceed `budget` bytes or a quarter of the rows' reads (not worth it)."""
+    d = order.shape[0]
+    K = tb.K
+    pos = np.empty(lev, dtype=np.int64)
+    qa = np.empty(lev, dtype=np.int64)
+    qst = np.empty(lev, dtype=np.int64)
+    member = np.zeros(d, dtype=np.bool_)
+    catt = np.empty((d, lev + 1), dtype=np.int64)
+    cstr = np.empty((d, lev + 1), dtype=np.int64)
+    cblk = np.empty(d, dtype=np.int64)
+    ccard = np.empty(d, dtype=np.int64)
+    cnt = np.empty(K, dtype=np.int64)
+    pc = np.empty(K, dtype=np.int64)
+    for t in range(lev):
+        pos[t] = t
+    total = 0
+    size = K  # the factors 1.0 of a child that is one of the parents
+    sets = 0
+    while True:
+        _, cells, t = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
+                                  ccard)
+        total += t
+        size += cells * (K + 1) + t * K
+        sets += 1
+        if not next_colex(pos, lev, d):
+            break
+    if size * 16 > budget or 4 * total > nrows * sets * d:
+        return np.empty(0), np.empty((0, d + 1), dtype=np.int64)
+    fac = np.empty(2 * size)
+    fac[:K] = 1.0
+    fac[size:size + K] = 1.0
+    goffs = np.zeros((sets, d + 1), dtype=np.int64)
+    for t in range(lev):
+        pos[t] = t
+    g = K
+    for j in range(sets):
+        bq, cells, _ = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
+                                   ccard)
+        g = _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
+                    cnt, pc, goffs[j], fac, g, size, n, scale)
+        next_colex(pos, lev, d)
+    return fac, goffs
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def selective_sse(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
     """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
     of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
     each held out in turn from the counts of all `n` training rows. A row adds to table
@@ -201,15 +314,19 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err):
     in `err` (err[r, row, s], at least X's rows), the errors are stored there instead for
     `add_errors`, so that blocks of rows can be scored in parallel."""
     if tb.K == 2:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, 2)
+        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+                        goffs, 2)
     elif tb.K == 3:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, 3)
+        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+                        goffs, 3)
     else:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, tb.K)
+        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+                        goffs, tb.K)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
+                    K):
     """`selective_sse` for a given number of classes K."""
     nrows, d = X.shape
     pos = np.empty(lev, dtype=np.int64)
@@ -222,53 +339,95 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
     coff = np.empty(d, dtype=np.int64)  # dense block offset, −1: sparse
     cinv = np.empty(d)
     ccard = np.empty(d, dtype=np.int64)
-    gofs = np.empty(d, dtype=np.int64)
+    gofs = np.empty(d + 1, dtype=np.int64)
     roff = np.empty(d, dtype=np.int64)
-    gbuf = np.empty(gcap, dtype=tb.dense.dtype)
+    pre = goffs.shape[0] > 0
+    if not pre:
+        fac = np.empty(2 * gcap)
+        fac[:K] = 1.0  # the factors 1.0 of a child that is one of the parents
+        fac[gcap:gcap + K] = 1.0
+    h = fac.shape[0] // 2
+    pc = np.empty(K, dtype=np.int64)
     acc = np.zeros((chunk, d, K))
     flag = np.zeros(chunk, dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
     prod = np.empty(K)
     den = np.empty(K)
+    e2 = np.empty(d)
     dense = tb.dense
     for r0 in range(0, nrows, chunk):
         nb = min(chunk, nrows - r0)
         acc[:nb] = 0.0
         for t in range(lev):
             pos[t] = t
+        j = 0
         while True:
-            for t in range(lev):  # Q's attributes, sorted (insertion sort)
-                a = order[pos[t]]
-                u = t
-                while u > 0 and qa[u - 1] > a:
-                    qa[u] = qa[u - 1]
-                    u -= 1
-                qa[u] = a
-            bq = _block_of(tb, qa, lev, qst)
-            cells = 1
-            for t in range(lev):
-                cells *= tb.cards[qa[t]]
+            bq, cells, total = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr,
+                                           cblk, ccard)
             jadd = 1.0 / (K * cells)
-            member[:] = False
-            for t in range(lev):
-                member[pos[t]] = True
-            for s in range(d):  # each child's block of Q ∪ {c}
-                if member[s]:
-                    continue
-                c = order[s]
-                insert_sorted(qa, lev, c, catt[s])
-                cb = _block_of(tb, catt[s], lev + 1, cstr[s])
-                cblk[s] = cb
-                coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1
-                cinv[s] = 1.0 / tb.cards[c]
-                ccard[s] = tb.cards[c]
-            # small enough for the chunk: the child counts by (Q's cell, x_c) in one buffer
-            gathered = _gather(tb, qa, qst, lev, cells, member, order, catt, cstr, cblk,
-                               ccard, nb * d // 4, cnt, gofs, gbuf)
+            for s in range(d):
+                if not member[s]:
+                    cb = cblk[s]
+                    coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1
+                    cinv[s] = 1.0 / ccard[s]
+            if pre:  # every parent set's factors gathered before the pass
+                gathered = True
+                gofs[:] = goffs[j]
+            else:  # small enough for the chunk: gathered for it
+                gathered = total <= nb * d // 4 and K + cells * (K + 1) + total * K <= h
+                if gathered:
+                    _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk,
+                            ccard, cnt, pc, gofs, fac, K, h, n, scale)
+            j += 1
             for b in range(nb):
                 r = r0 + b
                 ys = yv[r]
                 qv = cell(tb, qa, lev, X, r)  # the row's cell of Q
+                if gathered:
+                    ib = gofs[d] + qv * (K + 1)
+                    if fac[ib + K] < 2.0:  # no other row in the cell: Q unusable
+                        continue
+                    flag[b] = True
+                    for y in range(K):
+                        prod[y] = fac[ib + y]
+                    prod[ys] = fac[h + ib + ys]
+                    for s in range(d):  # a parent of Q as child: the factors 1.0 at 0
+                        roff[s] = 0 if member[s] else gofs[s] + (qv * ccard[s] + Xo[r, s]) * K
+                    if K <= 4:  # up to four running products in registers, side by side
+                        # class y's factor at fac[o + y], or fac[h + o + y] for the row's own
+                        f0 = h if ys == 0 else 0
+                        f1 = 1 + (h if ys == 1 else 0)
+                        f2 = min(2, K - 1) + (h if ys == 2 else 0)
+                        f3 = min(3, K - 1) + (h if ys == 3 else 0)
+                        p0, p1 = prod[0], prod[1]
+                        p2, p3 = prod[min(2, K - 1)], prod[min(3, K - 1)]
+                        for s in range(d):  # unsigned indices: no sign checks
+                            o = roff[s]
+                            p0 *= fac[np.uint64(o + f0)]
+                            p1 *= fac[np.uint64(o + f1)]
+                            if K > 2:
+                                p2 *= fac[np.uint64(o + f2)]
+                            if K > 3:
+                                p3 *= fac[np.uint64(o + f3)]
+                            acc[b, s, 0] += p0
+                            acc[b, s, 1] += p1
+                            if K > 2:
+                                acc[b, s, 2] += p2
+                            if K > 3:
+                                acc[b, s, 3] += p3
+                    else:  # many classes: the class loops innermost (vectorised)
+                        for s in range(d):
+                            a_ = acc[b, s]
+                            o = roff[s]
+                            f = fac[o:o + K]  # a view: its indices need no sign check
+                            keep, akeep = prod[ys], a_[ys]
+                            for y in range(K):
+                                v = prod[y] * f[y]
+                                prod[y] = v
+                                a_[y] += v
+                            prod[ys] = keep * fac[h + o + ys]  # the row's own class
+                            a_[ys] = akeep + prod[ys]
+                    continue
                 read_call(tb, bq, qv, cnt)
                 cnt[ys] -= 1
                 tot = 0
@@ -280,43 +439,6 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
                 for y in range(K):
                     prod[y] = (cnt[y] + jadd) / n * scale
                     den[y] = 1.0 / (cnt[y] + 1.0)
-                if gathered:
-                    for s in range(d):
-                        if not member[s]:
-                            roff[s] = gofs[s] + (qv * ccard[s] + X[r, order[s]]) * K
-                    if K <= 4:  # up to four running products in registers, side by side
-                        p0, d0, u0 = prod[0], den[0], np.int64(ys == 0)
-                        p1, d1, u1 = prod[1], den[1], np.int64(ys == 1)
-                        p2, d2, u2 = prod[min(2, K - 1)], den[min(2, K - 1)], np.int64(ys == 2)
-                        p3, d3, u3 = prod[min(3, K - 1)], den[min(3, K - 1)], np.int64(ys == 3)
-                        for s in range(d):
-                            if not member[s]:
-                                o = roff[s]
-                                inv = cinv[s]
-                                p0 *= (gbuf[o] - u0 + inv) * d0
-                                p1 *= (gbuf[o + 1] - u1 + inv) * d1
-                                if K > 2:
-                                    p2 *= (gbuf[o + 2] - u2 + inv) * d2
-                                if K > 3:
-                                    p3 *= (gbuf[o + 3] - u3 + inv) * d3
-                            acc[b, s, 0] += p0
-                            acc[b, s, 1] += p1
-                            if K > 2:
-                                acc[b, s, 2] += p2
-                            if K > 3:
-                                acc[b, s, 3] += p3
-                    else:  # many classes: the class loop innermost (vectorised)
-                        for s in range(d):
-                            if not member[s]:
-                                o = roff[s]
-                                inv = cinv[s]
-                                keep = prod[ys]
-                                for y in range(K):
-                                    prod[y] *= (gbuf[o + y] + inv) * den[y]
-                                prod[ys] = keep * ((gbuf[o + ys] - 1 + inv) * den[ys])
-                            for y in range(K):
-                                acc[b, s, y] += prod[y]
-                    continue
                 for s in range(d):
                     if not member[s]:
                         o = coff[s]
@@ -337,7 +459,7 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, K):
             top = pos[lev - 1]
             more = next_colex(pos, lev, d)
             if not more or pos[lev - 1] != top:
-                _flush(acc, flag, nb, yv, r0, sse, top, err, K)
+                _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K)
             if not more:
                 break
 
@@ -349,31 +471,40 @@ def selective_scale(d: int, lev: int) -> float:
     return (1.0 / p) * (DBL_MAX / p)
 
 
-def selective_chunk(d: int, K: int) -> int:
-    """Rows per chunk of `selective_sse`: its per-row accumulators within ~4 MB."""
-    return max(64, min(4096, (1 << 19) // max(1, d * K)))
+def selective_chunk(d: int, K: int, gathered: bool) -> int:
+    """Rows per chunk of `selective_sse`: its per-row accumulators within ~1 MB (a core's
+    L2 keeps them beside the parent set's factors) when the factors were gathered before
+    the pass, else ~4 MB (each chunk gathers them again: fewer, larger chunks)."""
+    return max(64, min(4096, (1 << (17 if gathered else 19)) // max(1, d * K)))
 
 
 ERROR_BYTES = 4 << 20
 """Per thread of a parallel pass: the stored errors of its block of rows (d² per row),
 sized to stay in a core's cache until the thread adds them."""
+FACTOR_BYTES = 256 << 20
+"""At most this much memory for every parent set's child factors, gathered once per pass."""
 _NO_ERRORS = np.empty((0, 0, 0))
 
 
 def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, lev: int,
                    n: int, sse: np.ndarray, n_jobs: int = 1) -> None:
     """Add the rows X (held out from the counts of all n training rows) to the SSE table.
-    With n_jobs > 1, threads score blocks of rows into their own error buffers (the kernel
-    releases the GIL), each adding its block's errors once the block before is added: the
-    table gets the same additions in the same order, bit for bit, for any n_jobs."""
+    The child factors of every parent set are gathered once for all chunks and threads
+    (within FACTOR_BYTES). With n_jobs > 1, threads score blocks of rows into their own
+    error buffers (the kernel releases the GIL), each adding its block's errors once the
+    block before is added: the table gets the same additions in the same order, bit for
+    bit, for any n_jobs."""
     nrows, d = X.shape
     if d < lev:
         return  # no parent set of lev attributes: nothing to add
-    chunk = selective_chunk(d, tb.K)
-    model = (order, lev, float(n), selective_scale(d, lev), sse)  # the same for every block
+    scale = selective_scale(d, lev)
+    fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES)
+    chunk = selective_chunk(d, tb.K, goffs.shape[0] > 0)
+    Xo = np.ascontiguousarray(X[:, order])  # the rows' values in ranking order
+    model = (order, lev, float(n), scale, sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
     if n_jobs == 1 or nrows <= rows:
-        selective_sse(tb, X, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS)
+        selective_sse(tb, X, Xo, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS, fac, goffs)
         return
     starts = range(0, nrows, rows)
     added = [threading.Event() for _ in starts]
@@ -383,7 +514,8 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
             err = np.zeros((d, rows, d))  # table rows < lev − 1 stay 0
             for j in range(k, len(starts), n_jobs):
                 lo, hi = starts[j], min(nrows, starts[j] + rows)
-                selective_sse(tb, X[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K, err)
+                selective_sse(tb, X[lo:hi], Xo[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K,
+                              err, fac, goffs)
                 if j:
                     added[j - 1].wait()
                 add_errors(sse, err, hi - lo)
