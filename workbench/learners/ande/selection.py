@@ -100,8 +100,9 @@ def _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K):
     """The error of every row b < nb flagged for table row `top`: added to sse[top, s],
     or, when `err` has rows, stored as err[top, r0 + b, s] (0 for a row that adds
     nothing) for `add_errors`. Every child count s at once (no branch: the loop over s
-    is vectorised); a row whose classes all score 0 adds 0."""
-    d = acc.shape[1]
+    is vectorised); a row whose classes all score 0 adds 0. acc[b] is laid out by
+    (class, child) when K ≤ 4 (contiguous over s), else by (child, class)."""
+    d = e2.shape[0]
     direct = err.shape[0] == 0
     for b in range(nb):
         if not flag[b]:
@@ -109,8 +110,15 @@ def _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K):
                 err[top, r0 + b, :] = 0.0
             continue
         ys = yv[r0 + b]
-        s0 = 0
-        if K > 4:  # many classes: four sums at once (each in class order)
+        if K <= 4:
+            for s in range(d):
+                tot = 0.0
+                for y in range(K):
+                    tot += acc[b, y, s]
+                e = 1.0 - acc[b, ys, s] / tot
+                e2[s] = e * e if tot > 0.0 else 0.0
+        else:  # many classes: four sums at once (each in class order)
+            s0 = 0
             while s0 + 4 <= d:
                 t0, t1, t2, t3 = 0.0, 0.0, 0.0, 0.0
                 for y in range(K):
@@ -120,15 +128,15 @@ def _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K):
                     t3 += acc[b, s0 + 3, y]
                 e2[s0], e2[s0 + 1], e2[s0 + 2], e2[s0 + 3] = t0, t1, t2, t3
                 s0 += 4
-        for s in range(s0, d):
-            tot = 0.0
-            for y in range(K):
-                tot += acc[b, s, y]
-            e2[s] = tot
-        for s in range(d):  # e2 held the sums
-            tot = e2[s]
-            e = 1.0 - acc[b, s, ys] / tot
-            e2[s] = e * e if tot > 0.0 else 0.0
+            for s in range(s0, d):
+                tot = 0.0
+                for y in range(K):
+                    tot += acc[b, s, y]
+                e2[s] = tot
+            for s in range(d):  # e2 held the sums
+                tot = e2[s]
+                e = 1.0 - acc[b, s, ys] / tot
+                e2[s] = e * e if tot > 0.0 else 0.0
         if direct:
             for s in range(d):
                 sse[top, s] += e2[s]  # + 0.0 leaves a sum of squares as it is
@@ -348,7 +356,8 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
         fac[gcap:gcap + K] = 1.0
     h = fac.shape[0] // 2
     pc = np.empty(K, dtype=np.int64)
-    acc = np.zeros((chunk, d, K))
+    # by (class, child) when K <= 4: the errors' loop over s reads it contiguously
+    acc = np.zeros((chunk, K, d)) if K <= 4 else np.zeros((chunk, d, K))
     flag = np.zeros(chunk, dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
     prod = np.empty(K)
@@ -409,12 +418,12 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                                 p2 *= fac[np.uint64(o + f2)]
                             if K > 3:
                                 p3 *= fac[np.uint64(o + f3)]
-                            acc[b, s, 0] += p0
-                            acc[b, s, 1] += p1
+                            acc[b, 0, s] += p0
+                            acc[b, 1, s] += p1
                             if K > 2:
-                                acc[b, s, 2] += p2
+                                acc[b, 2, s] += p2
                             if K > 3:
-                                acc[b, s, 3] += p3
+                                acc[b, 3, s] += p3
                     else:  # many classes: the class loops innermost (vectorised)
                         for s in range(d):
                             a_ = acc[b, s]
@@ -455,7 +464,10 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                             for y in range(K):
                                 prod[y] *= (cnt[y] + inv) * den[y]
                     for y in range(K):
-                        acc[b, s, y] += prod[y]
+                        if K <= 4:
+                            acc[b, y, s] += prod[y]
+                        else:
+                            acc[b, s, y] += prod[y]
             top = pos[lev - 1]
             more = next_colex(pos, lev, d)
             if not more or pos[lev - 1] != top:
@@ -500,7 +512,7 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
     scale = selective_scale(d, lev)
     fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES)
     chunk = selective_chunk(d, tb.K, goffs.shape[0] > 0)
-    Xo = np.ascontiguousarray(X[:, order])  # the rows' values in ranking order
+    Xo = np.take(X, order, axis=1)  # the rows' values in ranking order
     model = (order, lev, float(n), scale, sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
     if n_jobs == 1 or nrows <= rows:
