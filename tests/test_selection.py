@@ -367,9 +367,10 @@ def test_selective_ande_with_fewer_attributes_than_n_keeps_them_all():
             AnDE(n=m.n, missing="value").fit(data).predict_proba(data))
 
 
-def test_selective_sse_at_n1_is_asaode_row_by_row():
+def test_selective_sse_at_n1_is_asaode_row_by_row(monkeypatch):
     """The chunked kernel adds each row's errors in file order: any chunk size gives the
     table of one row at a time, bit for bit."""
+    from workbench.learners.ande import selection
     from workbench.learners.ande.selection import (_NO_ERRORS, gather_all, selective_scale,
                                                    selective_sse)
     from workbench.learners.ande.tables import tables_of
@@ -381,13 +382,18 @@ def test_selective_sse_at_n1_is_asaode_row_by_row():
     tb, n, scale = tables_of(m.counts_), float(len(y)), selective_scale(6, 1)
     everything = gather_all(tb, order, 1, len(y), n, scale, 1 << 30)
     assert everything[1].shape == (6, 7)  # every parent's factors gathered before the pass
+    monkeypatch.setattr(selection, "GATHER_PER_THREAD", 0)
+    for n_jobs in (2, 3):  # threads gathering ranges of parent sets fill the same buffer
+        for ours, theirs in zip(gather_all(tb, order, 1, len(y), n, scale, 1 << 30, n_jobs),
+                                everything):
+            np.testing.assert_array_equal(ours, theirs)
     per_chunk = (np.empty(0), np.empty((0, 7), dtype=np.int64))
     tables = []
     for chunk in (1, 7, 4096):
         for fac, goffs in (everything, per_chunk):
             for gcap in (6 * 6 * 3 * chunk, 0):  # 0: every chunk reads the count tables
                 sse = np.zeros((6, 6))
-                selective_sse(tb, codes, np.ascontiguousarray(codes[:, order]), y, order, 1,
+                selective_sse(tb, codes, np.take(codes, order, axis=1) * tb.K, y, order, 1,
                               n, scale, sse, chunk, gcap, _NO_ERRORS, fac, goffs)
                 tables.append(sse)
     for other in tables[1:]:

@@ -235,6 +235,7 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
             fac[h + ib + y] = ((pc[y] - 1) + jadd) / n * scale
             tot += pc[y]
         fac[ib + K] = tot
+        fac[h + ib + K] = tot  # unused; every value of the buffer written
         for s in range(d):
             if member[s]:
                 continue
@@ -259,56 +260,96 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
     return g
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _work(d, lev, K):
+    """Scratch arrays of `_parent_set` and `_gather`."""
+    return (np.empty(lev, dtype=np.int64), np.empty(lev, dtype=np.int64),
+            np.empty(lev, dtype=np.int64), np.zeros(d, dtype=np.bool_),
+            np.empty((d, lev + 1), dtype=np.int64), np.empty((d, lev + 1), dtype=np.int64),
+            np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64),
+            np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64))
+
+
 @numba.njit(cache=True, nogil=True)
-def gather_all(tb, order, lev, nrows, n, scale, budget):
-    """Every parent set's scores (see `_gather`) in one buffer, for all chunks and threads
-    of a pass: (fac, goffs[j] = the j-th parent set's offsets, in the pass's order).
-    Empty when they exceed `budget` bytes or a quarter of the rows' reads (not worth it)."""
+def gather_plan(tb, order, lev, nrows, budget):
+    """Where every parent set's scores (see `_gather`) go in one buffer shared by all
+    chunks and threads of a pass: starts[j] for the j-th parent set in the pass's order
+    (starts[-1] = the buffer's half size, after the factors 1.0 at 0 of a child that is
+    one of the parents). Empty when they exceed `budget` bytes or a quarter of the rows'
+    reads (not worth it)."""
     d = order.shape[0]
     K = tb.K
-    pos = np.empty(lev, dtype=np.int64)
-    qa = np.empty(lev, dtype=np.int64)
-    qst = np.empty(lev, dtype=np.int64)
-    member = np.zeros(d, dtype=np.bool_)
-    catt = np.empty((d, lev + 1), dtype=np.int64)
-    cstr = np.empty((d, lev + 1), dtype=np.int64)
-    cblk = np.empty(d, dtype=np.int64)
-    ccard = np.empty(d, dtype=np.int64)
-    cnt = np.empty(K, dtype=np.int64)
-    pc = np.empty(K, dtype=np.int64)
+    pos, qa, qst, member, catt, cstr, cblk, ccard, _, _ = _work(d, lev, K)
     for t in range(lev):
         pos[t] = t
-    total = 0
-    size = K  # the factors 1.0 of a child that is one of the parents
     sets = 0
     while True:
-        _, cells, t = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
-                                  ccard)
-        total += t
-        size += cells * (K + 1) + t * K
         sets += 1
         if not next_colex(pos, lev, d):
             break
-    if size * 16 > budget or 4 * total > nrows * sets * d:
-        return np.empty(0), np.empty((0, d + 1), dtype=np.int64)
-    fac = np.empty(2 * size)
-    fac[:K] = 1.0
-    fac[size:size + K] = 1.0
-    goffs = np.zeros((sets, d + 1), dtype=np.int64)
+    starts = np.empty(sets + 1, dtype=np.int64)
+    starts[0] = K * tb.cards.max()
+    total = 0
     for t in range(lev):
         pos[t] = t
-    g = K
     for j in range(sets):
+        _, cells, t = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
+                                  ccard)
+        total += t
+        starts[j + 1] = starts[j] + cells * (K + 1) + t * K
+        next_colex(pos, lev, d)
+    if starts[sets] * 16 > budget or 4 * total > nrows * sets * d:
+        return starts[:0]
+    return starts
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_sets(tb, order, lev, n, scale, fac, goffs, starts, j0, j1):
+    """Parent sets j0 .. j1 − 1's scores into fac at `starts`, their offsets into goffs."""
+    d = order.shape[0]
+    pos, qa, qst, member, catt, cstr, cblk, ccard, cnt, pc = _work(d, lev, tb.K)
+    for t in range(lev):
+        pos[t] = t
+    for j in range(j0):
+        next_colex(pos, lev, d)
+    for j in range(j0, j1):
         bq, cells, _ = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
                                    ccard)
-        g = _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
-                    cnt, pc, goffs[j], fac, g, size, n, scale)
+        _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard, cnt, pc,
+                goffs[j], fac, starts[j], starts[-1], n, scale)
         next_colex(pos, lev, d)
+
+
+def gather_all(tb: Tables, order: np.ndarray, lev: int, nrows: int, n: float, scale: float,
+               budget: int, n_jobs: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Every parent set's scores in one buffer (see `gather_plan`), gathered by n_jobs
+    threads: (fac, goffs[j] = the j-th parent set's offsets), or empty arrays."""
+    d = order.shape[0]
+    starts = gather_plan(tb, order, lev, nrows, budget)
+    if starts.shape[0] == 0:
+        return np.empty(0), np.empty((0, d + 1), dtype=np.int64)
+    size, sets = int(starts[-1]), starts.shape[0] - 1
+    fac = np.empty(2 * size)
+    fac[:starts[0]] = 1.0
+    fac[size:size + starts[0]] = 1.0
+    goffs = np.zeros((sets, d + 1), dtype=np.int64)
+    if size < GATHER_PER_THREAD:
+        n_jobs = 1
+    # n_jobs ranges of parent sets of about equal size
+    cuts = [0, *np.searchsorted(starts, [size * k / n_jobs for k in range(1, n_jobs)]), sets]
+    ranges = [(int(a), int(b)) for a, b in zip(cuts, cuts[1:]) if b > a]
+    work = (tb, order, lev, n, scale, fac, goffs, starts)
+    if len(ranges) == 1:
+        gather_sets(*work, *ranges[0])
+    else:
+        with ThreadPoolExecutor(len(ranges)) as pool:
+            for running in [pool.submit(gather_sets, *work, a, b) for a, b in ranges]:
+                running.result()
     return fac, goffs
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def selective_sse(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
+def selective_sse(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
     """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
     of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
     each held out in turn from the counts of all `n` training rows. A row adds to table
@@ -322,18 +363,18 @@ def selective_sse(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fa
     in `err` (err[r, row, s], at least X's rows), the errors are stored there instead for
     `add_errors`, so that blocks of rows can be scored in parallel."""
     if tb.K == 2:
-        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, 2)
     elif tb.K == 3:
-        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, 3)
     else:
-        _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, tb.K)
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
+def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
                     K):
     """`selective_sse` for a given number of classes K."""
     nrows, d = X.shape
@@ -348,12 +389,14 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
     cinv = np.empty(d)
     ccard = np.empty(d, dtype=np.int64)
     gofs = np.empty(d + 1, dtype=np.int64)
-    roff = np.empty(d, dtype=np.int64)
+    gb = np.empty(d, dtype=np.int64)  # child s's factors at gb[s] + qv · cst[s] + x_s · K
+    cst = np.empty(d, dtype=np.int64)
+    ones = K * tb.cards.max()
     pre = goffs.shape[0] > 0
     if not pre:
         fac = np.empty(2 * gcap)
-        fac[:K] = 1.0  # the factors 1.0 of a child that is one of the parents
-        fac[gcap:gcap + K] = 1.0
+        fac[:ones] = 1.0  # the factors 1.0 of a child that is one of the parents
+        fac[gcap:gcap + ones] = 1.0
     h = fac.shape[0] // 2
     pc = np.empty(K, dtype=np.int64)
     # by (class, child) when K <= 4: the errors' loop over s reads it contiguously
@@ -383,11 +426,14 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                 gathered = True
                 gofs[:] = goffs[j]
             else:  # small enough for the chunk: gathered for it
-                gathered = total <= nb * d // 4 and K + cells * (K + 1) + total * K <= h
+                gathered = total <= nb * d // 4 and ones + cells * (K + 1) + total * K <= h
                 if gathered:
                     _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk,
-                            ccard, cnt, pc, gofs, fac, K, h, n, scale)
+                            ccard, cnt, pc, gofs, fac, ones, h, n, scale)
             j += 1
+            for s in range(d):  # a parent of Q as child: x_s · K into the factors 1.0
+                gb[s] = 0 if member[s] else gofs[s]
+                cst[s] = 0 if member[s] else ccard[s] * K
             for b in range(nb):
                 r = r0 + b
                 ys = yv[r]
@@ -400,8 +446,6 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                     for y in range(K):
                         prod[y] = fac[ib + y]
                     prod[ys] = fac[h + ib + ys]
-                    for s in range(d):  # a parent of Q as child: the factors 1.0 at 0
-                        roff[s] = 0 if member[s] else gofs[s] + (qv * ccard[s] + Xo[r, s]) * K
                     if K <= 4:  # up to four running products in registers, side by side
                         # class y's factor at fac[o + y], or fac[h + o + y] for the row's own
                         f0 = h if ys == 0 else 0
@@ -411,7 +455,7 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                         p0, p1 = prod[0], prod[1]
                         p2, p3 = prod[min(2, K - 1)], prod[min(3, K - 1)]
                         for s in range(d):  # unsigned indices: no sign checks
-                            o = roff[s]
+                            o = gb[s] + qv * cst[s] + XoK[r, s]
                             p0 *= fac[np.uint64(o + f0)]
                             p1 *= fac[np.uint64(o + f1)]
                             if K > 2:
@@ -427,7 +471,7 @@ def _selective_rows(tb, X, Xo, yv, order, lev, n, scale, sse, chunk, gcap, err, 
                     else:  # many classes: the class loops innermost (vectorised)
                         for s in range(d):
                             a_ = acc[b, s]
-                            o = roff[s]
+                            o = gb[s] + qv * cst[s] + XoK[r, s]
                             f = fac[o:o + K]  # a view: its indices need no sign check
                             keep, akeep = prod[ys], a_[ys]
                             for y in range(K):
@@ -495,6 +539,8 @@ ERROR_BYTES = 4 << 20
 sized to stay in a core's cache until the thread adds them."""
 FACTOR_BYTES = 256 << 20
 """At most this much memory for every parent set's child factors, gathered once per pass."""
+GATHER_PER_THREAD = 1 << 18
+"""Fewer factors than this are gathered by one thread (a thread costs more than it saves)."""
 _NO_ERRORS = np.empty((0, 0, 0))
 
 
@@ -510,13 +556,13 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
     if d < lev:
         return  # no parent set of lev attributes: nothing to add
     scale = selective_scale(d, lev)
-    fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES)
+    fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES, n_jobs)
     chunk = selective_chunk(d, tb.K, goffs.shape[0] > 0)
-    Xo = np.take(X, order, axis=1)  # the rows' values in ranking order
+    XoK = np.take(X, order, axis=1) * tb.K  # the rows' values in ranking order, times K
     model = (order, lev, float(n), scale, sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
     if n_jobs == 1 or nrows <= rows:
-        selective_sse(tb, X, Xo, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS, fac, goffs)
+        selective_sse(tb, X, XoK, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS, fac, goffs)
         return
     starts = range(0, nrows, rows)
     added = [threading.Event() for _ in starts]
@@ -526,7 +572,7 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
             err = np.zeros((d, rows, d))  # table rows < lev − 1 stay 0
             for j in range(k, len(starts), n_jobs):
                 lo, hi = starts[j], min(nrows, starts[j] + rows)
-                selective_sse(tb, X[lo:hi], Xo[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K,
+                selective_sse(tb, X[lo:hi], XoK[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K,
                               err, fac, goffs)
                 if j:
                     added[j - 1].wait()
