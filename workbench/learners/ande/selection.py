@@ -349,7 +349,7 @@ def gather_all(tb: Tables, order: np.ndarray, lev: int, nrows: int, n: float, sc
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def selective_sse(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
+def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
     """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
     of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
     each held out in turn from the counts of all `n` training rows. A row adds to table
@@ -363,18 +363,18 @@ def selective_sse(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, f
     in `err` (err[r, row, s], at least X's rows), the errors are stored there instead for
     `add_errors`, so that blocks of rows can be scored in parallel."""
     if tb.K == 2:
-        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, 2)
     elif tb.K == 3:
-        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, 3)
     else:
-        _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                         goffs, tb.K)
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
+def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
                     K):
     """`selective_sse` for a given number of classes K."""
     nrows, d = X.shape
@@ -391,6 +391,7 @@ def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err,
     gofs = np.empty(d + 1, dtype=np.int64)
     gb = np.empty(d, dtype=np.int64)  # child s's factors at gb[s] + qv · cst[s] + x_s · K
     cst = np.empty(d, dtype=np.int64)
+    xk = np.empty((chunk, d), dtype=np.int64)
     ones = K * tb.cards.max()
     pre = goffs.shape[0] > 0
     if not pre:
@@ -410,6 +411,9 @@ def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err,
     for r0 in range(0, nrows, chunk):
         nb = min(chunk, nrows - r0)
         acc[:nb] = 0.0
+        for b in range(nb):  # the chunk's values in ranking order, times K
+            for s in range(d):
+                xk[b, s] = X[r0 + b, order[s]] * K
         for t in range(lev):
             pos[t] = t
         j = 0
@@ -455,7 +459,7 @@ def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err,
                         p0, p1 = prod[0], prod[1]
                         p2, p3 = prod[min(2, K - 1)], prod[min(3, K - 1)]
                         for s in range(d):  # unsigned indices: no sign checks
-                            o = gb[s] + qv * cst[s] + XoK[r, s]
+                            o = gb[s] + qv * cst[s] + xk[b, s]
                             p0 *= fac[np.uint64(o + f0)]
                             p1 *= fac[np.uint64(o + f1)]
                             if K > 2:
@@ -471,7 +475,7 @@ def _selective_rows(tb, X, XoK, yv, order, lev, n, scale, sse, chunk, gcap, err,
                     else:  # many classes: the class loops innermost (vectorised)
                         for s in range(d):
                             a_ = acc[b, s]
-                            o = gb[s] + qv * cst[s] + XoK[r, s]
+                            o = gb[s] + qv * cst[s] + xk[b, s]
                             f = fac[o:o + K]  # a view: its indices need no sign check
                             keep, akeep = prod[ys], a_[ys]
                             for y in range(K):
@@ -558,11 +562,10 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
     scale = selective_scale(d, lev)
     fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES, n_jobs)
     chunk = selective_chunk(d, tb.K, goffs.shape[0] > 0)
-    XoK = np.take(X, order, axis=1) * tb.K  # the rows' values in ranking order, times K
     model = (order, lev, float(n), scale, sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
     if n_jobs == 1 or nrows <= rows:
-        selective_sse(tb, X, XoK, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS, fac, goffs)
+        selective_sse(tb, X, y, *model, chunk, chunk * d * tb.K, _NO_ERRORS, fac, goffs)
         return
     starts = range(0, nrows, rows)
     added = [threading.Event() for _ in starts]
@@ -572,8 +575,8 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
             err = np.zeros((d, rows, d))  # table rows < lev − 1 stay 0
             for j in range(k, len(starts), n_jobs):
                 lo, hi = starts[j], min(nrows, starts[j] + rows)
-                selective_sse(tb, X[lo:hi], XoK[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K,
-                              err, fac, goffs)
+                selective_sse(tb, X[lo:hi], y[lo:hi], *model, rows, rows * d * tb.K, err,
+                              fac, goffs)
                 if j:
                     added[j - 1].wait()
                 add_errors(sse, err, hi - lo)
