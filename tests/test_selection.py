@@ -421,6 +421,26 @@ def test_threads_give_the_same_table_bit_for_bit(name, monkeypatch):
         registry.create(name, n_jobs=0)
 
 
+def test_a_small_memory_budget_gathers_per_chunk_with_the_same_result(monkeypatch):
+    """Within WORKBENCH_MEMORY_BUDGET the factors are not gathered once for the pass (each
+    chunk gathers its own): the same table, bit for bit."""
+    from workbench.learners.ande import selection
+    from workbench.learners.ande.tables import tables_of
+
+    data = with_missing(300, 7, [2, 3, 4, 2, 3, 5, 2], 3, 41, 0.1)
+    big = registry.create("ASAODE").fit(data)
+    tb = tables_of(big.counts_)
+    order = np.asarray(big.selection_["order"])
+    assert selection.gather_plan(tb, order, 1, 300, 1 << 30).shape == (8,)  # 7 sets + end
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "16K")
+    assert selection.factor_budget(tb) < 16 * selection.gather_plan(tb, order, 1, 300,
+                                                                     1 << 30)[-1]
+    assert selection.gather_plan(tb, order, 1, 300, selection.factor_budget(tb)).size == 0
+    small = registry.create("ASAODE").fit(data)
+    np.testing.assert_array_equal(small.selection_["rmse"], big.selection_["rmse"])
+    np.testing.assert_array_equal(small.predict_proba(data), big.predict_proba(data))
+
+
 # ----- BSEAODE ------------------------------------------------------------------------------
 @pytest.mark.parametrize("elimination", ["child", "parent", "parent_and_child"])
 @pytest.mark.parametrize("s0", [1.0, 0.0])

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
-from workbench.learners.counts import KIND_DENSE, next_colex
+from workbench.learners.counts import KIND_DENSE, memory_budget, next_colex
 
 TAU = 1e-9
 DBL_MAX = float(np.finfo(np.float64).max)
@@ -543,6 +543,14 @@ ERROR_BYTES = 4 << 20
 sized to stay in a core's cache until the thread adds them."""
 FACTOR_BYTES = 256 << 20
 """At most this much memory for every parent set's child factors, gathered once per pass."""
+
+
+def factor_budget(tb: Tables) -> int:
+    """Bytes for the factors gathered once per pass: FACTOR_BYTES, or half of what the
+    memory budget leaves beside the count tables if that is less (else each chunk gathers
+    its own, in a buffer the size of its accumulators)."""
+    tables = tb.dense.nbytes + tb.skeys.nbytes + tb.svals.nbytes
+    return min(FACTOR_BYTES, max(0, memory_budget() - tables) // 2)
 GATHER_PER_THREAD = 1 << 18
 """Fewer factors than this are gathered by one thread (a thread costs more than it saves)."""
 _NO_ERRORS = np.empty((0, 0, 0))
@@ -560,7 +568,7 @@ def selective_pass(tb: Tables, X: np.ndarray, y: np.ndarray, order: np.ndarray, 
     if d < lev:
         return  # no parent set of lev attributes: nothing to add
     scale = selective_scale(d, lev)
-    fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, FACTOR_BYTES, n_jobs)
+    fac, goffs = gather_all(tb, order, lev, nrows, float(n), scale, factor_budget(tb), n_jobs)
     chunk = selective_chunk(d, tb.K, goffs.shape[0] > 0)
     model = (order, lev, float(n), scale, sse)  # the same for every block
     rows = max(1, min(chunk, ERROR_BYTES // (8 * d * d)))
