@@ -235,7 +235,9 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
             fac[h + ib + y] = ((pc[y] - 1) + jadd) / n * scale
             tot += pc[y]
         fac[ib + K] = tot
-        fac[h + ib + K] = tot  # unused; every value of the buffer written
+        fac[h + ib + K] = tot  # unused
+        if tot < 2:  # no row can use Q's cell qv (no other row in it): its factors unread
+            continue
         for s in range(d):
             if member[s]:
                 continue
@@ -329,7 +331,7 @@ def gather_all(tb: Tables, order: np.ndarray, lev: int, nrows: int, n: float, sc
     if starts.shape[0] == 0:
         return np.empty(0), np.empty((0, d + 1), dtype=np.int64)
     size, sets = int(starts[-1]), starts.shape[0] - 1
-    fac = np.empty(2 * size)
+    fac = np.zeros(2 * size)  # zero pages: the factors no row reads cost nothing
     fac[:starts[0]] = 1.0
     fac[size:size + starts[0]] = 1.0
     goffs = np.zeros((sets, d + 1), dtype=np.int64)
@@ -356,11 +358,14 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, g
     row r only if one of the parent sets that M(r + 1, ·) adds (those holding order[r]) is
     usable for it: SPEC §5.3's Petal rule at lev = 1, where this is ASAODE.
 
-    Parent-major over chunks of `chunk` rows: each parent set's child blocks are read for
-    every row of the chunk while they are in cache; per row, the SPODEs are summed in
-    ranking order and the errors added in file order, exactly as row by row. Two and three
-    classes get their own compiled loops (a literal K unrolls the class loops). With rows
-    in `err` (err[r, row, s], at least X's rows), the errors are stored there instead for
+    Parent-major over chunks of `chunk` rows: each parent set's scores are read for every
+    row of the chunk while they are in cache; per row, the SPODEs are summed in ranking
+    order and the errors added in file order, exactly as row by row. The scores come as
+    floats from `fac` (goffs[j]: parent set j's offsets, see `gather_plan`) when gathered
+    for the pass, else each chunk gathers a parent set's into a buffer of 2 · gcap values
+    if they fit (and are worth it), else reads the count tables. Two and three classes get
+    their own compiled loops (a literal K unrolls the class loops). With rows in `err`
+    (err[r, row, s], at least X's rows), the errors are stored there instead for
     `add_errors`, so that blocks of rows can be scored in parallel."""
     if tb.K == 2:
         _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
