@@ -8,7 +8,7 @@ data, with `?` as a value (SPEC §5.1) in every learner.
 Per data set: MDL fitted on all rows, every learner trained and then classifying all rows;
 the fastest of `--repeats` runs of each, the four runs taken in turn (numba kernels
 compiled or loaded first). Prints the seconds and the ratios selective / plain: the
-leave-one-out pass reads every parent set's child counts once per training row and class
+leave-one-out pass reads every parent set's child factors once per training row and class
 (O(N·K·d^(n+1))), where counting adds one to each combination (O(N·d^(n+1))
 increments), so the training ratio grows with K.
 `--n-jobs` gives the selective learners that many threads for the pass (the same model
