@@ -263,8 +263,16 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _ones(tb):
+    """Size of the block of factors 1.0 at the start of each half of a factor buffer: a
+    child that is one of the parents reads it at x_c · K (< K · the largest |X_c|)."""
+    return tb.K * tb.cards.max()
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _work(d, lev, K):
-    """Scratch arrays of `_parent_set` and `_gather`."""
+    """Scratch arrays of `_parent_set` and `_gather`: (pos, qa, qst, member, catt, cstr,
+    cblk, ccard, cnt, pc)."""
     return (np.empty(lev, dtype=np.int64), np.empty(lev, dtype=np.int64),
             np.empty(lev, dtype=np.int64), np.zeros(d, dtype=np.bool_),
             np.empty((d, lev + 1), dtype=np.int64), np.empty((d, lev + 1), dtype=np.int64),
@@ -290,7 +298,7 @@ def gather_plan(tb, order, lev, nrows, budget):
         if not next_colex(pos, lev, d):
             break
     starts = np.empty(sets + 1, dtype=np.int64)
-    starts[0] = K * tb.cards.max()
+    starts[0] = _ones(tb)
     total = 0
     for t in range(lev):
         pos[t] = t
@@ -383,32 +391,23 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                     K):
     """`selective_sse` for a given number of classes K."""
     nrows, d = X.shape
-    pos = np.empty(lev, dtype=np.int64)
-    qa = np.empty(lev, dtype=np.int64)
-    qst = np.empty(lev, dtype=np.int64)
-    member = np.zeros(d, dtype=np.bool_)
-    catt = np.empty((d, lev + 1), dtype=np.int64)
-    cstr = np.empty((d, lev + 1), dtype=np.int64)
-    cblk = np.empty(d, dtype=np.int64)
+    pos, qa, qst, member, catt, cstr, cblk, ccard, cnt, pc = _work(d, lev, K)
     coff = np.empty(d, dtype=np.int64)  # dense block offset, −1: sparse
     cinv = np.empty(d)
-    ccard = np.empty(d, dtype=np.int64)
     gofs = np.empty(d + 1, dtype=np.int64)
     gb = np.empty(d, dtype=np.int64)  # child s's factors at gb[s] + qv · cst[s] + x_s · K
     cst = np.empty(d, dtype=np.int64)
     xk = np.empty((chunk, d), dtype=np.int64)
-    ones = K * tb.cards.max()
+    ones = _ones(tb)
     pre = goffs.shape[0] > 0
     if not pre:
         fac = np.empty(2 * gcap)
         fac[:ones] = 1.0  # the factors 1.0 of a child that is one of the parents
         fac[gcap:gcap + ones] = 1.0
     h = fac.shape[0] // 2
-    pc = np.empty(K, dtype=np.int64)
     # by (class, child) when K <= 4: the errors' loop over s reads it contiguously
     acc = np.zeros((chunk, K, d)) if K <= 4 else np.zeros((chunk, d, K))
     flag = np.zeros(chunk, dtype=np.bool_)
-    cnt = np.empty(K, dtype=np.int64)
     prod = np.empty(K)
     den = np.empty(K)
     e2 = np.empty(d)
