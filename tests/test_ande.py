@@ -507,7 +507,11 @@ def test_partial_fit_chunks_equal_single_fit():
 # ----------------------------------------------------------------------------------------------
 # counting layer
 # ----------------------------------------------------------------------------------------------
-def test_counts_match_brute_force_dense_and_sparse(monkeypatch):
+@pytest.mark.parametrize("bitmap_cells", [0, 512])
+def test_counts_match_brute_force_dense_and_sparse(monkeypatch, bitmap_cells):
+    """Both counting kernels: one increment per row (bitmap_cells = 0) and the bit sets of
+    the small dense blocks (the default)."""
+    monkeypatch.setattr(counts_mod, "BITMAP_MAX_CELLS", bitmap_cells)
     rng = np.random.default_rng(0)
     n, cards, K = 200, [2, 3, 1, 4, 60], 3
     X = np.stack([rng.integers(0, c, n) for c in cards], 1)
@@ -555,6 +559,61 @@ def test_four_attribute_counts_match_brute_force():
             if all(X[r, a] >= 0 for a in s):
                 ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
         np.testing.assert_array_equal(ct.joint(s), ref)
+
+
+def _random_codes(rng, n, cards, p_missing):
+    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
+    X[rng.random(X.shape) < p_missing] = -1
+    return X
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
+    """The bit-set kernel (values compared 64 rows at a time, or set row by row for an
+    attribute of more than 8 values; missing-child conditions; several chunks with a
+    partial last word) and threads over parts of the rows give the row loop's tables."""
+    rng = np.random.default_rng(level)
+    n, cards, K = 5000, [2, 3, 9, 1, 4, 12, 3], 3
+    X = _random_codes(rng, n, cards, 0.05)
+    X[:, 3] = 0  # single-valued, never missing
+    y = rng.integers(0, K, n)
+
+    def counted(bitmap_cells, jobs=1, columns=False):
+        monkeypatch.setattr(counts_mod, "BITMAP_MAX_CELLS", bitmap_cells)
+        ct = AnDECounts(cards, K, level, parent_levels=max(level - 1, 1), rows_hint=n)
+        for part in (slice(0, 1234), slice(1234, n)):
+            codes = np.ascontiguousarray(X[part].T, dtype=np.int8) if columns else X[part]
+            ct.partial_fit(codes, y[part], columns=columns, n_jobs=jobs)
+        return ct
+
+    ref = counted(0)
+    monkeypatch.setattr(counts_mod, "_BITMAP_ROWS", 320)  # chunks of 5 words, 1234 = 3·320+274
+    monkeypatch.setattr(counts_mod, "PARALLEL_MIN_ROWS", 100)
+    for got in (counted(512), counted(40), counted(512, jobs=2), counted(512, columns=True),
+                counted(0, jobs=3)):
+        np.testing.assert_array_equal(got.store.dense, ref.store.dense)
+        np.testing.assert_array_equal(got.class_counts, ref.class_counts)
+        assert got.has_missing.tolist() == ref.has_missing.tolist()
+    plan = counted(512).store._bitmap_plan()
+    assert plan[1].size == ref.store.n_blocks - (ref.store.kind == counts_mod.KIND_EMPTY).sum() \
+        - ((ref.store.bsize > 512) | (ref.store.blen + (ref.store.bcond >= 0) > 3)).sum()
+    s = (0, 2, 5)[:level]
+    want = np.zeros([cards[a] for a in s] + [K], dtype=int)
+    ok = (X[:, list(s)] >= 0).all(1)
+    np.add.at(want, tuple(X[ok][:, a] for a in s) + (y[ok],), 1)
+    np.testing.assert_array_equal(counted(512).joint(s), want)
+
+
+def test_column_codes_are_the_transposed_codes():
+    rng = np.random.default_rng(3)
+    for n in (50, 20_000):  # numpy below 65,536 values, the compiled copy above
+        X = rng.integers(0, 5, (n, 4)).astype(float)
+        X[rng.random(X.shape) < 0.1] = np.nan
+        data = Dataset("c", tuple(Attribute(f"a{j}", tuple("vwxyz")) for j in range(4)),
+                       Attribute("class", ("p", "q")), X, rng.integers(0, 2, n))
+        got = data.column_codes(np.int8)
+        assert got.dtype == np.int8 and got.flags.c_contiguous and got.shape == (4, n)
+        np.testing.assert_array_equal(got, data.codes().T)
 
 
 def test_block_store_generic_and_merge():

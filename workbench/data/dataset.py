@@ -120,17 +120,34 @@ class Dataset:
     # ----- views -------------------------------------------------------------------------
     def codes(self) -> np.ndarray:
         """Nominal value codes as int32 (n, d), missing = -1. Requires all-nominal data."""
+        self._require_nominal()
+        if self.X.size < 1 << 16:  # small: numpy, without loading a compiled kernel
+            return np.where(np.isnan(self.X), MISSING_CODE, self.X).astype(np.int32)
+        from workbench.data.gather import nominal_codes  # numba: not on the import path
+
+        return nominal_codes(self.X, MISSING_CODE)
+
+    def column_codes(self, dtype: type = np.int32) -> np.ndarray:
+        """`codes` attribute-major, (d, n) C-ordered as `dtype` (a signed integer type wide
+        enough for every code): the layout the counting kernels stream, without an (n, d)
+        copy and a transpose."""
+        self._require_nominal()
+        out = np.empty((self.n_attributes, self.n_instances), dtype=dtype)
+        if self.X.size < 1 << 16:  # small: numpy, without loading a compiled kernel
+            out[:] = self.codes().T
+            return out
+        from workbench.data.gather import column_codes  # numba: not on the import path
+
+        column_codes(self.X, MISSING_CODE, out)
+        return out
+
+    def _require_nominal(self) -> None:
         if not self.is_all_nominal:
             names = ", ".join(self.attributes[i].name for i in self.numeric_indices[:5])
             raise WorkbenchError(
                 f"{self.source or self.name}: numeric attribute(s) {names} present; "
                 "this stage needs all-nominal data (discretise first)"
             )
-        if self.X.size < 1 << 16:  # small: numpy, without loading a compiled kernel
-            return np.where(np.isnan(self.X), MISSING_CODE, self.X).astype(np.int32)
-        from workbench.data.gather import nominal_codes  # numba: not on the import path
-
-        return nominal_codes(self.X, MISSING_CODE)
 
     def has_class(self) -> np.ndarray:
         """Boolean mask of rows whose class is known."""

@@ -35,6 +35,19 @@ def nominal_codes(X: np.ndarray, missing: int) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def column_codes(X: np.ndarray, missing: int, out: np.ndarray) -> None:
+    """out[j, r] = code of X[r, j] (NaN → `missing`): the (d, n) attribute-major layout the
+    counting kernels read, from the row-major value matrix: read in order, each row's codes
+    go to d output streams (faster here than reading column by column)."""
+    n, d = X.shape
+    for r in range(n):
+        row = X[r]
+        for j in range(d):
+            v = row[j]
+            out[j, r] = missing if np.isnan(v) else v
+
+
 def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
                  idxs: list[np.ndarray]) -> None:
     """`gather_rows` for per-column lookups of different lengths and code arrays: column j

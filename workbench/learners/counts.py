@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from math import comb
 from typing import Iterable, Sequence
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
@@ -47,6 +50,19 @@ SPARSE_ROW_FACTOR = 16
 
 _KEYBUF_CELLS = 1 << 23  # max key buffer entries per counting chunk (64 MB of int64)
 _CHUNK_BYTES = 1 << 18  # codes counted per kernel call (an L2's worth)
+
+BITMAP_MAX_CELLS = 1024
+"""Dense blocks of at most this many cells (Π|X_i|·K), of 1–3 attributes (1–2 with a
+missing-child condition), are counted from per-chunk bit sets of the rows holding each value
+and class: a cell's count is the popcount of their AND, 64 rows per word (several words per
+instruction where the CPU has vector popcount), instead of one increment per row."""
+PARALLEL_MIN_ROWS = 1 << 16
+"""`BlockStore.add` with n_jobs > 1 gives each thread at least this many rows."""
+PARALLEL_DENSE_BYTES = 1 << 28
+"""... and counts single-threaded when the threads' extra copies of the dense cells would
+take more than this."""
+_BITMAP_BYTES = 1 << 22  # bit sets of one bitmap chunk (about an L2's worth)
+_BITMAP_ROWS = 1 << 15  # rows per bitmap chunk at most (a multiple of 64)
 
 
 # ----- numba kernels ---------------------------------------------------------------------
@@ -147,6 +163,253 @@ def _count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                 dense[off[b] + loc] += 1
             else:
                 keybuf[slot, rr] = vbase[b] + loc
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """Set bits of a 64-bit integer (LLVM's ctpop: one instruction, vectorised in loops)."""
+    if not isinstance(x, types.Integer) or x.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [args[0].type])
+        return builder.call(fn, [args[0]])
+
+    return types.uint64(x), codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _and_count(bits, i, j, nw):
+    """Rows in both bit sets i and j (their AND's popcount)."""
+    s = np.uint64(0)
+    p = bits[i, :nw]  # slices: indexed from 0, so the loop is vectorised
+    q = bits[j, :nw]
+    for w in range(nw):
+        s += _popcount(p[w] & q[w])
+    return np.int64(s)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_cells(bits, src, m, j0, c, nw, nset, full, dense, cell, stride, tg):
+    """dense[cell + v·stride] += rows in both set src (m rows) and value set j0 + v, for
+    v < c. Up to four value sets share one pass over src; when ``full`` (every row of the
+    chunk has a value: the sets partition it), the last value gets m minus the others."""
+    nt = 0
+    for v in range(c - 1 if full else c):
+        if nset[j0 + v]:
+            tg[nt] = v
+            nt += 1
+    p = bits[src, :nw]
+    g = 0
+    while g < nt:
+        q = min(4, nt - g)
+        r0 = bits[j0 + tg[g], :nw]
+        s0 = np.uint64(0)
+        s1 = np.uint64(0)
+        s2 = np.uint64(0)
+        s3 = np.uint64(0)
+        if q == 1:
+            for w in range(nw):
+                s0 += _popcount(p[w] & r0[w])
+        elif q == 2:
+            r1 = bits[j0 + tg[g + 1], :nw]
+            for w in range(nw):
+                x = p[w]
+                s0 += _popcount(x & r0[w])
+                s1 += _popcount(x & r1[w])
+        elif q == 3:
+            r1 = bits[j0 + tg[g + 1], :nw]
+            r2 = bits[j0 + tg[g + 2], :nw]
+            for w in range(nw):
+                x = p[w]
+                s0 += _popcount(x & r0[w])
+                s1 += _popcount(x & r1[w])
+                s2 += _popcount(x & r2[w])
+        else:
+            r1 = bits[j0 + tg[g + 1], :nw]
+            r2 = bits[j0 + tg[g + 2], :nw]
+            r3 = bits[j0 + tg[g + 3], :nw]
+            for w in range(nw):
+                x = p[w]
+                s0 += _popcount(x & r0[w])
+                s1 += _popcount(x & r1[w])
+                s2 += _popcount(x & r2[w])
+                s3 += _popcount(x & r3[w])
+        dense[cell + tg[g] * stride] += np.int64(s0)
+        m -= np.int64(s0)
+        if q > 1:
+            dense[cell + tg[g + 1] * stride] += np.int64(s1)
+            m -= np.int64(s1)
+        if q > 2:
+            dense[cell + tg[g + 2] * stride] += np.int64(s2)
+            m -= np.int64(s2)
+        if q > 3:
+            dense[cell + tg[g + 3] * stride] += np.int64(s3)
+            m -= np.int64(s3)
+        g += q
+    if full:
+        dense[cell + (c - 1) * stride] += m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _and_into(bits, dst, i, j, nw):
+    """Bit set dst = i AND j; returns its popcount."""
+    s = np.uint64(0)
+    p = bits[i, :nw]
+    q = bits[j, :nw]
+    o = bits[dst, :nw]
+    for w in range(nw):
+        x = p[w] & q[w]
+        o[w] = x
+        s += _popcount(x)
+    return np.int64(s)
+
+
+_COMPARE_MAX = 8
+"""Attributes of at most this many values build their bit sets by comparing 64 codes with
+each value (vectorised), larger ones by setting one bit per row."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _equal_bits(x, lo, nrows, v, bits, row):
+    """Bit set `row` = the rows r < nrows with x[lo + r] == v (v of x's type)."""
+    nfull = nrows >> 6
+    for w in range(nfull):
+        m = np.uint64(0)
+        seg = x[lo + w * 64: lo + w * 64 + 64]  # a slice: indexed from 0, so vectorised
+        for r in range(64):
+            m |= np.uint64(seg[r] == v) << np.uint64(r)
+        bits[row, w] = m
+    if nrows & 63:
+        m = np.uint64(0)
+        seg = x[lo + nfull * 64: lo + nrows]
+        for r in range(seg.shape[0]):
+            m |= np.uint64(seg[r] == v) << np.uint64(r)
+        bits[row, nfull] = m
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, needmiss,
+                   dense, bits, nset, row0, nrows):
+    """Count rows [row0, row0+nrows) (at most 64·bits.shape[1]) into the dense blocks `ids`
+    (see `BITMAP_MAX_CELLS`) from bit sets of the chunk's rows.
+
+    Bit set rows: [0, V·K) value i = voff[a] + v and class k at i·K + k; [V·K, V·K + V)
+    value i; then one per attribute (its value missing, built where ``needmiss``); then one
+    per class; the last two are scratch. Attributes with voff[a] < 0 get no value sets.
+    ``nset`` receives each set's popcount (empty sets are skipped)."""
+    d = codes_t.shape[0]
+    V = voff[d]
+    VK = V * K
+    miss0 = VK + V
+    cls0 = miss0 + d
+    t0 = cls0 + K
+    t1 = t0 + 1
+    nw = (nrows + 63) >> 6
+    one = np.uint64(1)
+    ycode = np.empty(1, dtype=y.dtype)
+    for k in range(K):
+        ycode[0] = k
+        _equal_bits(y, row0, nrows, ycode[0], bits, cls0 + k)
+    code = np.empty(1, dtype=codes_t.dtype)
+    for a in range(d):
+        base = voff[a]
+        ca = cards[a] if base >= 0 else 0
+        x = codes_t[a]
+        if ca <= _COMPARE_MAX:
+            for v in range(ca):
+                code[0] = v
+                _equal_bits(x, row0, nrows, code[0], bits, VK + base + v)
+            if needmiss[a]:
+                code[0] = -1
+                _equal_bits(x, row0, nrows, code[0], bits, miss0 + a)
+            continue
+        for i in range(VK + base, VK + base + ca):
+            for w in range(nw):
+                bits[i, w] = 0
+        for w in range(nw):
+            bits[miss0 + a, w] = 0
+        for r in range(nrows):
+            v = x[row0 + r]
+            bit = one << np.uint64(r & 63)
+            if v < 0:
+                bits[miss0 + a, r >> 6] |= bit
+            else:
+                bits[VK + base + v, r >> 6] |= bit
+    for i in range(V):
+        s = _and_count(bits, VK + i, VK + i, nw)
+        nset[VK + i] = s
+        for k in range(K):
+            nset[i * K + k] = _and_into(bits, i * K + k, VK + i, cls0 + k, nw) if s else 0
+    full = np.zeros(d, dtype=np.bool_)  # a's value sets cover every row of the chunk
+    for a in range(d):
+        if voff[a] >= 0:
+            full[a] = nset[VK + voff[a]: VK + voff[a] + cards[a]].sum() == nrows
+    tg = np.empty(max(V, 1), dtype=np.int64)
+    for q in range(ids.shape[0]):
+        b = ids[q]
+        l = blen[b]
+        c = bcond[b]
+        o = off[b]
+        a0 = battrs[b, 0]
+        c0 = battrs[b, l]
+        for v0 in range(c0):
+            for k in range(K):
+                src = (voff[a0] + v0) * K + k
+                m = nset[src]
+                if m and c >= 0:  # rows whose attribute c is missing
+                    m = _and_into(bits, t0, src, miss0 + c, nw)
+                    src = t0
+                if m == 0:
+                    continue
+                if l == 1:
+                    dense[o + v0 * K + k] += m
+                    continue
+                a1 = battrs[b, 1]
+                c1 = battrs[b, l + 1]
+                if l == 2:
+                    _add_cells(bits, src, m, VK + voff[a1], c1, nw, nset, full[a1], dense,
+                               o + v0 * c1 * K + k, K, tg)
+                    continue
+                a2 = battrs[b, 2]
+                c2 = battrs[b, 5]
+                for v1 in range(c1):
+                    j1 = VK + voff[a1] + v1
+                    if nset[j1] == 0:
+                        continue
+                    m1 = _and_into(bits, t1, src, j1, nw)
+                    if m1:
+                        _add_cells(bits, t1, m1, VK + voff[a2], c2, nw, nset, full[a2],
+                                   dense, o + (v0 * c1 + v1) * c2 * K + k, K, tg)
+
+
+@numba.njit(cache=True, nogil=True)
+def code_range(codes_t):
+    """(lowest, highest) code of each attribute of a (d, n) code matrix, in one pass."""
+    d, n = codes_t.shape
+    lo = np.zeros(d, dtype=np.int64)
+    hi = np.zeros(d, dtype=np.int64)
+    for j in range(d):
+        x = codes_t[j]  # a row: indexed from 0, so the loop is vectorised
+        a = 0
+        b = 0
+        if n:
+            a = x[0]
+            b = a
+        for r in range(n):
+            v = x[r]
+            a = min(a, v)
+            b = max(b, v)
+        lo[j] = a
+        hi[j] = b
+    return lo, hi
+
+
+def code_dtype(cardinalities: np.ndarray) -> type:
+    """The narrowest signed integer type holding every code (and −1): less for the counting
+    kernels to stream per block."""
+    top = int(np.max(cardinalities)) if len(cardinalities) else 0
+    return np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -356,39 +619,103 @@ class BlockStore:
         return np.arange(first, first + nb, dtype=np.int64)
 
     # ----- counting --------------------------------------------------------------------
-    def add(self, codes: np.ndarray, y: np.ndarray) -> None:
-        """Count rows: ``codes`` int (n, d) with −1 = missing, ``y`` class codes in 0..K−1."""
+    def add(self, codes: np.ndarray, y: np.ndarray, columns: bool = False,
+            n_jobs: int = 1) -> None:
+        """Count rows: ``codes`` int (n, d) with −1 = missing — or (d, n) with ``columns``,
+        the layout the kernels read — and ``y`` class codes in 0..K−1. With ``n_jobs`` > 1
+        and enough rows, that many threads count consecutive parts of the rows, each into
+        its own copy of the dense cells (when they are small, `PARALLEL_DENSE_BYTES`), and
+        the parts are added: integer counts, so the same tables for any ``n_jobs``."""
         codes = np.asarray(codes)
         y = np.ascontiguousarray(y, dtype=np.int64)
-        n = int(codes.shape[0])
+        n = int(codes.shape[1] if columns else codes.shape[0])
         if n == 0:
             return
         if y.min() < 0 or y.max() >= self.K:
             raise LearnerError("class codes must lie in 0..K-1 (drop missing-class rows first)")
         if self.n_rows + n > np.iinfo(np.int32).max and self.dense.dtype != np.int64:
             self.dense = self.dense.astype(np.int64)
-        top = int(self.cards.max()) if self.cards.size else 0
-        narrow = np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
-        codes_t = np.ascontiguousarray(codes.T, dtype=narrow)  # less to stream per block
+        narrow = code_dtype(self.cards)
+        codes_t = np.ascontiguousarray(codes if columns else codes.T,
+                                       dtype=narrow)  # less to stream per block
+        plan = self._bitmap_plan()
+        parts = max(1, min(int(n_jobs), n // PARALLEL_MIN_ROWS))
+        if self.dense.nbytes * (parts - 1) > PARALLEL_DENSE_BYTES:
+            parts = 1
+        cuts = [n * i // parts for i in range(parts + 1)]
+        denses = [self.dense] + [np.zeros_like(self.dense) for _ in range(parts - 1)]
+        if parts == 1:
+            keys = [self._count_rows(codes_t, y, 0, n, self.dense, plan)]
+        else:
+            with ThreadPoolExecutor(parts) as pool:
+                keys = list(pool.map(
+                    lambda i: self._count_rows(codes_t, y, cuts[i], cuts[i + 1], denses[i],
+                                               plan), range(parts)))
+        for extra in denses[1:]:
+            self.dense += extra
+        keys = np.concatenate(keys)
+        if keys.size:
+            u, c = np.unique(keys, return_counts=True)
+            self._merge_sparse(u, c.astype(np.int64))
+        self.n_rows += n
+
+    def _count_rows(self, codes_t: np.ndarray, y: np.ndarray, lo: int, hi: int,
+                    dense: np.ndarray, plan: tuple) -> np.ndarray:
+        """Count rows [lo, hi) into `dense` (blocks of `self`'s layout): the row-loop kernel
+        for large and sparse blocks, the bit-set kernel for small ones; returns the sparse
+        blocks' virtual keys, one per (row, block) counted."""
+        kind, ids, voff, needmiss = plan
         ns = self._n_sparse
+        n = hi - lo
         # rows per kernel call: their codes stay in cache while every block reads them
         step = max(1024, _CHUNK_BYTES // max(1, codes_t.shape[0] * codes_t.itemsize))
         step = min(n, step if ns == 0 else min(step, max(1, _KEYBUF_CELLS // ns)))
         keybuf = np.empty((max(ns, 1) if ns else 0, step), dtype=np.int64)
-        new_keys = []
-        for r0 in range(0, n, step):
-            nr = min(step, n - r0)
-            _count_kernel(codes_t, y, self.K, self.battrs, self.blen, self.bcond, self.kind,
-                          self.off, self.vbase, self.sslot, self.dense, keybuf, r0, nr)
-            if ns:
-                kb = keybuf[:, :nr].ravel()
-                new_keys.append(kb[kb >= 0])
-        if new_keys:
-            keys = np.concatenate(new_keys)
-            if keys.size:
-                u, c = np.unique(keys, return_counts=True)
-                self._merge_sparse(u, c.astype(np.int64))
-        self.n_rows += n
+        new_keys = [np.zeros(0, dtype=np.int64)]
+        if ids.size < self.n_blocks:
+            for r0 in range(lo, hi, step):
+                nr = min(step, hi - r0)
+                _count_kernel(codes_t, y, self.K, self.battrs, self.blen, self.bcond, kind,
+                              self.off, self.vbase, self.sslot, dense, keybuf, r0, nr)
+                if ns:
+                    kb = keybuf[:, :nr].ravel()
+                    new_keys.append(kb[kb >= 0])
+        if ids.size:
+            d, V = codes_t.shape[0], int(voff[-1])
+            nbits = V * (self.K + 1) + d + self.K + 2
+            rows = min(_BITMAP_ROWS, max(1, _BITMAP_BYTES // (8 * nbits)) * 64)
+            bits = np.empty((nbits, rows // 64), dtype=np.uint64)
+            nset = np.empty(V * (self.K + 1), dtype=np.int64)
+            for r0 in range(lo, hi, rows):
+                _bitmap_kernel(codes_t, y, self.K, ids, self.battrs, self.blen, self.bcond,
+                               self.off, self.cards, voff, needmiss, dense, bits, nset,
+                               r0, min(rows, hi - r0))
+        return np.concatenate(new_keys)
+
+    def _bitmap_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(kind for the row-loop kernel, ids of the blocks counted from bit sets, voff,
+        needmiss): small dense blocks (`BITMAP_MAX_CELLS`) go to `_bitmap_kernel`, marked
+        empty for the row loop; voff[a] is attribute a's first value set (−1: none),
+        voff[d] = V; needmiss[a]: a is some such block's missing-child condition."""
+        ok = ((self.kind == KIND_DENSE) & (self.bsize <= BITMAP_MAX_CELLS) & (self.blen >= 1)
+              & (self.blen + (self.bcond >= 0) <= 3))
+        ids = np.flatnonzero(ok).astype(np.int64)
+        d = int(self.cards.shape[0])
+        used = np.zeros(d, dtype=bool)
+        for t in range(min(3, self._maxlen)):
+            a = self.battrs[ids[self.blen[ids] > t], t] if ids.size else ids
+            used[a] = True
+        voff = np.full(d + 1, -1, dtype=np.int64)
+        top = np.concatenate(([0], np.cumsum(np.where(used, self.cards, 0))))
+        voff[:d] = np.where(used, top[:d], -1)
+        voff[d] = top[d]
+        needmiss = np.zeros(d, dtype=bool)
+        needmiss[self.bcond[ids][self.bcond[ids] >= 0]] = True
+        kind = self.kind
+        if ids.size:
+            kind = kind.copy()
+            kind[ids] = KIND_EMPTY
+        return kind, ids, voff, needmiss
 
     def _merge_sparse(self, keys: np.ndarray, vals: np.ndarray) -> None:
         if self.skeys.size == 0:
@@ -600,26 +927,33 @@ class AnDECounts:
         out.partial_fit(data.codes(), data.y)
         return out
 
-    def partial_fit(self, codes: np.ndarray, y: np.ndarray) -> "AnDECounts":
-        """Add rows (int codes, −1 missing; rows with class −1 are ignored)."""
+    def partial_fit(self, codes: np.ndarray, y: np.ndarray, columns: bool = False,
+                    n_jobs: int = 1) -> "AnDECounts":
+        """Add rows (int codes (n, d), −1 missing; rows with class −1 are ignored). With
+        ``columns``, codes are (d, n) in `code_dtype` (`Dataset.column_codes`), the layout
+        the kernels read, so no copy is made; `n_jobs` threads count (`BlockStore.add`)."""
         codes = np.asarray(codes)
         y = np.asarray(y, dtype=np.int64)
         keep = y >= 0
         if not keep.all():
-            codes, y = codes[keep], y[keep]
-        if codes.shape[0] == 0:
+            codes, y = (codes[:, keep], y[keep]) if columns else (codes[keep], y[keep])
+        if y.shape[0] == 0:
             return self
-        if codes.shape[1] != self.d:
-            raise LearnerError(f"expected {self.d} attributes, got {codes.shape[1]}")
-        bad = (codes >= self.cards[None, :]) | (codes < -1)
+        d = codes.shape[0 if columns else 1]
+        if d != self.d:
+            raise LearnerError(f"expected {self.d} attributes, got {d}")
+        if columns:
+            lo, hi = code_range(np.ascontiguousarray(codes))
+        else:
+            lo, hi = codes.min(axis=0), codes.max(axis=0)
+        bad = (hi >= self.cards) | (lo < -1)
         if bad.any():
-            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            j = int(np.flatnonzero(bad)[0])
             raise LearnerError(f"attribute {j + 1}: value code outside its declared values")
-        newmiss = (codes < 0).any(axis=0) & ~self.has_missing
-        for c in np.flatnonzero(newmiss):
+        for c in np.flatnonzero((lo < 0) & ~self.has_missing):
             self._add_missing_blocks(int(c))
         self.class_counts += np.bincount(y, minlength=self.K)[: self.K]
-        self.store.add(codes, y)
+        self.store.add(codes, y, columns, n_jobs)
         return self
 
     def _add_missing_blocks(self, c: int) -> None:

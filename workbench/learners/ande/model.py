@@ -30,6 +30,8 @@ from workbench.learners.counts import (
     MEMORY_BUDGET_ENV,
     MEMORY_FRACTION,
     AnDECounts,
+    code_dtype,
+    code_range,
     colex_combinations,
     estimate_block_bytes,
     layout_cells,
@@ -56,9 +58,10 @@ class AnDE(CountingLearner, MultiPassLearner):
     the n-subsets of the first r attributes as parent sets, r ≥ n); ``"bse"`` (n = 1) is
     BSEAODE (backward elimination of `elimination` = child, parent or parent_and_child,
     with Petal's `initial_candidate_sse`). `fit` runs the search after counting; the
-    result is ``parent_mask_`` / ``child_mask_``. ``n_jobs`` threads share the "loo"
-    search's leave-one-out pass (blocks of rows, their errors added in order): the same
-    result, bit for bit, for any value.
+    result is ``parent_mask_`` / ``child_mask_``. ``n_jobs`` threads share the counting
+    (parts of the rows, their counts added) and the "loo" search's leave-one-out pass
+    (blocks of rows, their errors added in order): the same result, bit for bit, for any
+    value.
 
     Missing values: ``missing="skip"`` (SPEC §2: a missing value is left out of every
     estimate) or ``"value"`` (SPEC §5.1: `?` is one more declared value of each attribute
@@ -130,18 +133,22 @@ class AnDE(CountingLearner, MultiPassLearner):
                 f"{rows.source or rows.name}; AnDE needs nominal data (use preprocessing "
                 "'mdl' or 'ef:B')"
             )
-        codes = rows.codes()
+        # attribute-major narrow codes, as the counting kernels read them (`?` = its code)
+        codes_t = rows.column_codes(code_dtype(rows.cardinalities + 1))
+        missing = code_range(codes_t)[0] < 0
         if self.counts_ is None:
-            self._create_counts(rows, (codes < 0).any(axis=0), rows.n_instances)
-            codes = self.recode(codes)
-        else:
-            codes = self.recode(codes)
-            newly = self.constant_ & (codes < 0).any(axis=0)
-            if newly.any():
-                self._count_constants(newly, rows)
-        self.counts_.partial_fit(codes[:, ~self.constant_], rows.y)
+            self._create_counts(rows, missing, rows.n_instances)
+        as_value = (self.missing_value_ if self.missing_value_ is not None
+                    else np.zeros_like(missing))
+        for j in np.flatnonzero(as_value & missing):  # `recode`, in place
+            np.copyto(codes_t[j], self.cards_[j] - 1, where=codes_t[j] < 0)
+        newly = self.constant_ & missing & ~as_value
+        if newly.any():
+            self._count_constants(newly, rows)
+        kept = codes_t[~self.constant_] if self.constant_.any() else codes_t
+        self.counts_.partial_fit(kept, rows.y, columns=True, n_jobs=self.n_jobs)
         self._prepared = None
-        return codes
+        return codes_t.T
 
     def _create_counts(self, rows: Dataset, missing: np.ndarray, rows_hint: int,
                        declare_missing: bool = False) -> None:
