@@ -64,11 +64,18 @@ def _batches(path: Path, kind: str, size: int = _BATCH,
         else:
             stream = pa.input_stream(str(path), compression="detect")
             yield from pcsv.open_csv(stream, read_options=pcsv.ReadOptions(
-                block_size=1 << 22), convert_options=pcsv.ConvertOptions(
-                null_values=["", "?", "NA", "NaN", "nan"], strings_can_be_null=True))
+                block_size=1 << 22), convert_options=_csv_options())
     except pa.ArrowException as exc:
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
+
+
+def _csv_options() -> pcsv.ConvertOptions:
+    """How CSV cells are read: these texts are missing; text columns come dictionary-encoded
+    from the parser (no string column to encode afterwards)."""
+    return pcsv.ConvertOptions(null_values=["", "?", "NA", "NaN", "nan"],
+                               strings_can_be_null=True, auto_dict_encode=True,
+                               auto_dict_max_cardinality=(1 << 31) - 1)
 
 
 def _is_numeric(t: pa.DataType) -> bool:
@@ -297,9 +304,7 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
         raise WorkbenchError(f"{path}: no such file")
     try:
         table = _read_parquet(path) if kind == "parquet" else pcsv.read_csv(
-            pa.input_stream(str(path), compression="detect"),
-            convert_options=pcsv.ConvertOptions(null_values=["", "?", "NA", "NaN", "nan"],
-                                                strings_can_be_null=True))
+            pa.input_stream(str(path), compression="detect"), convert_options=_csv_options())
     except pa.ArrowException as exc:
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
