@@ -192,7 +192,7 @@ def _and_count(bits, i, j, nw):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _add_cells(bits, src, m, j0, c, nw, nset, full, dense, cell, stride, tg):
     """dense[cell + v·stride] += rows in both set src (m rows) and value set j0 + v, for
-    v < c. Up to four value sets share one pass over src; when ``full`` (every row of the
+    v < c. Value sets go two to a pass over src; when ``full`` (every row of the
     chunk has a value: the sets partition it), the last value gets m minus the others."""
     nt = 0
     for v in range(c - 1 if full else c):
@@ -200,53 +200,23 @@ def _add_cells(bits, src, m, j0, c, nw, nset, full, dense, cell, stride, tg):
             tg[nt] = v
             nt += 1
     p = bits[src, :nw]
-    g = 0
-    while g < nt:
-        q = min(4, nt - g)
+    for g in range(0, nt, 2):
         r0 = bits[j0 + tg[g], :nw]
         s0 = np.uint64(0)
         s1 = np.uint64(0)
-        s2 = np.uint64(0)
-        s3 = np.uint64(0)
-        if q == 1:
-            for w in range(nw):
-                s0 += _popcount(p[w] & r0[w])
-        elif q == 2:
+        if g + 1 < nt:
             r1 = bits[j0 + tg[g + 1], :nw]
             for w in range(nw):
                 x = p[w]
                 s0 += _popcount(x & r0[w])
                 s1 += _popcount(x & r1[w])
-        elif q == 3:
-            r1 = bits[j0 + tg[g + 1], :nw]
-            r2 = bits[j0 + tg[g + 2], :nw]
-            for w in range(nw):
-                x = p[w]
-                s0 += _popcount(x & r0[w])
-                s1 += _popcount(x & r1[w])
-                s2 += _popcount(x & r2[w])
-        else:
-            r1 = bits[j0 + tg[g + 1], :nw]
-            r2 = bits[j0 + tg[g + 2], :nw]
-            r3 = bits[j0 + tg[g + 3], :nw]
-            for w in range(nw):
-                x = p[w]
-                s0 += _popcount(x & r0[w])
-                s1 += _popcount(x & r1[w])
-                s2 += _popcount(x & r2[w])
-                s3 += _popcount(x & r3[w])
-        dense[cell + tg[g] * stride] += np.int64(s0)
-        m -= np.int64(s0)
-        if q > 1:
             dense[cell + tg[g + 1] * stride] += np.int64(s1)
             m -= np.int64(s1)
-        if q > 2:
-            dense[cell + tg[g + 2] * stride] += np.int64(s2)
-            m -= np.int64(s2)
-        if q > 3:
-            dense[cell + tg[g + 3] * stride] += np.int64(s3)
-            m -= np.int64(s3)
-        g += q
+        else:
+            for w in range(nw):
+                s0 += _popcount(p[w] & r0[w])
+        dense[cell + tg[g] * stride] += np.int64(s0)
+        m -= np.int64(s0)
     if full:
         dense[cell + (c - 1) * stride] += m
 
