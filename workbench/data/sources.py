@@ -197,8 +197,11 @@ def _order(v: str):
 def _indices(enc) -> tuple[np.ndarray, np.ndarray]:
     """A dictionary array's codes (missing = the dictionary's length) and which entries
     some row uses."""
-    idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
-    return idx, np.bincount(idx, minlength=len(enc.dictionary) + 1)[:-1] > 0
+    ind, k = enc.indices, len(enc.dictionary)
+    idx = (ind if ind.null_count == 0 else ind.fill_null(k)).to_numpy(zero_copy_only=False)
+    used = np.zeros(k, dtype=bool)
+    used[pac.unique(ind).drop_null().to_numpy(zero_copy_only=False)] = True
+    return idx, used
 
 
 def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
