@@ -614,6 +614,13 @@ def test_column_codes_are_the_transposed_codes():
         got = data.column_codes(np.int8)
         assert got.dtype == np.int8 and got.flags.c_contiguous and got.shape == (4, n)
         np.testing.assert_array_equal(got, data.codes().T)
+        # a code no attribute declares (258 would wrap to 2 in int8) is reported, not counted
+        bad = X.copy()
+        bad[7, 2] = 258.0
+        bad = data.replace(X=bad)
+        assert bad.column_codes(np.int8)[2, 7] == -2
+        with pytest.raises(LearnerError, match="attribute 3: value code outside"):
+            AnDE(n=1).fit(bad)
 
 
 def test_block_store_generic_and_merge():

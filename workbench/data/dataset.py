@@ -128,17 +128,19 @@ class Dataset:
         return nominal_codes(self.X, MISSING_CODE)
 
     def column_codes(self, dtype: type = np.int32) -> np.ndarray:
-        """`codes` attribute-major, (d, n) C-ordered as `dtype` (a signed integer type wide
-        enough for every code): the layout the counting kernels stream, without an (n, d)
-        copy and a transpose."""
+        """`codes` attribute-major, (d, n) C-ordered as `dtype` (a signed integer type): the
+        layout the counting kernels stream, without an (n, d) copy and a transpose. A value
+        `dtype` cannot hold becomes −2 (never a valid code) instead of wrapping around."""
         self._require_nominal()
         out = np.empty((self.n_attributes, self.n_instances), dtype=dtype)
+        top = int(np.iinfo(dtype).max)
         if self.X.size < 1 << 16:  # small: numpy, without loading a compiled kernel
-            out[:] = self.codes().T
+            codes = self.codes()
+            out[:] = np.where((codes < MISSING_CODE) | (codes > top), MISSING_CODE - 1, codes).T
             return out
         from workbench.data.gather import column_codes  # numba: not on the import path
 
-        column_codes(self.X, MISSING_CODE, out)
+        column_codes(self.X, MISSING_CODE, top, out)
         return out
 
     def _require_nominal(self) -> None:

@@ -36,16 +36,17 @@ def nominal_codes(X: np.ndarray, missing: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def column_codes(X: np.ndarray, missing: int, out: np.ndarray) -> None:
-    """out[j, r] = code of X[r, j] (NaN → `missing`): the (d, n) attribute-major layout the
-    counting kernels read, from the row-major value matrix: read in order, each row's codes
-    go to d output streams (faster here than reading column by column)."""
+def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None:
+    """out[j, r] = code of X[r, j] (NaN → `missing`; a value outside [0, top], which `out`'s
+    type might not hold, → missing − 1, for the caller's range check to report): the (d, n)
+    attribute-major layout the counting kernels read, from the row-major value matrix: read
+    in order, each row's codes go to d output streams (faster here than column by column)."""
     n, d = X.shape
     for r in range(n):
         row = X[r]
         for j in range(d):
             v = row[j]
-            out[j, r] = missing if np.isnan(v) else v
+            out[j, r] = missing if np.isnan(v) else v if 0 <= v <= top else missing - 1
 
 
 def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
