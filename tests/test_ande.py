@@ -619,8 +619,9 @@ def test_column_codes_are_the_transposed_codes():
         bad[7, 2] = 258.0
         bad = data.replace(X=bad)
         assert bad.column_codes(np.int8)[2, 7] == -2
-        with pytest.raises(LearnerError, match="attribute 3: value code outside"):
-            AnDE(n=1).fit(bad)
+        for missing in ("skip", "value"):  # not taken for a `?` either
+            with pytest.raises(LearnerError, match="attribute 3: value code outside"):
+                AnDE(n=1, missing=missing).fit(bad)
 
 
 def test_block_store_generic_and_merge():

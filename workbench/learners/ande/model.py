@@ -141,7 +141,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         as_value = (self.missing_value_ if self.missing_value_ is not None
                     else np.zeros_like(missing))
         for j in np.flatnonzero(as_value & missing):  # `recode`, in place
-            np.copyto(codes_t[j], self.cards_[j] - 1, where=codes_t[j] < 0)
+            np.copyto(codes_t[j], self.cards_[j] - 1, where=codes_t[j] == -1)
         newly = self.constant_ & missing & ~as_value
         if newly.any():
             self._count_constants(newly, rows)
