@@ -61,7 +61,7 @@ PARALLEL_MIN_ROWS = 1 << 16
 PARALLEL_DENSE_BYTES = 1 << 28
 """... and counts single-threaded when the threads' extra copies of the dense cells would
 take more than this."""
-_BITMAP_BYTES = 1 << 22  # bit sets of one bitmap chunk (about an L2's worth)
+_BITMAP_BYTES = 1 << 22  # bit sets of one bitmap chunk at most (4 MB measured best here)
 _BITMAP_ROWS = 1 << 15  # rows per bitmap chunk at most (a multiple of 64)
 
 
