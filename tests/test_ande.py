@@ -507,6 +507,13 @@ def test_partial_fit_chunks_equal_single_fit():
 # ----------------------------------------------------------------------------------------------
 # counting layer
 # ----------------------------------------------------------------------------------------------
+def _random_codes(rng, n, cards, p_missing):
+    """n rows of codes below `cards`, each missing (−1) with probability p_missing."""
+    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
+    X[rng.random(X.shape) < p_missing] = -1
+    return X
+
+
 @pytest.mark.parametrize("bitmap_cells", [0, 512])
 def test_counts_match_brute_force_dense_and_sparse(monkeypatch, bitmap_cells):
     """Both counting kernels: one increment per row (bitmap_cells = 0) and the bit sets of
@@ -514,8 +521,7 @@ def test_counts_match_brute_force_dense_and_sparse(monkeypatch, bitmap_cells):
     monkeypatch.setattr(counts_mod, "BITMAP_MAX_CELLS", bitmap_cells)
     rng = np.random.default_rng(0)
     n, cards, K = 200, [2, 3, 1, 4, 60], 3
-    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
-    X[rng.random(X.shape) < 0.1] = -1
+    X = _random_codes(rng, n, cards, 0.1)
     y = rng.integers(0, K, n)
     monkeypatch.setattr(counts_mod, "SPARSE_MIN_CELLS", 64)
     monkeypatch.setattr(counts_mod, "SPARSE_ROW_FACTOR", 0)
@@ -546,8 +552,7 @@ def test_four_attribute_counts_match_brute_force():
     """The dense fast path of blocks of four attributes (A3DE's level), with missing values."""
     rng = np.random.default_rng(1)
     n, cards, K = 150, [2, 3, 1, 4, 5], 2
-    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
-    X[rng.random(X.shape) < 0.1] = -1
+    X = _random_codes(rng, n, cards, 0.1)
     y = rng.integers(0, K, n)
     ct = AnDECounts(cards, K, 4, parent_levels=3)
     ct.partial_fit(X[:70], y[:70])
@@ -559,12 +564,6 @@ def test_four_attribute_counts_match_brute_force():
             if all(X[r, a] >= 0 for a in s):
                 ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
         np.testing.assert_array_equal(ct.joint(s), ref)
-
-
-def _random_codes(rng, n, cards, p_missing):
-    X = np.stack([rng.integers(0, c, n) for c in cards], 1)
-    X[rng.random(X.shape) < p_missing] = -1
-    return X
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
