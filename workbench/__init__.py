@@ -18,10 +18,7 @@ from workbench.jit import configure_cache
 
 configure_cache()  # before any kernel module is imported (see workbench.jit)
 
-from workbench.data.dataset import Attribute, Dataset  # noqa: E402
 from workbench.errors import WorkbenchError  # noqa: E402
-from workbench.learners.base import Learner  # noqa: E402
-from workbench.learners.registry import create, register  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -39,6 +36,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Attribute": "workbench.data.dataset",
+    "Dataset": "workbench.data.dataset",
+    "Learner": "workbench.learners.base",
+    "create": "workbench.learners.registry",
+    "register": "workbench.learners.registry",
     "AnDECounts": "workbench.learners.counts",
     "BlockStore": "workbench.learners.counts",
     "load_plugins": "workbench.plugins",
@@ -47,7 +49,8 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    """Import the heavier parts (numba kernels) only when they are used."""
+    """Import the parts (pyarrow, numba kernels) only when they are used, so that a
+    command that needs none of them (``--version``, ``--help``) starts in milliseconds."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -50,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.experiment.runner import run_experiment
     from workbench.experiment.workers import SCHEDULER_FILE
-    from workbench.report.render import render_report
-
     from workbench.resources import config_path
 
     config = load_config(config_path(args.config))
@@ -75,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         verbosity=log.level(),
     )
     if not args.no_report and (result.pairs_completed or result.pairs_already_complete):
+        from workbench.report.render import render_report  # pandas, matplotlib: only here
+
         render_report(result.run_dir)
         log.note(f"report: rendered in {result.run_dir}")
     if result.failures:

@@ -54,9 +54,8 @@ import yaml
 from workbench import resources, yamlnum
 from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
-from workbench.report.tables import TABLE_METRICS, WDL_METHODS
+from workbench.stats import TAILS, WDL_METHODS
 from workbench.stats.corrections import METHODS as CORRECTIONS
-from workbench.stats.wdl import TAILS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
@@ -269,10 +268,10 @@ def _learner_lists(key: str, value: Any, known: set[str], fields: dict[str, type
         if not isinstance(v, kind):
             raise ConfigError(f"report.{key}.{name}: expected a {kind.__name__}, got {v!r}")
         if name == "metrics":
-            bad = [m for m in v if m not in TABLE_METRICS]
+            bad = [m for m in v if m not in metric_names(table=True)]
             if bad or not v:
                 raise ConfigError(f"report.{key}.metrics: unknown metric(s) {bad} (choose "
-                                  f"from {', '.join(TABLE_METRICS)})")
+                                  f"from {', '.join(metric_names(table=True))})")
             out[name] = [str(m) for m in v]
             continue
         items = [v] if kind is str else (list(v) if name != "pairs" else
@@ -351,9 +350,9 @@ def _bayesian_options(value: Any, present: set[str], baseline: str | None
     metrics = value.get("metrics", ["zero_one_loss", "rmse"])
     metrics = [metrics] if isinstance(metrics, str) else metrics
     if not isinstance(metrics, (list, tuple)) or not metrics or \
-            any(m not in TABLE_METRICS for m in metrics):
+            any(m not in metric_names(table=True) for m in metrics):
         raise ConfigError(f"report.bayesian.metrics: expected a list of metrics from "
-                          f"{', '.join(TABLE_METRICS)}, got {metrics!r}")
+                          f"{', '.join(metric_names(table=True))}, got {metrics!r}")
     pairs = value.get("pairs")
     if pairs is None:
         pairs = [[name, baseline] for name in sorted(present) if name != baseline] \
@@ -393,9 +392,9 @@ def _scatter_options(opts: ReportOptions, value: Any, present: set[str]) -> None
         if not isinstance(metrics, (list, tuple)) or not metrics:
             raise ConfigError("report.scatter.metrics: expected a non-empty list of metrics")
         for m in metrics:
-            if m not in TABLE_METRICS:
+            if m not in metric_names(table=True):
                 raise ConfigError(f"report.scatter.metrics: unknown metric {m!r} (choose "
-                                  f"from {', '.join(TABLE_METRICS)})")
+                                  f"from {', '.join(metric_names(table=True))})")
         opts.scatter_metrics = [str(m) for m in dict.fromkeys(metrics)]
         log = value.get("log", False)
         if not isinstance(log, bool):

@@ -37,10 +37,8 @@ from workbench.stats.wdl import (
     wdl_from_outcomes,
 )
 
-WDL_SIGN = "sign"
-WDL_WILCOXON_FOLDS = "wilcoxon-folds"
-WDL_CORRECTED_T = "corrected-t"
-WDL_METHODS = (WDL_SIGN, WDL_WILCOXON_FOLDS, WDL_CORRECTED_T)
+from workbench.stats import (  # noqa: E402, F401  (re-exported: the report's names)
+    WDL_CORRECTED_T, WDL_METHODS, WDL_SIGN, WDL_WILCOXON_FOLDS)
 
 class _TableMetrics(abc.Mapping):
     """metric column -> title for every metric the registry shows in tables (lower is

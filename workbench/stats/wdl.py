@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.stats import scipy_stats
+from workbench.stats import TAILS, scipy_stats  # noqa: F401  (TAILS re-exported)
 
 
 ALPHA = 0.05
@@ -62,10 +62,6 @@ class WDL:
     def cell(self) -> str:
         """The paper's cell text, ``"w/d/l"``."""
         return f"{self.wins}/{self.draws}/{self.losses}"
-
-
-TAILS = {"two-tailed": 2, "one-tailed": 1}
-"""Sign-test conventions by name: PAKDD 2013/2014 print two-tailed p, Salem et al. one-tailed."""
 
 
 def sign_test(wins: int, losses: int, tails: int = 2) -> float:
