@@ -145,3 +145,29 @@ def test_a_parquet_dictionary_may_list_values_no_row_has(tmp_path):
     assert data.attributes[0].values == ("b",)
     assert data.X[:, 0].tolist() == [0, 0, 0, 0]
     assert [data.attributes[1].values[int(v)] for v in data.X[:, 1]] == ["x", "o", "b", "x"]
+
+
+@pytest.mark.parametrize("kind", ["arff", "csv", "parquet"])
+def test_loading_on_threads_equals_one_thread(labor_files, kind, monkeypatch):
+    """Large tables are encoded and gathered by two threads (disjoint writes): forcing that
+    path on labor (57 rows, missing values, nominal and numeric) gives the same Dataset."""
+    import workbench.data.gather as gather
+
+    data, folder = labor_files
+    path = EMBEDDED / "labor.arff.gz" if kind == "arff" else folder / f"labor.{kind}"
+    one = load_table(path)
+    monkeypatch.setattr(gather, "PARALLEL_ROWS", 8)
+    two = load_table(path)
+    assert two.attributes == one.attributes and two.class_attribute == one.class_attribute
+    np.testing.assert_array_equal(two.X, one.X)
+    np.testing.assert_array_equal(two.y, one.y)
+    assert np.isnan(one.X).any()
+
+
+def test_used_codes_marks_the_codes_rows_use_and_rejects_codes_out_of_range():
+    from workbench.data.gather import used_codes
+
+    assert used_codes(np.array([2, 0, 2], dtype=np.int32), 4).tolist() == \
+        [True, False, True, False]
+    assert used_codes(np.array([0, 4], dtype=np.int32), 4).size == 0
+    assert used_codes(np.array([-1], dtype=np.int8), 4).size == 0

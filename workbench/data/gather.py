@@ -4,23 +4,42 @@ row-major value matrix (the loaders), and a value matrix into int codes (`Datase
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
-_ROWS = 2048  # rows per block: a block of the output stays in cache while each column fills it
+_ROWS = 256  # rows per block: a block's rows are written whole, reading each column's codes
+PARALLEL_ROWS = 1 << 18  # from this many rows, row parts are gathered on threads
+"""Below it a thread's start costs more than its share; the writes are disjoint, so the
+matrix is the same on any number of threads."""
 
 
 @numba.njit(cache=True, nogil=True)
 def gather_rows(out: np.ndarray, dest: np.ndarray, luts: np.ndarray,
-                idx: np.ndarray) -> None:
-    """out[r, dest[j]] = luts[j, idx[j, r]] for every column j, block by block of rows."""
-    n = idx.shape[1]
-    for r0 in range(0, n, _ROWS):
-        r1 = min(n, r0 + _ROWS)
-        for j in range(idx.shape[0]):
-            c = dest[j]
-            for r in range(r0, r1):
-                out[r, c] = luts[j, idx[j, r]]
+                idx: np.ndarray, r0: int, r1: int) -> None:
+    """out[r, dest[j]] = luts[j, idx[j, r]] for every column j and row r0 <= r < r1, row
+    by row within blocks of rows (each output row written in one go; faster here than
+    column by column)."""
+    m = idx.shape[0]
+    for b0 in range(r0, r1, _ROWS):
+        b1 = min(r1, b0 + _ROWS)
+        for r in range(b0, b1):
+            for j in range(m):
+                out[r, dest[j]] = luts[j, idx[j, r]]
+
+
+@numba.njit(cache=True, nogil=True)
+def used_codes(idx: np.ndarray, size: int) -> np.ndarray:
+    """Which of the codes 0 … size − 1 occur in `idx` (one pass); empty when a code is
+    outside that range (the caller reports it)."""
+    used = np.zeros(size, dtype=np.bool_)
+    for r in range(idx.shape[0]):
+        v = idx[r]
+        if v < 0 or v >= size:
+            return np.zeros(0, dtype=np.bool_)
+        used[v] = True
+    return used
 
 
 @numba.njit(cache=True, nogil=True)
@@ -52,10 +71,26 @@ def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None
 def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
                  idxs: list[np.ndarray]) -> None:
     """`gather_rows` for per-column lookups of different lengths and code arrays: column j
-    writes luts[j][idxs[j][r]] into out[r, dest[j]]."""
+    writes luts[j][idxs[j][r]] into out[r, dest[j]]. The codes are staged in the narrowest
+    integer type their lookups need; large tables are gathered by two threads."""
     if not idxs:
         return
     width = max(len(t) for t in luts)
     lut = np.array([list(t) + [np.nan] * (width - len(t)) for t in luts], dtype=np.float64)
-    gather_rows(out, np.array(dest, dtype=np.int64), lut,
-                np.stack(idxs).astype(np.int32, copy=False))
+    stage = np.empty((len(idxs), out.shape[0]),
+                     dtype=np.int8 if width <= 128 else np.int16 if width <= 1 << 15 else np.int32)
+    cols = np.array(dest, dtype=np.int64)
+
+    def part(r0: int, r1: int) -> None:
+        for j, idx in enumerate(idxs):
+            stage[j, r0:r1] = idx[r0:r1]
+        gather_rows(out, cols, lut, stage, r0, r1)
+
+    n = out.shape[0]
+    if n < PARALLEL_ROWS:
+        part(0, n)
+        return
+    with ThreadPoolExecutor(1) as pool:
+        other = pool.submit(part, n // 2, n)
+        part(0, n // 2)
+        other.result()

@@ -17,6 +17,7 @@ same sample whatever else runs.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -102,14 +103,15 @@ class _Scan:
             self.missing = [False] * len(self.names)
         self.rows += batch.num_rows
         self.encoded = {}
+        coded = [j for j in range(len(self.names))
+                 if not self.numeric[j] or j == self.class_index()]
         for j, col in enumerate(batch.columns):
             self.missing[j] |= col.null_count > 0
-            if not self.numeric[j] or j == self.class_index():
-                dic = _dictionary(col)
-                idx, used = _indices(dic)
-                self.encoded[self.names[j]] = (dic, idx, used)
-                self.values[j].update(_text(v) for v in dic.dictionary.take(
-                    pa.array(np.flatnonzero(used), type=pa.int64())).to_pylist())
+        for j, (dic, idx, used) in zip(coded, _map_columns(
+                _encoded, [batch.column(j) for j in coded], batch.num_rows)):
+            self.encoded[self.names[j]] = (dic, idx, used)
+            self.values[j].update(_text(v) for v in dic.dictionary.take(
+                pa.array(np.flatnonzero(used), type=pa.int64())).to_pylist())
 
     def merge(self, other: "_Scan") -> "_Scan":
         """Add the statistics of another part of the same file (the parts in file order)."""
@@ -197,11 +199,31 @@ def _order(v: str):
 def _indices(enc) -> tuple[np.ndarray, np.ndarray]:
     """A dictionary array's codes (missing = the dictionary's length) and which entries
     some row uses."""
+    from workbench.data.gather import used_codes  # numba: not on the import path
+
     ind, k = enc.indices, len(enc.dictionary)
     idx = (ind if ind.null_count == 0 else ind.fill_null(k)).to_numpy(zero_copy_only=False)
-    used = np.zeros(k, dtype=bool)
-    used[pac.unique(ind).drop_null().to_numpy(zero_copy_only=False)] = True
-    return idx, used
+    used = used_codes(idx, k + 1)
+    if len(used) == 0:
+        raise WorkbenchError("a dictionary code outside its dictionary")
+    return idx, used[:k]
+
+
+def _encoded(col) -> tuple[pa.DictionaryArray, np.ndarray, np.ndarray]:
+    """A text column dictionary-encoded, with `_indices`'s codes and used entries."""
+    dic = _dictionary(col)
+    return (dic, *_indices(dic))
+
+
+def _map_columns(fn, cols: list, rows: int) -> list:
+    """`fn` of each column, on two threads for a large table (Arrow's compute functions
+    and the compiled kernels release the GIL); results in column order."""
+    from workbench.data.gather import PARALLEL_ROWS
+
+    if rows < PARALLEL_ROWS or len(cols) < 2:
+        return [fn(c) for c in cols]
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(fn, cols))
 
 
 def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
@@ -213,9 +235,15 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
     d = len(header.attributes)
     out = np.empty((batch.num_rows, d + 1), dtype=np.float64)  # the class in the last column
     idxs, luts, dest = [], [], []
-    for j, a in enumerate((*header.attributes, header.class_attribute)):
+    attrs = (*header.attributes, header.class_attribute)
+    for a in attrs:
         if a.name not in names:
             raise WorkbenchError(f"{path}: no column '{a.name}' (in the header)")
+    encoded = dict(encoded or {})
+    todo = [a.name for a in attrs if a.values is not None and a.name not in encoded]
+    encoded.update(zip(todo, _map_columns(
+        _encoded, [batch.column(names.index(n)) for n in todo], batch.num_rows)))
+    for j, a in enumerate(attrs):
         col = batch.column(names.index(a.name))
         if a.values is None:
             if not _is_numeric(col.type):
@@ -223,11 +251,7 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
             out[:, j] = col.to_numpy(zero_copy_only=False)
             continue
         codes = {v: k for k, v in enumerate(a.values)}
-        if encoded and a.name in encoded:
-            enc, idx, used = encoded[a.name]
-        else:
-            enc = _dictionary(col)
-            idx, used = _indices(enc)
+        enc, idx, used = encoded[a.name]
         lookup = []
         for v, u in zip(enc.dictionary.to_pylist(), used):
             key = _text(v) if isinstance(v, (int, float)) else str(v)
@@ -290,8 +314,9 @@ def _dictionary(col) -> pa.DictionaryArray:
     """`col` dictionary-encoded as one array (already encoded columns as they are)."""
     if isinstance(col, pa.ChunkedArray):
         if pa.types.is_dictionary(col.type):
-            col = col.unify_dictionaries()
-            return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            if col.num_chunks == 1:
+                return col.chunk(0)
+            return col.unify_dictionaries().combine_chunks()
         col = col.combine_chunks()
     return col if pa.types.is_dictionary(col.type) else pac.dictionary_encode(col)
 
