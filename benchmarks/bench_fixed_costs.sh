@@ -4,7 +4,11 @@
 # AODE -F 1 -M -W 1 behind its supervised Discretize filter, 20 x 2 CV in one JVM through our
 # helper benchmarks/weka/JavaCV.java — alternating, REPEATS times; prints each pair, the
 # medians and the ratio ours / Weka. Also: the start-up alone (`python -m workbench --version`,
-# and importing the runner with a learner's kernels loaded).
+# and importing the runner with a learner's kernels loaded), and the floor any process of ours
+# pays before doing anything: the interpreter with numpy, then pyarrow (which imports pandas
+# on its first numpy conversion), then numba's import and first compiled-kernel load.
+# Python runs as the interpreter itself (a version manager's shim script would add its own
+# start-up), with the package byte-compiled as an installed wheel is.
 #
 #   benchmarks/bench_fixed_costs.sh [REPEATS]        (default 5)
 #
@@ -17,7 +21,9 @@ WEKA_JAR=${WEKA_JAR:-/usr/share/java/weka.jar}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 javac -cp "$WEKA_JAR" -d "$TMP" benchmarks/weka/JavaCV.java
-python - "$TMP/iris.arff" <<'PY'
+PY=$(command python -c 'import sys; print(sys.executable)')
+"$PY" -m compileall -q workbench || true
+"$PY" - "$TMP/iris.arff" <<'PY'
 import sys
 from workbench.data.arff import save_arff
 from workbench.data.catalog import find_dataset, load_dataset
@@ -31,29 +37,35 @@ learners: [A1DE]
 output: $TMP/out
 YAML
 cpu() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.3f", $1 + $2}'; }
-python -m workbench -q run --no-report "$TMP/iris.yaml" >/dev/null  # compile kernels once
-ours=(); weka=(); start=(); kernels=()
+"$PY" -m workbench -q run --no-report "$TMP/iris.yaml" >/dev/null  # compile kernels once
+ours=(); weka=(); start=(); kernels=(); floor=()
 for i in $(seq "$REPEATS"); do
     rm -rf "$TMP/out"
-    ours+=("$(cpu python -m workbench -q run --no-report "$TMP/iris.yaml")")
+    ours+=("$(cpu "$PY" -m workbench -q run --no-report "$TMP/iris.yaml")")
     weka+=("$(cpu java -cp "$WEKA_JAR:$TMP" JavaCV "$TMP/iris.arff" 20 2 \
               weka.classifiers.bayes.AODE -F 1 -M -W 1)")
-    start+=("$(cpu python -m workbench --version)")
-    kernels+=("$(cpu python -c 'import workbench.experiment.runner
+    start+=("$(cpu "$PY" -m workbench --version)")
+    kernels+=("$(cpu "$PY" -c 'import workbench.experiment.runner
 from workbench.learners.registry import create
 from workbench.data.catalog import find_dataset, load_dataset
 d = load_dataset(find_dataset("iris"))
 from workbench.discretize import fit_discretizer
 d = fit_discretizer("mdl", d).transform(d)
 create("A1DE").fit(d).predict_proba(d)')")
+    floor+=("$(cpu "$PY" -c 'import numpy') $(cpu "$PY" -c 'import numpy, pyarrow
+pyarrow.array(numpy.zeros(1))') $(cpu "$PY" -c 'import workbench.data.gather as g, numpy
+g.used_codes(numpy.zeros(1, numpy.int32), 1)')")
     echo "repeat $i: ours ${ours[-1]} s, Weka ${weka[-1]} s" \
          "(our start-up: --version ${start[-1]} s, imports + one A1DE fit ${kernels[-1]} s)"
 done
-python - "${ours[*]}" "${weka[*]}" "${start[*]}" "${kernels[*]}" <<'PY'
+"$PY" - "${ours[*]}" "${weka[*]}" "${start[*]}" "${kernels[*]}" "${floor[*]}" <<'PY'
 import statistics, sys
-o, w, s, k = ([float(v) for v in a.split()] for a in sys.argv[1:5])
+o, w, s, k, f = ([float(v) for v in a.split()] for a in sys.argv[1:6])
 mo, mw = statistics.median(o), statistics.median(w)
 print(f"median whole-process CPU: ours {mo:.3f} s, Weka {mw:.3f} s, ratio ours/Weka {mo / mw:.2f}")
 print(f"of ours: start-up (--version) {statistics.median(s):.3f} s; imports, compiled-kernel "
       f"loading and one A1DE fit on iris {statistics.median(k):.3f} s")
+numpy, arrow, kernel = (statistics.median(f[i::3]) for i in range(3))
+print(f"floor: python + numpy {numpy:.3f} s; + pyarrow (and the pandas it imports) "
+      f"{arrow:.3f} s; numpy + numba + one cached kernel's first call {kernel:.3f} s")
 PY
