@@ -898,10 +898,13 @@ class AnDECounts:
         return out
 
     def partial_fit(self, codes: np.ndarray, y: np.ndarray, columns: bool = False,
-                    n_jobs: int = 1) -> "AnDECounts":
+                    n_jobs: int = 1, ranges: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> "AnDECounts":
         """Add rows (int codes (n, d), −1 missing; rows with class −1 are ignored). With
         ``columns``, codes are (d, n) in `code_dtype` (`Dataset.column_codes`), the layout
-        the kernels read, so no copy is made; `n_jobs` threads count (`BlockStore.add`)."""
+        the kernels read, so no copy is made; `n_jobs` threads count (`BlockStore.add`).
+        `ranges`: each attribute's (lowest, highest) code over these rows, when the caller
+        has them (`code_range`), so they are not scanned again."""
         codes = np.asarray(codes)
         y = np.asarray(y, dtype=np.int64)
         keep = y >= 0
@@ -912,7 +915,9 @@ class AnDECounts:
         d = codes.shape[0 if columns else 1]
         if d != self.d:
             raise LearnerError(f"expected {self.d} attributes, got {d}")
-        if columns:
+        if ranges is not None and keep.all():
+            lo, hi = ranges
+        elif columns:
             lo, hi = code_range(np.ascontiguousarray(codes))
         else:
             lo, hi = codes.min(axis=0), codes.max(axis=0)

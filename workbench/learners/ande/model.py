@@ -135,18 +135,26 @@ class AnDE(CountingLearner, MultiPassLearner):
             )
         # attribute-major narrow codes, as the counting kernels read them (`?` = its code)
         codes_t = rows.column_codes(code_dtype(rows.cardinalities + 1))
-        missing = code_range(codes_t)[0] < 0
+        lo, hi = code_range(codes_t)
+        missing = lo < 0
         if self.counts_ is None:
             self._create_counts(rows, missing, rows.n_instances)
         as_value = (self.missing_value_ if self.missing_value_ is not None
                     else np.zeros_like(missing))
-        for j in np.flatnonzero(as_value & missing):  # `recode`, in place
+        recoded = np.flatnonzero(as_value & missing)
+        for j in recoded:  # `recode`, in place; the range follows: `?` is the top code
             np.copyto(codes_t[j], self.cards_[j] - 1, where=codes_t[j] == -1)
+        if recoded.size:
+            lo, hi = lo.copy(), hi.copy()
+            lo[recoded] = np.where(lo[recoded] < -1, lo[recoded], 0)
+            hi[recoded] = np.maximum(hi[recoded], self.cards_[recoded] - 1)
         newly = self.constant_ & missing & ~as_value
         if newly.any():
             self._count_constants(newly, rows)
-        kept = codes_t[~self.constant_] if self.constant_.any() else codes_t
-        self.counts_.partial_fit(kept, rows.y, columns=True, n_jobs=self.n_jobs)
+        keep = ~self.constant_
+        kept = codes_t[keep] if self.constant_.any() else codes_t
+        self.counts_.partial_fit(kept, rows.y, columns=True, n_jobs=self.n_jobs,
+                                 ranges=(lo[keep], hi[keep]))
         self._prepared = None
         return codes_t.T
 
