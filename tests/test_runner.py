@@ -351,6 +351,12 @@ def test_store_writes_are_atomic_and_layout_is_stable(tmp_path):
     assert np.array_equal(back["proba"], rec["proba"])
     assert store.stored_folds(tmp_path, "iris", "A2DE-SW m=0.5") == {(1, 0)}
     assert not store.is_complete(tmp_path, "iris", "A2DE-SW m=0.5")
+    # a fold file of an earlier version (a 0-d member per scalar) reads the same
+    old = {k: np.asarray("" if v is None else v) for k, v in rec.items()}
+    np.savez(path, **old)
+    assert store.read_fold(path).keys() == back.keys()
+    for key, value in store.read_fold(path).items():
+        assert np.array_equal(value, back[key]) and type(value) is type(back[key]), key
 
 
 def test_real_learners_identical_across_jobs(tmp_path):

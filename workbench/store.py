@@ -106,6 +106,9 @@ def fold_path(run_dir: Path, dataset: str, learner: str, round_: int, fold: int)
 
 
 # ----- folds ----------------------------------------------------------------------------------
+_SCALARS = "scalars"
+"""The npz member holding a fold's scalars (round, fold, times, …) as JSON text."""
+
 def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]) -> Path:
     """Store one fold's record atomically (npz); returns its path. Not fsync'ed: a fold
     file lives until its pair is consolidated (durably), and a fold lost or truncated by
@@ -114,7 +117,8 @@ def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]
 
     `record` is `FoldResult.to_record()` plus ``y`` (true classes of the test rows):
     arrays ``test_index``, ``y``, ``proba`` (float64) and scalars round, fold, n_train,
-    the four times, ``preprocessing`` and ``cuts`` (JSON text, '' for none).
+    the four times, ``preprocessing`` and ``cuts`` (JSON text, '' for none), the scalars
+    together as one JSON member.
     """
     path = fold_path(run_dir, dataset, learner, int(record["round"]), int(record["fold"]))
     arrays: dict[str, np.ndarray] = {
@@ -122,12 +126,9 @@ def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]
         "y": np.asarray(record["y"], dtype=np.int64),
         "proba": np.asarray(record["proba"], dtype=np.float64),
     }
-    for key, value in record.items():
-        if key in arrays:
-            continue
-        if value is None:
-            value = ""
-        arrays[key] = np.asarray(value)
+    scalars = {key: "" if value is None else value.item() if isinstance(value, np.generic)
+               else value for key, value in record.items() if key not in arrays}
+    arrays[_SCALARS] = np.array(json.dumps(scalars))  # one member: each costs a header
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     atomic_write_bytes(path, buf.getvalue(), durable=False)
@@ -258,7 +259,10 @@ def read_fold(path: Path) -> dict[str, Any]:
         with np.load(path, allow_pickle=False) as z:
             for key in z.files:
                 value = z[key]
-                out[key] = value.item() if value.ndim == 0 else value
+                if key == _SCALARS:
+                    out.update(json.loads(value.item()))
+                else:  # (files written before the scalars were one member have one each)
+                    out[key] = value.item() if value.ndim == 0 else value
     except FileNotFoundError:
         raise
     except Exception as exc:  # zero bytes, truncated zip, bad member: all the same to us
