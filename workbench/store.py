@@ -12,7 +12,8 @@ Layout of a run directory ``RUN_DIR``::
     predictions/       per-fold predictions + per-pair summaries (git-ignored, can be large)
       <dataset>/<learner>/
         round-000-fold-0.npz   while the pair runs: test_index int64, y int64, proba
-                               float64 (n_test, K), round, fold, times  (compressed)
+                               float64 (n_test, K), and round, fold, times, … as one
+                               JSON member ``scalars``
         predictions.parquet    once the pair is complete, all its folds in one file
                                (`consolidate_pair`, `load_predictions`)
         summary.json           written when every fold is stored: the pair is *complete*
