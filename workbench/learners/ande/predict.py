@@ -185,7 +185,7 @@ def generalisations(tb, crit: int | None) -> Generalisations:
 def _deletes(tb, crit, vc, vbase, i, j, xi, xj, o):
     """Bits of value pair (x_i, x_j), i < j: 1 = x_i deleted by x_j, 2 = x_j by x_i."""
     vi, vj = vc[vbase[i] + xi], vc[vbase[j] + xj]
-    if max(vi, vj) <= crit:
+    if min(vi, vj) <= crit:  # either rule needs both counts above crit
         return 0
     tot = 0
     for y in range(tb.K):
@@ -218,6 +218,16 @@ def _generalisations_kernel(tb, crit):
         for v in range(tb.cards[a]):
             for y in range(K):
                 vc[vbase[a] + v] += tb.dense[tb.off[l1 + a] + v * K + y]
+    # only values counted more than crit times can delete or be deleted: those of each
+    # attribute, listed (an identifier-like attribute has none, so it costs no pairs)
+    fbase = np.zeros(d + 1, dtype=np.int64)
+    fval = np.empty(vbase[d], dtype=np.int64)
+    for a in range(d):
+        fbase[a + 1] = fbase[a]
+        for v in range(tb.cards[a]):
+            if vc[vbase[a] + v] > crit:
+                fval[fbase[a + 1]] = v
+                fbase[a + 1] += 1
     ptr = np.zeros(vbase[d] + 1, dtype=np.int64)
     attr = val = fill = np.empty(0, dtype=np.int64)
     for sweep in range(2):  # count the list lengths, then fill
@@ -229,9 +239,13 @@ def _generalisations_kernel(tb, crit):
             fill = ptr[:-1].copy()
         for j in range(1, d):
             for i in range(j):
+                if fbase[i] == fbase[i + 1] or fbase[j] == fbase[j + 1]:
+                    continue
                 o = tb.off[l2 + tb.binom[i, 1] + tb.binom[j, 2]]
-                for xi in range(tb.cards[i]):
-                    for xj in range(tb.cards[j]):
+                for fi in range(fbase[i], fbase[i + 1]):
+                    xi = fval[fi]
+                    for fj in range(fbase[j], fbase[j + 1]):
+                        xj = fval[fj]
                         bits = _deletes(tb, crit, vc, vbase, i, j, xi, xj, o)
                         if bits & 1:  # x_j deletes x_i
                             _listed(sweep, ptr, attr, val, fill, vbase[j] + xj, i, xi)
