@@ -13,6 +13,7 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from workbench.jit import configure_cache
 
@@ -35,6 +36,14 @@ __all__ = [
     "register",
 ]
 
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from workbench.data.dataset import Attribute, Dataset
+    from workbench.learners.base import Learner
+    from workbench.learners.counts import AnDECounts, BlockStore
+    from workbench.learners.registry import create, register
+    from workbench.plugins import load_plugins
+    from workbench.store import load_results
+
 _LAZY = {
     "Attribute": "workbench.data.dataset",
     "Dataset": "workbench.data.dataset",
@@ -52,5 +61,7 @@ def __getattr__(name: str):
     """Import the parts (pyarrow, numba kernels) only when they are used, so that a
     command that needs none of them (``--version``, ``--help``) starts in milliseconds."""
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
