@@ -110,6 +110,7 @@ def fold_path(run_dir: Path, dataset: str, learner: str, round_: int, fold: int)
 _SCALARS = "scalars"
 """The npz member holding a fold's scalars (round, fold, times, …) as JSON text."""
 
+
 def write_fold(run_dir: Path, dataset: str, learner: str, record: dict[str, Any]) -> Path:
     """Store one fold's record atomically (npz); returns its path. Not fsync'ed: a fold
     file lives until its pair is consolidated (durably), and a fold lost or truncated by
