@@ -268,10 +268,11 @@ def _learner_lists(key: str, value: Any, known: set[str], fields: dict[str, type
         if not isinstance(v, kind):
             raise ConfigError(f"report.{key}.{name}: expected a {kind.__name__}, got {v!r}")
         if name == "metrics":
-            bad = [m for m in v if m not in metric_names(table=True)]
+            table = metric_names(table=True)
+            bad = [m for m in v if m not in table]
             if bad or not v:
                 raise ConfigError(f"report.{key}.metrics: unknown metric(s) {bad} (choose "
-                                  f"from {', '.join(metric_names(table=True))})")
+                                  f"from {', '.join(table)})")
             out[name] = [str(m) for m in v]
             continue
         items = [v] if kind is str else (list(v) if name != "pairs" else
@@ -349,10 +350,11 @@ def _bayesian_options(value: Any, present: set[str], baseline: str | None
         raise ConfigError(f"report.bayesian.rope: expected a number >= 0, got {rope!r}")
     metrics = value.get("metrics", ["zero_one_loss", "rmse"])
     metrics = [metrics] if isinstance(metrics, str) else metrics
+    table = metric_names(table=True)
     if not isinstance(metrics, (list, tuple)) or not metrics or \
-            any(m not in metric_names(table=True) for m in metrics):
+            any(m not in table for m in metrics):
         raise ConfigError(f"report.bayesian.metrics: expected a list of metrics from "
-                          f"{', '.join(metric_names(table=True))}, got {metrics!r}")
+                          f"{', '.join(table)}, got {metrics!r}")
     pairs = value.get("pairs")
     if pairs is None:
         pairs = [[name, baseline] for name in sorted(present) if name != baseline] \
@@ -391,10 +393,11 @@ def _scatter_options(opts: ReportOptions, value: Any, present: set[str]) -> None
             metrics = [metrics]
         if not isinstance(metrics, (list, tuple)) or not metrics:
             raise ConfigError("report.scatter.metrics: expected a non-empty list of metrics")
+        table = metric_names(table=True)
         for m in metrics:
-            if m not in metric_names(table=True):
+            if m not in table:
                 raise ConfigError(f"report.scatter.metrics: unknown metric {m!r} (choose "
-                                  f"from {', '.join(metric_names(table=True))})")
+                                  f"from {', '.join(table)})")
         opts.scatter_metrics = [str(m) for m in dict.fromkeys(metrics)]
         log = value.get("log", False)
         if not isinstance(log, bool):

@@ -142,12 +142,10 @@ class AnDE(CountingLearner, MultiPassLearner):
         as_value = (self.missing_value_ if self.missing_value_ is not None
                     else np.zeros_like(missing))
         recoded = np.flatnonzero(as_value & missing)
-        for j in recoded:  # `recode`, in place; the range follows: `?` is the top code
+        for j in recoded:  # `recode`, in place
             np.copyto(codes_t[j], self.cards_[j] - 1, where=codes_t[j] == -1)
-        if recoded.size:
-            lo, hi = lo.copy(), hi.copy()
-            lo[recoded] = np.where(lo[recoded] < -1, lo[recoded], 0)
-            hi[recoded] = np.maximum(hi[recoded], self.cards_[recoded] - 1)
+        if recoded.size:  # those columns' range as counted
+            lo[recoded], hi[recoded] = code_range(codes_t[recoded])
         newly = self.constant_ & missing & ~as_value
         if newly.any():
             self._count_constants(newly, rows)
