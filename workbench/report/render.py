@@ -46,7 +46,8 @@ from workbench.stats.groups import collections as make_collections
 from workbench.stats.groups import dataset_groups
 from workbench.stats.ranks import friedman_test, nemenyi_cd, nemenyi_cliques, rank_matrix
 from workbench.stats.bayesian import signed_rank
-from workbench.stats.wdl import TAILS, corrected_t_outcome, metric_matrix, wilcoxon_from_matrix
+from workbench.stats import TAILS
+from workbench.stats.wdl import corrected_t_outcome, metric_matrix, wilcoxon_from_matrix
 from workbench.store import load_fold_metrics, load_summary, read_metadata
 
 REPORT_DIR = "report"

@@ -28,6 +28,7 @@ import pandas as pd
 
 from workbench.evaluation import metrics as registry_of_metrics
 from workbench.evaluation.metrics import metric_names
+from workbench.stats import WDL_CORRECTED_T, WDL_SIGN, WDL_WILCOXON_FOLDS
 from workbench.stats.corrections import adjust_p_values
 from workbench.stats.wdl import (
     ALPHA,
@@ -37,8 +38,6 @@ from workbench.stats.wdl import (
     wdl_from_outcomes,
 )
 
-from workbench.stats import (  # noqa: E402, F401  (re-exported: the report's names)
-    WDL_CORRECTED_T, WDL_METHODS, WDL_SIGN, WDL_WILCOXON_FOLDS)
 
 class _TableMetrics(abc.Mapping):
     """metric column -> title for every metric the registry shows in tables (lower is

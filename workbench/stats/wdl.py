@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.stats import TAILS, scipy_stats  # noqa: F401  (TAILS re-exported)
+from workbench.stats import scipy_stats
 
 
 ALPHA = 0.05
