@@ -496,11 +496,15 @@ class _Schema:
     def matrix(self, table: pa.Table) -> np.ndarray:
         """The values as a row-major float64 (rows, columns) matrix, the class column last
         (nominal codes, NaN missing); ValueError when a value is undeclared or not finite."""
-        from workbench.data.gather import fill_columns  # numba: not on the import path
+        from workbench.data.gather import fill_columns, map_columns  # numba: only when used
 
         ci = self.class_index
         order = [j for j in range(len(self.attrs)) if j != ci] + [ci]
         out = np.empty((table.num_rows, len(order)), dtype=np.float64)
+        nominal = [j for j in order if self.codes[j] is not None]
+        encoded = dict(zip(nominal, map_columns(
+            lambda col: pac.dictionary_encode(col).combine_chunks(),
+            [table.column(j) for j in nominal], table.num_rows)))
         idxs, luts, dest = [], [], []
         for k, j in enumerate(order):
             codes, col = self.codes[j], table.column(j)
@@ -511,7 +515,7 @@ class _Schema:
                     raise ValueError("a non-finite number")
                 out[:, k] = vals
                 continue
-            enc = pac.dictionary_encode(col).combine_chunks()
+            enc = encoded[j]
             lookup = [codes.get(v, -2) for v in enc.dictionary.to_pylist()] + [np.nan]
             if -2 in lookup:
                 raise ValueError("an undeclared nominal value")

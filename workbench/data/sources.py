@@ -17,7 +17,6 @@ same sample whatever else runs.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -96,6 +95,8 @@ class _Scan:
 
     def add(self, batch) -> None:
         """One record batch or table."""
+        from workbench.data.gather import map_columns  # numba: not on the import path
+
         if self.names is None:
             self.names = list(batch.schema.names)
             self.numeric = [_is_numeric(f.type) for f in batch.schema]
@@ -107,7 +108,7 @@ class _Scan:
                  if not self.numeric[j] or j == self.class_index()]
         for j, col in enumerate(batch.columns):
             self.missing[j] |= col.null_count > 0
-        for j, (dic, idx, used) in zip(coded, _map_columns(
+        for j, (dic, idx, used) in zip(coded, map_columns(
                 _encoded, [batch.column(j) for j in coded], batch.num_rows)):
             self.encoded[self.names[j]] = (dic, idx, used)
             self.values[j].update(_text(v) for v in dic.dictionary.take(
@@ -215,21 +216,10 @@ def _encoded(col) -> tuple[pa.DictionaryArray, np.ndarray, np.ndarray]:
     return (dic, *_indices(dic))
 
 
-def _map_columns(fn, cols: list, rows: int) -> list:
-    """`fn` of each column, on two threads for a large table (Arrow's compute functions
-    and the compiled kernels release the GIL); results in column order."""
-    from workbench.data.gather import PARALLEL_ROWS
-
-    if rows < PARALLEL_ROWS or len(cols) < 2:
-        return [fn(c) for c in cols]
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(fn, cols))
-
-
 def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
     """One record batch (or table) as a Dataset under `header` (columns matched by name;
     `encoded`: their codes as `_Scan.add` found them)."""
-    from workbench.data.gather import fill_columns  # numba: not on the import path
+    from workbench.data.gather import fill_columns, map_columns  # numba: only when used
 
     names = batch.schema.names
     d = len(header.attributes)
@@ -241,7 +231,7 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
             raise WorkbenchError(f"{path}: no column '{a.name}' (in the header)")
     encoded = dict(encoded or {})
     todo = [a.name for a in attrs if a.values is not None and a.name not in encoded]
-    encoded.update(zip(todo, _map_columns(
+    encoded.update(zip(todo, map_columns(
         _encoded, [batch.column(names.index(n)) for n in todo], batch.num_rows)))
     for j, a in enumerate(attrs):
         col = batch.column(names.index(a.name))
