@@ -171,3 +171,31 @@ def test_used_codes_marks_the_codes_rows_use_and_rejects_codes_out_of_range():
         [True, False, True, False]
     assert used_codes(np.array([0, 4], dtype=np.int32), 4).size == 0
     assert used_codes(np.array([-1], dtype=np.int8), 4).size == 0
+
+
+def test_arrow_numpy_conversions_equal_pyarrows_own():
+    """`workbench.data.arrow` (no pandas import) gives pyarrow's to_numpy / pa.array values:
+    nulls filled, chunks joined, integers and decimals cast, slices honoured."""
+    import decimal
+
+    import pyarrow as pa
+
+    from workbench.data.arrow import from_numpy, to_numpy
+
+    floats = pa.chunked_array([[1.5, None], [], [3.25, None, -0.0]])
+    assert np.array_equal(to_numpy(floats, np.nan), floats.to_numpy(), equal_nan=True)
+    ints = pa.chunked_array([[1, None, 2 ** 53 + 1], [7]])
+    assert np.array_equal(to_numpy(ints, np.nan, pa.float64()),
+                          ints.to_numpy().astype(np.float64), equal_nan=True)
+    codes = pa.array([2, None, 0, 1], type=pa.int32()).slice(1)
+    got = to_numpy(codes, 3)
+    assert got.dtype == np.int32 and got.tolist() == [3, 0, 1]
+    dec = pa.array([decimal.Decimal("0.1"), None, decimal.Decimal("2.675")])
+    assert np.array_equal(to_numpy(dec, np.nan, pa.float64()), [0.1, np.nan, 2.675],
+                          equal_nan=True)
+    assert to_numpy(pa.array([], type=pa.float64())).shape == (0,)
+    with pytest.raises(ValueError):
+        to_numpy(pa.array([1.0, None]))
+    strided = np.arange(12, dtype=np.int64).reshape(3, 4)[:, 1]
+    assert from_numpy(strided).equals(pa.array(strided))
+    assert from_numpy(np.array([0.5, np.nan])).to_pylist()[0] == 0.5

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pac
 import pyarrow.csv as pcsv
 
+from workbench.data.arrow import to_numpy
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import ArffError, WorkbenchError
 from workbench.fileio import atomic_write_bytes
@@ -509,7 +510,7 @@ class _Schema:
         for k, j in enumerate(order):
             codes, col = self.codes[j], table.column(j)
             if codes is None:
-                vals = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                vals = to_numpy(col, np.nan, pa.float64())
                 if not np.isfinite(vals).all() and (
                         np.isinf(vals).any() or col.null_count < np.isnan(vals).sum()):
                     raise ValueError("a non-finite number")
@@ -519,7 +520,7 @@ class _Schema:
             lookup = [codes.get(v, -2) for v in enc.dictionary.to_pylist()] + [np.nan]
             if -2 in lookup:
                 raise ValueError("an undeclared nominal value")
-            idxs.append(enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False))
+            idxs.append(to_numpy(enc.indices, len(lookup) - 1))
             luts.append(lookup)
             dest.append(k)
         fill_columns(out, dest, luts, idxs)

@@ -27,6 +27,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from workbench.data.arff import iter_arff_chunks, load_arff
+from workbench.data.arrow import from_numpy, to_numpy
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
 
@@ -112,7 +113,7 @@ class _Scan:
                 _encoded, [batch.column(j) for j in coded], batch.num_rows)):
             self.encoded[self.names[j]] = (dic, idx, used)
             self.values[j].update(_text(v) for v in dic.dictionary.take(
-                pa.array(np.flatnonzero(used), type=pa.int64())).to_pylist())
+                from_numpy(np.flatnonzero(used).astype(np.int64))).to_pylist())
 
     def merge(self, other: "_Scan") -> "_Scan":
         """Add the statistics of another part of the same file (the parts in file order)."""
@@ -203,7 +204,7 @@ def _indices(enc) -> tuple[np.ndarray, np.ndarray]:
     from workbench.data.gather import used_codes  # numba: not on the import path
 
     ind, k = enc.indices, len(enc.dictionary)
-    idx = (ind if ind.null_count == 0 else ind.fill_null(k)).to_numpy(zero_copy_only=False)
+    idx = to_numpy(ind, k)
     used = used_codes(idx, k + 1)
     if len(used) == 0:
         raise WorkbenchError("a dictionary code outside its dictionary")
@@ -238,7 +239,7 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
         if a.values is None:
             if not _is_numeric(col.type):
                 raise WorkbenchError(f"{path}: column '{a.name}' is not numeric")
-            out[:, j] = col.to_numpy(zero_copy_only=False)
+            out[:, j] = to_numpy(col, np.nan, pa.float64())
             continue
         codes = {v: k for k, v in enumerate(a.values)}
         enc, idx, used = encoded[a.name]
