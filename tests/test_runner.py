@@ -380,3 +380,22 @@ def test_real_learners_identical_across_jobs(tmp_path):
     assert_same_results(one, two)
     df = store.load_summary(one)
     assert len(df) == 6 and df["zero_one_loss"].between(0, 1).all()
+
+
+def test_csv_text_writes_what_pandas_writes():
+    """The run's summary.csv / fold_metrics.csv writer, without pandas, against pandas'
+    to_csv on every kind of column a summary can hold."""
+    rows = [
+        {"dataset": "iris", "learner": "A1DE", "n": 150, "loss": 0.1, "bytes": 272,
+         "rss": 12345678901, "flag": True, "note": 'a, "quoted"\nline', "sel": None},
+        {"dataset": "labor", "learner": "NB", "n": 57, "loss": float("nan"), "bytes": 639.9,
+         "rss": None, "flag": False, "note": None, "sel": 2.5, "late": "x"},
+        {"dataset": "vote", "learner": "NB", "n": 435, "loss": 1 / 3, "bytes": 7,
+         "rss": 5, "flag": None, "note": "plain", "sel": 3},
+    ]
+    columns = ["dataset", "learner", "n", "loss", "bytes", "rss", "flag", "note", "sel",
+               "late", "absent"]
+    for fmt in ("%.17g", "%.10g"):
+        want = pd.DataFrame(rows, columns=columns).to_csv(index=False, float_format=fmt)
+        assert store.csv_text(columns, rows, fmt) == want, fmt
+

@@ -33,24 +33,28 @@ stale ``.*.tmp`` file, which the next run removes).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import FOLD_METRICS
 from workbench.fileio import atomic_write_bytes, atomic_write_text
 from workbench.resources import run_dir_path
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: a run writes its CSVs
+    import pandas as pd  # without it (about 0.2 s of CPU per process)
 
 PREDICTIONS = "predictions"
 SUMMARY_JSON = "summary.json"
@@ -186,6 +190,19 @@ def _number(value: Any) -> float:
     return float(value)
 
 
+def _arrow_text(texts: list[str], sizes: list[int]) -> pa.DictionaryArray:
+    """Each text repeated sizes[i] times, dictionary-encoded (int32 indices, the dictionary
+    in order of first appearance: what ``pa.array(...).dictionary_encode()`` gives)."""
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(t, len(index)) for t in texts], np.int32)
+    data = [t.encode("utf-8") for t in index]
+    offsets = np.zeros(len(data) + 1, np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    dictionary = pa.Array.from_buffers(pa.string(), len(data), [
+        None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+    return pa.DictionaryArray.from_arrays(from_numpy(np.repeat(codes, sizes)), dictionary)
+
+
 def consolidate_pair(run_dir: Path, dataset: str, learner: str,
                      recs: list[dict[str, Any]] | None = None) -> Path:
     """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
@@ -205,9 +222,9 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str,
         cols[f"p_{k}"] = proba[:, k]
     for key in _FOLD_SCALARS:
         cols[key] = np.repeat([_number(r.get(key)) for r in recs], sizes)
+    cols = {key: from_numpy(values) for key, values in cols.items()}
     for key in _FOLD_TEXT:
-        cols[key] = pa.array(np.repeat([str(r.get(key) or "") for r in recs], sizes)
-                             .tolist()).dictionary_encode()
+        cols[key] = _arrow_text([str(r.get(key) or "") for r in recs], sizes)
     table = pa.table(cols)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
@@ -242,6 +259,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
 def load_predictions(run_dir: str | Path, dataset: str, learner: str
                      ) -> pd.DataFrame:
     """A pair's per-instance predictions as a DataFrame: round, fold, index, y, p_0 …"""
+    import pandas as pd
+
     recs = read_folds(Path(run_dir), dataset, learner)
     frames = []
     for r in recs:
@@ -382,6 +401,8 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         return hit[1]
     out: dict[tuple[str, str], dict[str, Any]] = {}
     if stamp[0]:
+        import pandas as pd
+
         try:
             df = pd.read_csv(csv_path)
             per_fold = _csv_per_fold(fm_path) if stamp[1] else {}
@@ -404,6 +425,8 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _csv_per_fold(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
+    import pandas as pd
+
     try:
         wide = pd.read_csv(path)
     except Exception as exc:
@@ -436,6 +459,19 @@ def _has_pair_summaries(run_dir: Path) -> bool:
 _SUMMARY_INT_COLUMNS = ("n_instances", "rounds", "folds")
 
 
+def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """The pair summaries (without their ``per_fold`` lists) in plan order, and their
+    columns: dataset, learner, n_instances, then the others in order of first appearance."""
+    rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
+            for row in iter_summaries(run_dir)]
+    first = ["dataset", "learner", "n_instances"]
+    seen = dict.fromkeys(k for row in rows for k in row)
+    cols = [c for c in first if c in seen or not rows] + [c for c in seen if c not in first]
+    rank = _plan_rank(run_dir)
+    rows.sort(key=lambda r: rank(r["dataset"], r["learner"]))
+    return cols, rows
+
+
 def load_summary(run_dir: str | Path) -> pd.DataFrame:
     """One row per complete (data set, learner): dataset, learner, n_instances + metrics.
 
@@ -443,6 +479,8 @@ def load_summary(run_dir: str | Path) -> pd.DataFrame:
     see `load_fold_metrics`); a run directory committed without its (git-ignored)
     predictions falls back to ``summary.csv``.
     """
+    import pandas as pd
+
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
         df = pd.read_csv(run_dir / SUMMARY_CSV)  # summary-only: the file as it is, less
@@ -453,32 +491,29 @@ def load_summary(run_dir: str | Path) -> pd.DataFrame:
         own = [pair_dir(run_dir, str(d), str(l)).exists()  # pairs being recomputed
                for d, l in zip(df["dataset"], df["learner"])]
         return df[~np.asarray(own, dtype=bool)].reset_index(drop=True) if any(own) else df
-    rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
-            for row in iter_summaries(run_dir)]
-    if not rows:
-        return pd.DataFrame(columns=["dataset", "learner", "n_instances"])
-    df = pd.DataFrame(rows)
-    first = ["dataset", "learner", "n_instances"]
-    cols = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
-    df = df[cols]
-    return _in_plan_order(run_dir, df, ["dataset", "learner"])
+    cols, rows = _summary_rows(run_dir)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _plan_rank(run_dir: Path) -> Any:
+    """The sort key of a (data set, learner) pair: its place in the run's plan
+    (metadata.json; pairs not in it after those that are), then the names."""
+    order = _plan_order(run_dir)
+    if order is None:
+        return lambda d, l: (d, l)
+    ds_rank = {d: i for i, d in enumerate(order[0])}
+    ln_rank = {l: i for i, l in enumerate(order[1])}
+    return lambda d, l: (ds_rank.get(d, len(ds_rank)), d, ln_rank.get(l, len(ln_rank)), l)
 
 
 def _in_plan_order(run_dir: Path, df: pd.DataFrame, keys: list[str]
                    ) -> pd.DataFrame:
-    """`df` sorted by data set and learner in plan order (metadata.json), then `keys`."""
-    order = _plan_order(run_dir)
-    if order is not None:
-        ds_rank = {d: i for i, d in enumerate(order[0])}
-        ln_rank = {l: i for i, l in enumerate(order[1])}
-        df = df.assign(
-            _d=df["dataset"].map(lambda d: ds_rank.get(d, len(ds_rank))),
-            _l=df["learner"].map(lambda l: ln_rank.get(l, len(ln_rank))),
-        ).sort_values(["_d", "dataset", "_l", "learner", *keys[2:]], kind="mergesort")
-        df = df.drop(columns=["_d", "_l"])
-    else:
-        df = df.sort_values(keys, kind="mergesort")
-    return df.reset_index(drop=True)
+    """`df` sorted by data set and learner in plan order (`_plan_rank`), then `keys`."""
+    rank = _plan_rank(run_dir)
+    rest = [df[k].tolist() for k in keys[2:]]
+    pairs = [rank(d, l) for d, l in zip(df["dataset"].tolist(), df["learner"].tolist())]
+    order = sorted(range(len(df)), key=lambda i: (pairs[i], *(r[i] for r in rest)))
+    return df.iloc[order].reset_index(drop=True)
 
 
 FOLD_VALUE_DIGITS = 10  # significant digits kept per fold value (losses)
@@ -524,6 +559,8 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
     to 10 significant digits, CPU times to 6). Pairs summarised before per-fold values were
     stored contribute no rows; the frame is empty when no pair has them.
     """
+    import pandas as pd
+
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / FOLD_METRICS_CSV).is_file():
         wide = pd.read_csv(run_dir / FOLD_METRICS_CSV)
@@ -544,28 +581,79 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
     return _in_plan_order(run_dir, df, ["dataset", "learner", "metric", "round", "fold"])
 
 
+def _metric_columns(metrics: Any) -> list[str]:
+    """Per-fold metric columns: `FOLD_METRICS` order, then any others by name."""
+    metrics = list(dict.fromkeys(metrics))
+    return [m for m in FOLD_METRICS if m in metrics] + sorted(
+        m for m in metrics if m not in FOLD_METRICS)
+
+
 def write_fold_metrics_csv(run_dir: Path) -> Path:
     """Regenerate ``fold_metrics.csv``: `load_fold_metrics` in wide form (one line per
     (data set, learner, round, fold), one column per metric; a third of the long form)."""
-    long = load_fold_metrics(run_dir)
-    metrics = list(dict.fromkeys(long["metric"]))
-    metrics = [m for m in FOLD_METRICS if m in metrics] + sorted(
-        m for m in metrics if m not in FOLD_METRICS)
-    wide = long.set_index([*_FOLD_KEYS, "metric"])["value"].unstack("metric")
-    wide = wide.reindex(columns=metrics).reset_index()
-    wide.columns.name = None
-    wide = _in_plan_order(run_dir, wide, _FOLD_KEYS)
-    path = Path(run_dir) / FOLD_METRICS_CSV
-    atomic_write_text(path, wide.to_csv(index=False, float_format=f"%.{FOLD_VALUE_DIGITS}g"))
+    run_dir = Path(run_dir)
+    if not _has_pair_summaries(run_dir) and (run_dir / FOLD_METRICS_CSV).is_file():
+        long = load_fold_metrics(run_dir)  # summary-only: through the file itself
+        wide = long.set_index([*_FOLD_KEYS, "metric"])["value"].unstack("metric")
+        wide = wide.reindex(columns=_metric_columns(long["metric"])).reset_index()
+        wide.columns.name = None
+        wide = _in_plan_order(run_dir, wide, _FOLD_KEYS)
+        text = wide.to_csv(index=False, float_format=f"%.{FOLD_VALUE_DIGITS}g")
+    else:
+        cells: dict[tuple, dict[str, float]] = {}
+        for row in iter_summaries(run_dir):
+            for d, l, r, f, metric, value in fold_metrics_rows(row):
+                cells.setdefault((d, l, r, f), {})[metric] = value
+        metrics = _metric_columns(m for values in cells.values() for m in values)
+        rank = _plan_rank(run_dir)
+        keys = sorted(cells, key=lambda k: (rank(k[0], k[1]), k[2], k[3]))
+        rows = [dict(zip(_FOLD_KEYS, k)) | cells[k] for k in keys]
+        text = csv_text([*_FOLD_KEYS, *metrics], rows, f"%.{FOLD_VALUE_DIGITS}g")
+    path = run_dir / FOLD_METRICS_CSV
+    atomic_write_text(path, text)
     return path
 
 
 def write_summary_csv(run_dir: Path) -> Path:
     """Regenerate ``summary.csv`` (the committed copy of `load_summary`)."""
-    df = load_summary(run_dir)
-    path = Path(run_dir) / SUMMARY_CSV
-    atomic_write_text(path, df.to_csv(index=False, float_format="%.17g"))
+    run_dir = Path(run_dir)
+    if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
+        text = load_summary(run_dir).to_csv(index=False, float_format="%.17g")
+    else:
+        text = csv_text(*_summary_rows(run_dir), "%.17g")
+    path = run_dir / SUMMARY_CSV
+    atomic_write_text(path, text)
     return path
+
+
+def csv_text(columns: list[str], rows: list[dict[str, Any]], float_format: str) -> str:
+    """`rows` as CSV text, byte for byte what pandas' ``DataFrame(rows, columns=columns)
+    .to_csv(index=False, float_format=float_format)`` writes, without importing pandas.
+
+    As there: a column whose values are all numbers, with a float or a missing value among
+    them, is a float column (every number written with `float_format`, NaN and missing
+    empty); an all-integer column is written as integers; any other column as ``str`` of
+    each value, missing and NaN empty.
+    """
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and \
+            not isinstance(v, (bool, np.bool_))
+
+    formats = []
+    for c in columns:
+        values = [row.get(c) for row in rows]
+        if all(v is None or number(v) for v in values) and \
+                any(v is None or isinstance(v, (float, np.floating)) for v in values):
+            formats.append(lambda v: "" if v is None or v != v else float_format % v)
+        else:
+            formats.append(lambda v: "" if v is None or (isinstance(v, float) and v != v)
+                           else str(v))
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(columns)
+    for row in rows:
+        out.writerow([fmt(row.get(c)) for c, fmt in zip(columns, formats)])
+    return buf.getvalue()
 
 
 # ----- status ---------------------------------------------------------------------------------
@@ -658,6 +746,8 @@ def remove_pair(run_dir: Path, dataset: str, learner: str) -> None:
     """Delete one pair's stored folds and summary (stale or corrupt results), including its
     rows in ``summary.csv`` and ``fold_metrics.csv``: otherwise, once its directory is
     gone, a run stopped before recomputing it would take the old row for a complete pair."""
+    import pandas as pd
+
     run_dir = Path(run_dir)
     for name in (SUMMARY_CSV, FOLD_METRICS_CSV):
         path = run_dir / name
@@ -718,6 +808,8 @@ class Results:
         """Per-instance predictions (``dataset, learner, round, fold, index, y, p_0 …``) of
         the stored pairs, optionally of one data set and/or learner; empty for results
         kept as summaries only (the committed reproductions)."""
+        import pandas as pd
+
         frames = []
         for st in pair_statuses(self.run_dir):
             if (dataset is None or st.dataset == dataset) and \

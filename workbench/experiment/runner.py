@@ -665,8 +665,9 @@ def _finalize(run_dir: Path, meta: dict[str, Any], invocation: dict[str, Any], s
     )
     try:
         meta["times"] = _times_by_learner(run_dir)
-        store.write_summary_csv(run_dir)
+        # fold metrics first: a fresh run then never parses the summary.csv it just wrote
         store.write_fold_metrics_csv(run_dir)
+        store.write_summary_csv(run_dir)
     except Exception:  # never mask the original outcome because of bookkeeping
         pass
     _write_metadata(run_dir, meta)
