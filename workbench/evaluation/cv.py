@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from workbench.data.dataset import Dataset
 from workbench.evaluation.pipeline import (
@@ -111,6 +110,8 @@ def evaluate(data: Dataset, learner: LearnerLike, params: Mapping[str, Any] | No
         results = [protocol_fold(d, learner, params, protocol, specs[k], discretize_sample)
                    for k in keys]
     else:
+        from joblib import Parallel, delayed  # only here: 0.1 s of CPU to import
+
         spec = registry.get(learner) if isinstance(learner, str) else None
         results = Parallel(n_jobs=n_jobs)(
             delayed(_fold_in_worker)(spec, d, learner, params, protocol, specs[k],

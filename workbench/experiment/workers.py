@@ -18,8 +18,6 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from joblib.externals.loky import ProcessPoolExecutor
-
 from workbench.errors import WorkbenchError
 
 T = TypeVar("T")
@@ -83,6 +81,8 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
     current = os.environ.get("PYTHONWARNINGS", "")
     if quiet not in current:
         os.environ["PYTHONWARNINGS"] = f"{current},{quiet}" if current else quiet
+    from joblib.externals.loky import ProcessPoolExecutor  # 0.1 s of CPU: only for workers
+
     # a pool of the run's own (not loky's process-wide reusable one, which joblib shares)
     executor = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init,
                                    initargs=(os.getpid(),))
