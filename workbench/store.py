@@ -592,25 +592,17 @@ def write_fold_metrics_csv(run_dir: Path) -> Path:
     """Regenerate ``fold_metrics.csv``: `load_fold_metrics` in wide form (one line per
     (data set, learner, round, fold), one column per metric; a third of the long form)."""
     run_dir = Path(run_dir)
-    if not _has_pair_summaries(run_dir) and (run_dir / FOLD_METRICS_CSV).is_file():
-        long = load_fold_metrics(run_dir)  # summary-only: through the file itself
-        wide = long.set_index([*_FOLD_KEYS, "metric"])["value"].unstack("metric")
-        wide = wide.reindex(columns=_metric_columns(long["metric"])).reset_index()
-        wide.columns.name = None
-        wide = _in_plan_order(run_dir, wide, _FOLD_KEYS)
-        text = wide.to_csv(index=False, float_format=f"%.{FOLD_VALUE_DIGITS}g")
-    else:
-        cells: dict[tuple, dict[str, float]] = {}
-        for row in iter_summaries(run_dir):
-            for d, l, r, f, metric, value in fold_metrics_rows(row):
-                cells.setdefault((d, l, r, f), {})[metric] = value
-        metrics = _metric_columns(m for values in cells.values() for m in values)
-        rank = _plan_rank(run_dir)
-        keys = sorted(cells, key=lambda k: (rank(k[0], k[1]), k[2], k[3]))
-        rows = [dict(zip(_FOLD_KEYS, k)) | cells[k] for k in keys]
-        text = csv_text([*_FOLD_KEYS, *metrics], rows, f"%.{FOLD_VALUE_DIGITS}g")
+    cells: dict[tuple, dict[str, float]] = {}
+    for row in iter_summaries(run_dir):
+        for d, l, r, f, metric, value in fold_metrics_rows(row):
+            cells.setdefault((d, l, r, f), {})[metric] = value
+    metrics = _metric_columns(m for values in cells.values() for m in values)
+    rank = _plan_rank(run_dir)
+    keys = sorted(cells, key=lambda k: (rank(k[0], k[1]), k[2], k[3]))
+    rows = [dict(zip(_FOLD_KEYS, k)) | cells[k] for k in keys]
     path = run_dir / FOLD_METRICS_CSV
-    atomic_write_text(path, text)
+    atomic_write_text(path, csv_text([*_FOLD_KEYS, *metrics], rows,
+                                     f"%.{FOLD_VALUE_DIGITS}g"))
     return path
 
 
@@ -618,6 +610,8 @@ def write_summary_csv(run_dir: Path) -> Path:
     """Regenerate ``summary.csv`` (the committed copy of `load_summary`)."""
     run_dir = Path(run_dir)
     if not _has_pair_summaries(run_dir) and (run_dir / SUMMARY_CSV).is_file():
+        # summary-only: the file as pandas reads it (as rows, the missing values would be
+        # dropped, which reorders columns and loses those missing in every row)
         text = load_summary(run_dir).to_csv(index=False, float_format="%.17g")
     else:
         text = csv_text(*_summary_rows(run_dir), "%.17g")
