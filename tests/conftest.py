@@ -34,9 +34,21 @@ PLUGIN = textwrap.dedent(
     import os
     import time
 
+    import numba
     import numpy as np
     from workbench.learners.base import Learner
     from workbench.learners.registry import register
+
+
+    FITS = [0]
+
+
+    @numba.njit(cache=False)
+    def spin(n):  # a kernel that does not return to Python for n iterations (~1 ns each)
+        x = 0.0
+        for i in range(n):
+            x = x * 0.999999 + 1.0
+        return x
 
 
     class RunStandIn(Learner):
@@ -53,6 +65,12 @@ PLUGIN = textwrap.dedent(
                 time.sleep(delay)
             if self.fail:
                 raise ValueError("stand-in asked to fail")
+            spin_after = os.environ.get("RUNSTANDIN_SPIN_AFTER", "")
+            if spin_after and data.n_instances > 32:  # not the warm-up's fit
+                FITS[0] += 1
+                if FITS[0] > int(spin_after):
+                    spin(10**12)  # ~20 minutes inside compiled code
+
             self._remember_header(data)
             X = np.nan_to_num(data.X)
             self.means = np.array([
@@ -78,7 +96,9 @@ PLUGIN = textwrap.dedent(
 @pytest.fixture(scope="session")
 def plugin_file(tmp_path_factory) -> Path:
     """A config plugin registering ``RunStandIn`` (loaded by workers and subprocesses too);
-    ``RUNSTANDIN_DELAY`` (seconds) slows every fit, so a test can stop a run midway."""
+    ``RUNSTANDIN_DELAY`` (seconds) slows every fit, so a test can stop a run midway;
+    with ``RUNSTANDIN_SPIN_AFTER=N`` a process's fits after its N-th sit in a compiled
+    kernel for minutes (a signal must stop the run all the same)."""
     p = tmp_path_factory.mktemp("runplugin") / "run_standin.py"
     p.write_text(PLUGIN)
     return p
@@ -87,6 +107,7 @@ def plugin_file(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def _no_delay(monkeypatch):
     monkeypatch.delenv("RUNSTANDIN_DELAY", raising=False)
+    monkeypatch.delenv("RUNSTANDIN_SPIN_AFTER", raising=False)
 
 
 def train_in_passes(model, data, chunk: int, restart: bool = True):

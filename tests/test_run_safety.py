@@ -505,6 +505,44 @@ def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file
         "interrupted"
 
 
+@pytest.mark.parametrize("jobs,sig", [(1, signal.SIGINT), (1, signal.SIGTERM),
+                                      (2, signal.SIGINT), (2, signal.SIGTERM)])
+def test_a_signal_stops_a_run_whose_fold_sits_in_a_long_kernel(tmp_path, plugin_file, jobs,
+                                                                sig, monkeypatch):
+    """Issue 34: a fold inside compiled code for minutes; Ctrl-C (to the terminal's whole
+    process group) or SIGTERM (to the runner) stops the run within seconds, keeps every
+    finished fold, marks nothing failed, and a resume equals an uninterrupted run."""
+    cfg = make_config(tmp_path, plugin_file)
+    reference = tmp_path / "reference"
+    assert run_cli(str(cfg), "--output", str(reference)) == 0
+    out = tmp_path / "run"
+    monkeypatch.setenv("RUNSTANDIN_SPIN_AFTER", "2")  # iris folds: a worker's 3rd one spins
+    proc = _start(cfg, out, tmp_path, jobs=jobs, delay=0.0)
+    _wait_folds(proc, out, 2 * jobs)
+    time.sleep(1.0)  # the next fold is in the kernel now
+    assert proc.poll() is None, "the run ended before the signal"
+    before = _n_folds(out)
+    sent = time.monotonic()
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    proc.wait(timeout=60)
+    took = time.monotonic() - sent
+    err = proc.stderr.read()
+    assert proc.returncode == (130 if sig == signal.SIGINT else 143), err
+    assert took < 5.0, f"the run took {took:.1f} s to stop"
+    assert "Traceback" not in err and "failed" not in err and "Warning" not in err, err
+    kept = int(err.split("interrupted: kept ")[1].split()[0])
+    assert kept == _n_folds(out) >= before
+    assert _wait_no_process(proc.pid) == []
+    inv = json.loads((out / "metadata.json").read_text())["invocations"][-1]
+    assert inv["status"] == "interrupted" and inv["failures"] == []
+    monkeypatch.delenv("RUNSTANDIN_SPIN_AFTER")
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert_same_results(out, reference)
+
+
 def test_store_schema_version_recorded_and_newer_refused(tmp_path, plugin_file, capsys):
     cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
     out = tmp_path / "run"

@@ -575,11 +575,16 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     try:
         for ds, name in to_summarize:
             _finish_pair(run_dir, ds, name, p, n_rows, result, lambda text: None)
-        with contextlib.closing(workers.iterate(tasks, run_task, jobs, backend,
-                                                scheduler)) as finished:
+        with contextlib.closing(workers.iterate(
+                tasks, run_task, jobs, backend, scheduler,
+                in_process=jobs == 1 and backend == "loky" and _session_only(config, tasks)
+        )) as finished:
             for task, rec in finished:
                 take(task, rec)
     except KeyboardInterrupt as exc:
+        print(f"{'terminating' if getattr(exc, 'exit_code', 130) == 143 else 'stopping'}: "
+              "keeping the finished folds (Ctrl-C again quits at once; nothing stored is "
+              "lost)", file=stream)
         for task, rec in getattr(exc, "finished", ()):
             take(task, rec)  # finished in a worker, not yet collected: keep them too
         result.interrupted = True
@@ -602,6 +607,13 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     progress.close()
     _finalize(run_dir, meta, invocation, started, result,
               "failed" if result.failures else "complete")
+
+
+def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
+    """Some task's learner exists only in this Python session (registered at run time,
+    not picklable, no plugin to load it from), so no worker process can build it."""
+    return not config.plugins and any(
+        t.spec is None and registry.get(t.registry_name).source != "builtin" for t in tasks)
 
 
 def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:

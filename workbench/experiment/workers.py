@@ -1,5 +1,9 @@
-"""Where tasks run: in this process, in local worker processes (loky), or on Dask.
+"""Where tasks run: in local worker processes (loky), on Dask, or (only for learners that
+exist nowhere but in the calling Python session) in this process.
 
+Folds run in worker processes even with one job: a fold can sit for minutes inside a
+compiled kernel, which no signal handler interrupts, so the runner stays in Python, waits,
+and on Ctrl-C or SIGTERM kills the worker instead of waiting for the kernel to return.
 Local workers are owned by the run, whatever happens to it:
 
 * they ignore SIGINT, so Ctrl-C reaches only the runner, which keeps every fold already
@@ -40,19 +44,23 @@ def _worker_init(parent: int) -> None:
 
 
 def iterate(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int, backend: str = "loky",
-            scheduler: str | None = None) -> Iterator[tuple[T, Any]]:
+            scheduler: str | None = None, in_process: bool = False
+            ) -> Iterator[tuple[T, Any]]:
     """Yield ``(task, fn(task))`` as tasks finish, in any order.
 
     Tasks are started in the given order (put the longest first). On KeyboardInterrupt
-    (or any exception in the consumer) the results already finished are yielded first
-    by `drain`, then the workers are stopped.
+    the results finished but not yet yielded are handed over in `StoppedEarly.finished`,
+    then the workers are killed. `in_process` (one job only) runs the tasks here instead:
+    for tasks that cannot be pickled; a signal then waits for the running task's kernel.
     """
     if not tasks:
         return
     if backend not in BACKENDS:
         raise WorkbenchError(
             f"--backend: unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
-    if backend == "loky" and jobs == 1:
+    if in_process:
+        if backend != "loky" or jobs != 1:
+            raise WorkbenchError("in-process runs take one job and no Dask backend")
         for t in tasks:
             yield t, fn(t)
         return
