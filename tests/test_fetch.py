@@ -110,3 +110,94 @@ def test_converters_of_the_other_sources():
     assert census.n_instances == 2 and census.n_attributes == 40
     assert "instance weight" not in census.attribute_names
     assert census.class_values == ("- 50000.",)
+
+
+# ----- issue 34: broken transfers ------------------------------------------------------------
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """Serves `files`; each request takes the next behaviour of `plan` ("cut": send half
+    of what it announces, then close; "ok"), and honours a byte range."""
+
+    files: dict[str, bytes] = {}
+    plan: list[str] = []
+    ranges: list[str | None] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        body = self.files.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        asked = self.headers.get("Range")
+        self.ranges.append(asked)
+        start = int(asked[len("bytes="):].rstrip("-")) if asked else 0
+        mode = self.plan.pop(0) if self.plan else "ok"
+        self.send_response(206 if start else 200)
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        part = body[start:]
+        self.wfile.write(part[: len(part) // 2] if mode == "cut" else part)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def flaky(tmp_path, monkeypatch):
+    _Flaky.files, _Flaky.plan, _Flaky.ranges = {}, [], []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("WORKBENCH_FETCH_BASE", f"http://127.0.0.1:{httpd.server_port}/")
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(fetch_mod, "BACKOFF", 0.01)
+    yield _Flaky
+    httpd.shutdown()
+
+
+def _cache_is_empty(tmp_path) -> bool:
+    return not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_a_cut_transfer_is_resumed_with_a_range_request(flaky, tmp_path, capsys):
+    body = ("".join(f"{i % 4 + 1},{i % 13 + 1}," * 5 + f"{i % 10}\n" for i in range(400))
+            ).encode()
+    flaky.files = {"/poker/poker-hand-training-true.data": body,
+                   "/poker/poker-hand-testing.data": POKER_TEST.encode()}
+    flaky.plan = ["cut", "cut"]
+    data = load_dataset(fetch_mod.fetch("poker-hand"))
+    assert data.n_instances == 402
+    half = len(body) // 2
+    assert flaky.ranges[:3] == [None, f"bytes={half}-",
+                                f"bytes={half + (len(body) - half) // 2}-"]
+    err = capsys.readouterr().err
+    assert "broke (the connection closed after" in err or "broke (received" in err
+    assert "publishes no checksum" in err
+
+
+def test_a_transfer_that_keeps_breaking_is_one_line_and_leaves_no_file(flaky, tmp_path):
+    flaky.files = {"/poker/poker-hand-training-true.data": POKER_TRAIN.encode() * 50,
+                   "/poker/poker-hand-testing.data": POKER_TEST.encode()}
+    flaky.plan = ["cut"] * fetch_mod.RETRIES
+    with pytest.raises(WorkbenchError, match=r"cannot download .*training-true.data: .* "
+                                             rf"\({fetch_mod.RETRIES} attempts"):
+        fetch_mod.fetch("poker-hand")
+    assert _cache_is_empty(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "changed byte"])
+def test_a_damaged_gzip_download_is_one_line_and_leaves_no_file(flaky, tmp_path, damage):
+    row = ",".join(["2596", "51", "3", "258", "0", "510", "221", "232", "148", "6279"]
+                   + ["1", "0", "0", "0"] + ["0"] * 40 + ["5"]) + "\n"
+    good = gzip.compress((row * 200).encode())
+    bad = good[: len(good) // 2] if damage == "truncated" else \
+        good[:len(good) // 2] + bytes([good[len(good) // 2] ^ 0xFF]) + good[len(good) // 2 + 1:]
+    flaky.files = {"/covtype/covtype.data.gz": bad}
+    proc = subprocess.run([sys.executable, "-m", "workbench", "fetch", "covtype"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    error = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(error) == 1 and "not a whole gzip stream" in error[0], proc.stderr
+    assert _cache_is_empty(tmp_path)
+    flaky.files = {"/covtype/covtype.data.gz": good}
+    assert load_dataset(fetch_mod.fetch("covtype")).n_instances == 200

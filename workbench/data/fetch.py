@@ -10,21 +10,27 @@ directory, converted to the catalog's attribute layout, where the search path fi
   search path (`catalog.search_path`), so after ``fetch covtype`` configs and commands find
   ``covtype``. ``$WORKBENCH_FETCH_BASE`` replaces the repository's base address (a mirror,
   or a local server in tests).
-- Safety: a file is downloaded to a temporary name and renamed only after its checksum
-  (when pinned) matches and the conversion succeeded; an offline machine, an HTTP error, a
-  checksum mismatch or a malformed file gives one line naming the address or file and
-  leaves no partial file behind.
+- Safety: a file is downloaded to memory and written (atomically) only after its checksum
+  (when pinned) matches and the conversion succeeded. A transfer cut short (a closed
+  connection, fewer bytes than announced, a server error) is resumed with an HTTP range
+  request, or begun again, up to `RETRIES` attempts with doubling waits. An offline
+  machine, an HTTP error, a checksum mismatch, a truncated or altered gzip stream or a
+  malformed file gives one line naming the address or file and leaves no file behind. The
+  UCI repository publishes no checksums: each download says so and records its SHA-256.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import io
 import json
 import os
+import time
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -35,6 +41,7 @@ import pyarrow.csv as pcsv
 
 from workbench.data.arff import save_arff
 from workbench.data.dataset import Attribute, Dataset
+from workbench import log
 from workbench.errors import WorkbenchError
 from workbench.fileio import atomic_write_text
 
@@ -67,7 +74,7 @@ def cache_dir() -> Path:
 # ----- converters: the downloaded files -> the catalog's layout -------------------------------
 def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",") -> pa.Table:
     if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        raw = _gunzip(raw, path)
     try:
         return pcsv.read_csv(io.BytesIO(raw), read_options=pcsv.ReadOptions(
             column_names=names), parse_options=pcsv.ParseOptions(delimiter=delimiter),
@@ -193,16 +200,78 @@ SOURCES: dict[str, Source] = {
 
 
 # ----- download ---------------------------------------------------------------------------------
-def _download(url: str) -> bytes:
+RETRIES = 4
+"""Attempts per file; between them the wait doubles from `BACKOFF` seconds."""
+BACKOFF = 1.0
+
+
+class _Broken(Exception):
+    """A transfer cut short (`got` bytes so far); worth another attempt."""
+
+    def __init__(self, reason: str, got: int) -> None:
+        super().__init__(reason)
+        self.got = got
+
+
+def _attempt(url: str, have: bytearray) -> None:
+    """Read `url` into `have`, asking only for the bytes after those `have` holds (an HTTP
+    range; a server that ignores it sends the whole file again, which then replaces them).
+    Raises `_Broken` for a cut transfer, WorkbenchError for an answer that will not change."""
+    req = urllib.request.Request(url)
+    if have:
+        req.add_header("Range", f"bytes={len(have)}-")
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as resp:
-            return resp.read()
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+            if have and resp.status != 206:
+                del have[:]
+            length = resp.headers.get("Content-Length")
+            expected = len(have) + int(length) if length and length.isdigit() else None
+            while chunk := resp.read(1 << 20):
+                have += chunk
     except urllib.error.HTTPError as exc:
+        if exc.code == 416 and have:  # the range starts at the end: nothing was missing
+            return
+        if exc.code >= 500 or exc.code == 429:
+            raise _Broken(f"HTTP {exc.code} {exc.reason}", len(have)) from None
         raise WorkbenchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise WorkbenchError(f"cannot download {url}: {reason} (offline? set "
-                             f"${BASE_ENV} to a mirror)") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", None) or type(exc).__name__
+        if isinstance(exc, http.client.IncompleteRead):
+            reason = f"the connection closed after {len(have)} bytes"
+        raise _Broken(str(reason), len(have)) from None
+    if expected is not None and len(have) != expected:
+        raise _Broken(f"received {len(have)} of {expected} bytes", len(have))
+
+
+def _download(url: str, retries: int | None = None, backoff: float | None = None) -> bytes:
+    """The bytes at `url`: a transfer cut short is resumed from where it stopped (or begun
+    again), up to `RETRIES` attempts with doubling waits; one line when it cannot be had."""
+    retries = RETRIES if retries is None else retries
+    wait = BACKOFF if backoff is None else backoff
+    have = bytearray()
+    for attempt in range(1, retries + 1):
+        try:
+            _attempt(url, have)
+            return bytes(have)
+        except _Broken as exc:
+            if attempt == retries:
+                raise WorkbenchError(
+                    f"cannot download {url}: {exc} ({retries} attempts; offline? set "
+                    f"${BASE_ENV} to a mirror)") from None
+            log.note(f"download of {url} broke ({exc}); attempt {attempt + 1} of {retries} "
+                     f"in {wait:g} s, resuming from byte {exc.got}")
+            time.sleep(wait)
+            wait *= 2
+    raise AssertionError("unreachable")
+
+
+def _gunzip(raw: bytes, where: str) -> bytes:
+    """A gzip file's content; a truncated or altered stream is one line naming `where`."""
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise WorkbenchError(f"{where}: the download is not a whole gzip stream ({exc}); "
+                             "it was cut short or altered on the way: fetch again") from None
 
 
 def fetch(slug: str, force: bool = False) -> Path:
@@ -226,6 +295,10 @@ def fetch(slug: str, force: bool = False) -> Path:
         if pinned is not None and digest != pinned:
             raise WorkbenchError(f"checksum mismatch for {base + rel}: expected sha256 "
                                  f"{pinned}, got {digest}; nothing was written")
+        if pinned is None:
+            log.note(f"note: {base + rel}: its source publishes no checksum, so a byte "
+                     f"altered on the way cannot be detected (recorded sha256 {digest[:16]}… "
+                     f"in {slug}.source.json)")
         contents.append(data)
         digests[rel] = digest
     try:
