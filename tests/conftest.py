@@ -56,8 +56,8 @@ PLUGIN = textwrap.dedent(
 
         preprocessing = "none"
 
-        def __init__(self, scale: float = 1.0, fail: bool = False):
-            self.scale, self.fail = scale, fail
+        def __init__(self, scale: float = 1.0, fail: bool = False, bad: str = ""):
+            self.scale, self.fail, self.bad = scale, fail, bad
 
         def fit(self, data):
             delay = float(os.environ.get("RUNSTANDIN_DELAY", "0") or 0)
@@ -84,7 +84,15 @@ PLUGIN = textwrap.dedent(
             X = np.nan_to_num(data.X)
             s = -self.scale * ((X[:, None, :] - self.means[None]) ** 2).sum(axis=2)
             p = np.exp(s - s.max(axis=1, keepdims=True))
-            return p / p.sum(axis=1, keepdims=True)
+            p = p / p.sum(axis=1, keepdims=True)
+            if self.bad == "nan":  # a broken learner, for the runner's output checks
+                p[-1, 0] = np.nan
+            elif self.bad == "negative":
+                p[0] = 0.0
+                p[0, 0], p[0, 1] = -0.25, 1.25
+            elif self.bad == "unnormalised":
+                p[1] *= 1.5
+            return p
 
 
     register("RunStandIn", RunStandIn)

@@ -891,7 +891,7 @@ def test_count_tables_over_the_memory_budget_fail_before_allocating(tmp_path, mo
     rng = np.random.default_rng(0)
     lines = ["@relation wide"] + [f"@attribute a{i} {{0,1,2}}" for i in range(40)] + \
         ["@attribute class {x,y}", "@data"] + \
-        [",".join(map(str, rng.integers(0, 3, 40))) + ",x" for _ in range(30)]
+        [",".join(map(str, rng.integers(0, 3, 40))) + "," + "xy"[i % 2] for i in range(30)]
     path = tmp_path / "wide.arff"
     path.write_text("\n".join(lines) + "\n")
     env = {**__import__("os").environ, "WORKBENCH_MEMORY_BUDGET": "64M"}

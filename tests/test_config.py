@@ -96,7 +96,7 @@ def test_groups_all_and_data_dirs_relative_to_config(tmp_path, plugin_file):
     assert cfg.data_dirs == ((tmp_path / "extra").resolve(),)
     assert cfg.datasets == ("small", "iris")
     assert cfg.baseline == "CfgStandIn"  # NB absent: first learner
-    assert cfg.output == Path("out/here")
+    assert cfg.output == sub / "out" / "here"  # relative to the config file, like data_dirs
     found, missing = resolve_datasets(cfg)
     names = [r.name for r in found]
     assert "iris" in names and "labor" in names and len(set(names)) == len(names)

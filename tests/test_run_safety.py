@@ -518,17 +518,22 @@ def test_a_signal_stops_a_run_whose_fold_sits_in_a_long_kernel(tmp_path, plugin_
     out = tmp_path / "run"
     monkeypatch.setenv("RUNSTANDIN_SPIN_AFTER", "2")  # iris folds: a worker's 3rd one spins
     proc = _start(cfg, out, tmp_path, jobs=jobs, delay=0.0)
-    _wait_folds(proc, out, 2 * jobs)
-    time.sleep(1.0)  # the next fold is in the kernel now
-    assert proc.poll() is None, "the run ended before the signal"
-    before = _n_folds(out)
-    sent = time.monotonic()
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, sig)
-    else:
-        proc.send_signal(sig)
-    proc.wait(timeout=60)
-    took = time.monotonic() - sent
+    try:
+        _wait_folds(proc, out, 2 * jobs)
+        time.sleep(1.0)  # the next fold is in the kernel now
+        assert proc.poll() is None, "the run ended before the signal"
+        before = _n_folds(out)
+        sent = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        proc.wait(timeout=60)
+        took = time.monotonic() - sent
+    finally:  # a run that did not stop must not spin on after the test
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     err = proc.stderr.read()
     assert proc.returncode == (130 if sig == signal.SIGINT else 143), err
     assert took < 5.0, f"the run took {took:.1f} s to stop"
@@ -585,3 +590,185 @@ def test_corrupt_metadata_is_reported_and_replaced(tmp_path, plugin_file, capsys
     assert "corrupt:" in err and "metadata.json" in err and "2 pair(s) already complete" in err
     assert json.loads((out / "metadata.json").read_text())["invocations"][-1]["status"] == \
         "complete"
+
+
+# ----- issue 34: the last silent inputs --------------------------------------------------------
+def _one_line_error(err: str, *parts: str) -> None:
+    lines = [ln for ln in err.splitlines() if ln.startswith("error: ")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+
+
+@pytest.mark.parametrize("bad, what", [
+    ("nan", "non-finite probability"),
+    ("negative", "negative probability"),
+    ("unnormalised", "sums to"),
+])
+def test_a_learner_returning_impossible_probabilities_fails_its_pair(tmp_path, plugin_file,
+                                                                      capsys, bad, what):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",),
+                      extra_learners=f"  Broken: {{learner: RunStandIn, bad: '{bad}'}}\n")
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 1
+    err = capsys.readouterr().err
+    failed = [ln for ln in err.splitlines() if ln.startswith("failed: ")]
+    assert len(failed) == 1, err
+    assert "iris / Broken (round 0, fold 0): learner 'RunStandIn'" in failed[0]
+    assert what in failed[0]
+    assert not store.stored_folds(out, "iris", "Broken")  # nothing stored of the pair
+    assert len(store.stored_folds(out, "iris", "S")) == 4  # the others are kept
+
+
+def test_probability_problem_accepts_rounding_only():
+    from workbench.evaluation.pipeline import probability_problem
+
+    ok = np.array([[0.2, 0.8], [1.0 - 1e-9, 1e-9], [0.5, 0.5 + 5e-7]])
+    assert probability_problem(ok) == ""
+    assert "row 1" in probability_problem(np.array([[0.5, 0.5], [0.5, 0.6]]))
+    assert "non-finite" in probability_problem(np.array([[np.inf, 0.0]]))
+
+
+def _csv_config(tmp_path: Path, text: str | bytes, name: str = "d.csv") -> Path:
+    f = tmp_path / name
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: c\ndatasets: [{f}]\nprotocol: {{rounds: 1, folds: 2}}\n"
+                   "learners: [NB]\n")
+    return cfg
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("a,b,class\n" + "".join(f"{i},{i % 3},{i / 4}\n" for i in range(20)),
+     ("class column 'class' is numeric with values such as 0.25", "discretise")),
+    ("a,a,class\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n" for i in range(20)),
+     ("column name 'a' appears more than once",)),
+    (b"a,b,class\n" + b"".join(b"%d,\xe9t\xe9,%s\n" % (i, b"xy"[i % 2:i % 2 + 1])
+                               for i in range(20)),
+     ("column 'b' holds bytes that are not UTF-8", "iconv")),
+])
+def test_csv_inputs_that_would_mislead_are_refused(tmp_path, capsys, text, parts):
+    cfg = _csv_config(tmp_path, text)
+    out = tmp_path / "run"
+    assert main(["run", str(cfg), "--output", str(out)]) == 2
+    _one_line_error(capsys.readouterr().err, "d.csv", *parts)
+    assert not out.exists()
+
+
+def test_whole_number_class_labels_in_csv_are_nominal(tmp_path):
+    from workbench.data.sources import load_table
+
+    f = tmp_path / "d.csv"
+    f.write_text("a,class\n" + "".join(f"{i},{i % 2}\n" for i in range(10)))
+    data = load_table(f)
+    assert data.class_attribute.values == ("0", "1") and data.y.tolist() == [0, 1] * 5
+
+
+def test_impossible_protocol_sizes_are_refused_before_the_first_fold(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    for protocol, parts in (
+            ("{rounds: 1, folds: 30}", ("cannot make 30 non-empty folds from 24",)),
+            ("{type: learning_curve, sizes: [10, 20], n_test: 10}", ("learning curve",))):
+        cfg.write_text(f"name: c\ndatasets: [contact-lenses]\nprotocol: {protocol}\n"
+                       "learners: [NB]\n")
+        out = tmp_path / "run"
+        assert main(["run", str(cfg), "--output", str(out)]) == 2
+        _one_line_error(capsys.readouterr().err, f"{cfg}: protocol: cannot be laid on "
+                        "contact-lenses (24 rows with a class)", *parts)
+        assert not out.exists()
+
+
+def test_duplicated_yaml_keys_are_refused_with_file_and_line(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\ndatasets: [iris]\nlearners: [NB]\nprotocol:\n  rounds: 1\n"
+                   "  rounds: 2\n")
+    assert main(["run", str(cfg), "--output", str(tmp_path / "run")]) == 2
+    _one_line_error(capsys.readouterr().err, f"{cfg}:6:", "duplicate key 'rounds'",
+                    "first given on line 5")
+    assert not (tmp_path / "run").exists()
+
+
+def test_cv_and_predict_warn_on_single_class_data(tmp_path, capsys):
+    f = tmp_path / "one.arff"
+    f.write_text("@relation one\n@attribute a {x,y}\n@attribute c {p,q}\n@data\n" +
+                 "x,p\ny,p\n" * 4)
+    assert main(["cv", "--learner", "NB", "--data", str(f), "--rounds", "1"]) == 0
+    assert "warning: one: every labelled row has class 'p' (single-class data)" in \
+        capsys.readouterr().err
+    assert main(["predict", "--learner", "NB", "--train", str(f), "--test", str(f)]) == 0
+    assert "warning: training data: one: every labelled row has class 'p'" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("argv, parts", [
+    (["run", "CFG", "--output", "/proc/x"], ("output: cannot write in /proc",)),
+    (["cv", "--learner", "NB", "--data", "iris", "--predictions-out", "/proc/x/p.csv"],
+     ("--predictions-out /proc/x/p.csv: folder /proc/x does not exist",)),
+    (["cv", "--learner", "NB", "--data", "iris", "--folds-out", "/proc/p.csv"],
+     ("--folds-out /proc/p.csv: cannot write in /proc",)),
+    (["report", "RUN", "--out", "/proc/x"], ("--out: cannot write in /proc",)),
+])
+def test_unwritable_outputs_are_one_line_before_any_work(tmp_path, plugin_file, capsys,
+                                                         argv, parts):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    if "RUN" in argv:
+        assert run_cli(str(cfg), "--output", str(tmp_path / "r")) == 0
+        capsys.readouterr()
+    argv = [str(cfg) if a == "CFG" else str(tmp_path / "r") if a == "RUN" else a
+            for a in argv]
+    assert main(argv) == 2
+    _one_line_error(capsys.readouterr().err, *parts)
+
+
+def test_a_write_failure_mid_run_exits_3_and_keeps_what_was_stored(tmp_path, plugin_file,
+                                                                   capsys, monkeypatch):
+    import errno
+
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    real = store.write_fold
+    calls = []
+
+    def full_disk(*args, **kw):
+        calls.append(1)
+        if len(calls) > 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(out / "x.npz"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(store, "write_fold", full_disk)
+    assert run_cli(str(cfg), "--output", str(out)) == 3
+    err = capsys.readouterr().err
+    _one_line_error(err, "cannot write", "No space left on device",
+                    "the 3 fold(s) stored before are kept")
+    assert stored_fold_count(out) == 3
+    monkeypatch.setattr(store, "write_fold", real)
+    assert run_cli(str(cfg), "--output", str(out)) == 0  # resumes
+    assert stored_fold_count(out) == 8
+
+
+def test_output_in_a_config_is_relative_to_the_config_file(tmp_path, plugin_file, capsys,
+                                                           monkeypatch):
+    sub = tmp_path / "cfg"
+    sub.mkdir()
+    cfg = make_config(sub, plugin_file, datasets=("iris",))
+    cfg.write_text(cfg.read_text() + "output: runs/tiny\n")
+    cwd = tmp_path / "elsewhere"
+    (cwd / "runs" / "tiny").mkdir(parents=True)
+    (cwd / "runs" / "tiny" / store.CONFIG_HASH).write_text("an earlier run\n")
+    monkeypatch.chdir(cwd)
+    assert main(["run", str(cfg), "--no-report"]) == 0
+    err = capsys.readouterr().err
+    assert (sub / "runs" / "tiny" / "summary.csv").is_file()
+    assert f"so this run writes to {sub / 'runs' / 'tiny'}" in err
+    assert "resume it with --output runs/tiny" in err
+    assert (cwd / "runs" / "tiny" / store.CONFIG_HASH).read_text() == "an earlier run\n"
+
+
+def test_a_platform_without_file_locks_is_refused_in_one_line(tmp_path, plugin_file, capsys,
+                                                             monkeypatch):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    monkeypatch.setattr(rundir, "fcntl", None)
+    monkeypatch.setattr(rundir, "msvcrt", None)
+    assert run_cli(str(cfg), "--output", str(tmp_path / "run")) == 2
+    _one_line_error(capsys.readouterr().err, "no file lock (neither fcntl nor msvcrt)")

@@ -220,16 +220,16 @@ def test_interrupt_keeps_finished_folds_and_exits_130(tmp_path, plugin_file, mon
                                                       capsys):
     cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
     out = tmp_path / "run"
-    real = runner.run_task
+    real = store.write_fold
     calls = {"n": 0}
 
-    def flaky(task):
+    def ctrl_c_while_storing_the_sixth(*args, **kw):  # in the runner, not a worker
         calls["n"] += 1
         if calls["n"] == 6:
             raise KeyboardInterrupt
-        return real(task)
+        return real(*args, **kw)
 
-    monkeypatch.setattr(runner, "run_task", flaky)
+    monkeypatch.setattr(store, "write_fold", ctrl_c_while_storing_the_sixth)
     assert run_cli(str(cfg), "--output", str(out)) == 130
     err = capsys.readouterr().err
     assert "interrupted: kept 5 fold(s)" in err
@@ -238,7 +238,7 @@ def test_interrupt_keeps_finished_folds_and_exits_130(tmp_path, plugin_file, mon
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["invocations"][-1]["status"] == "interrupted"
 
-    monkeypatch.setattr(runner, "run_task", real)
+    monkeypatch.setattr(store, "write_fold", real)
     assert run_cli(str(cfg), "--output", str(out)) == 0
     assert "1 pair(s) already complete, 1 fold(s) already stored, 3 fold(s) to run" in \
         capsys.readouterr().err
@@ -400,15 +400,16 @@ def test_csv_text_writes_what_pandas_writes():
         assert store.csv_text(columns, rows, fmt) == want, fmt
 
 
-def test_a_run_imports_neither_pandas_nor_joblib(tmp_path):
-    """A one-process run writes its folds, Parquet and CSVs without pandas or joblib
-    (0.3 s of CPU per process); the results read back the same through pandas."""
+def test_a_run_imports_no_pandas(tmp_path):
+    """A run writes its folds, Parquet and CSVs without pandas (0.2 s of CPU per process);
+    the results read back the same through pandas. (joblib's loky runs the worker process
+    that folds run in, also with --jobs 1, so that a signal never waits for a kernel.)"""
     config = tmp_path / "c.yaml"
     config.write_text(f"name: c\ndatasets: [iris, labor]\nlearners: [NB, A1DE]\n"
                       f"protocol: {{rounds: 2, folds: 2, seed: 1}}\noutput: {tmp_path / 'out'}\n")
     code = ("import sys; from workbench.__main__ import main; "
             f"rc = main(['-q', 'run', '--no-report', {str(config)!r}]); "
-            "print(rc, sorted(m for m in ('pandas', 'joblib') if m in sys.modules))")
+            "print(rc, sorted(m for m in ('pandas',) if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, timeout=300)
     assert out.stdout.split("\n")[0] == "0 []", out.stdout + out.stderr

@@ -15,11 +15,7 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 import importlib
 from typing import TYPE_CHECKING
 
-from workbench.jit import configure_cache
-
-configure_cache()  # before any kernel module is imported (see workbench.jit)
-
-from workbench.errors import WorkbenchError  # noqa: E402
+from workbench.errors import WorkbenchError
 
 __version__ = "0.2.0"
 

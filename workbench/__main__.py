@@ -4,8 +4,9 @@ Each subcommand lives in `workbench/cli/<name>.py` with `add_arguments(parser)` 
 `run(args) -> int`; heavy imports happen inside `run`, so `--help` stays fast. A
 `WorkbenchError` (bad file, config field, learner, parameter) is printed as one line, without
 a traceback. Exit status: 0 done; 1 some pairs of a run failed (the others' results are
-kept); 2 usage, config or data error (nothing computed); 130 Ctrl-C; 143 SIGTERM (handled
-like Ctrl-C: what is finished is kept).
+kept); 2 usage, config or data error (nothing computed); 3 a file could not be written
+mid-way (disk full: what was stored before is kept); 130 Ctrl-C; 143 SIGTERM (handled like
+Ctrl-C: what is finished is kept).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import importlib
 import signal
 import sys
 
-from workbench.errors import Terminated, WorkbenchError
+from workbench.errors import Terminated, WorkbenchError, WriteFailure
 from workbench.log import NORMAL, QUIET, VERBOSE, set_level
 
 EPILOG = ("exit status: 0 done, 1 some (data set, learner) pairs failed (the rest kept), "
-          "2 usage/config/data error before computing, 130 interrupted (Ctrl-C), "
+          "2 usage/config/data error before computing, 3 a file could not be written "
+          "mid-way (disk full; what was stored is kept), 130 interrupted (Ctrl-C), "
           "143 terminated (SIGTERM)")
 
 SUBCOMMANDS: dict[str, str] = {
@@ -98,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file that could not be written or read mid-way
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return WriteFailure.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -27,6 +27,13 @@ class PartialFailure(WorkbenchError):
     exit_code = 1
 
 
+class WriteFailure(WorkbenchError):
+    """A file could not be written mid-way (disk full, quota, permissions changed): exit
+    status 3; what was stored before is kept and a re-run resumes."""
+
+    exit_code = 3
+
+
 class Interrupted(KeyboardInterrupt):
     """Stopped by the user (Ctrl-C, SIGINT): exit status 130."""
 

@@ -1,10 +1,20 @@
-"""Where numba keeps compiled kernels: a cache directory named after the kernels' source.
+"""numba for the package's kernels: where their machine code is cached, and what compiling
+and loading it costs.
 
-Numba checks only a cached function's own file, so a kernel calling a changed kernel in
-another module (the AnDE package, the shared counting layer) would load stale machine code.
-The cache therefore lives in ``~/.cache/workbench/numba/<hash of every kernel module>``
-(``$XDG_CACHE_HOME`` respected): any change to any kernel source compiles afresh. A
-``NUMBA_CACHE_DIR`` set by the user is left alone.
+**Cache.** Numba checks only a cached function's own file, so a kernel calling a changed
+kernel in another module (the AnDE package, the shared counting layer) would load stale
+machine code. Our kernels are therefore cached in
+``~/.cache/workbench/numba/<hash of every kernel module>`` (``$XDG_CACHE_HOME`` respected):
+any change to any kernel source compiles afresh. This is done by a cache locator that
+answers for the package's own files only, so numba's cache directory, the environment
+and every other library's kernels in the same process are left as they were. A
+``NUMBA_CACHE_DIR`` set by the user applies to our kernels too (numba's own rule).
+Kernel modules import numba as ``from workbench.jit import numba``, which installs the
+locator before their first cached kernel is defined.
+
+**Compile clock.** `compile_clock()` counts the process CPU and wall seconds spent holding
+numba's compiler lock — compiling a kernel specialisation or loading it from the cache,
+both first-use costs — so that a fold's timings can leave them out (`CompileTime`).
 """
 
 from __future__ import annotations
@@ -13,9 +23,14 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 _PACKAGE = Path(__file__).resolve().parent
+_CACHE: dict[str, str] = {}
 
 
 def kernel_source_hash() -> str:
@@ -23,33 +38,175 @@ def kernel_source_hash() -> str:
     h = hashlib.sha256()
     for path in sorted(_PACKAGE.rglob("*.py")):
         text = path.read_bytes()
-        if b"numba.njit" in text:
+        if b"numba.njit" in text and path.name != "jit.py":  # this file defines none
             h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + text)
     return h.hexdigest()[:16]
 
 
-def _ours(path: str) -> bool:
-    """A directory this module chose (inherited from a parent process, maybe another
-    version of the package), not the user's."""
-    p = Path(path)
-    return p.parent.name in ("numba",) and p.parent.parent.name == "workbench" or \
-        p.parent.name.startswith("workbench-numba-")
+def cache_dir() -> str:
+    """The directory of this source version's compiled kernels (created on first use)."""
+    if "path" not in _CACHE:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        path = root / "workbench" / "numba" / kernel_source_hash()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            path = Path(tempfile.gettempdir()) / f"workbench-numba-{os.getuid()}" / path.name
+            path.mkdir(parents=True, exist_ok=True)
+        _CACHE["path"] = str(path)
+    return _CACHE["path"]
 
 
-def configure_cache() -> str | None:
-    """Point numba's cache at this source version's directory (before any kernel module
-    is imported); returns it, or None when the user chose NUMBA_CACHE_DIR."""
-    chosen = os.environ.get("NUMBA_CACHE_DIR", "")
-    if chosen and not _ours(chosen):
-        return None
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = root / "workbench" / "numba" / kernel_source_hash()
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        path = Path(tempfile.gettempdir()) / f"workbench-numba-{os.getuid()}" / path.name
-        path.mkdir(parents=True, exist_ok=True)
-    os.environ["NUMBA_CACHE_DIR"] = str(path)  # worker processes and a later numba import
-    if "numba" in sys.modules:
-        sys.modules["numba"].config.CACHE_DIR = str(path)
-    return str(path)
+def kernel_cache_dir() -> str:
+    """Where our kernels are cached in this process: the user's ``NUMBA_CACHE_DIR`` if set,
+    else `cache_dir()`."""
+    return os.environ.get("NUMBA_CACHE_DIR") or cache_dir()
+
+
+def _install_locator(numba: Any) -> None:
+    """Put a cache locator for the package's own files first in numba's list (once)."""
+    from numba.core import caching, config
+
+    classes = caching.CacheImpl._locator_classes
+    if any(getattr(c, "_workbench", False) for c in classes):
+        return
+    package = str(_PACKAGE) + os.sep
+
+    class PackageCacheLocator(caching.UserProvidedCacheLocator):
+        """Our kernels' cache in `cache_dir()`; no answer for any other file."""
+
+        _workbench = True
+
+        def __init__(self, py_func: Callable, py_file: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(cache_dir(),
+                                            self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func: Callable, py_file: str):
+            if config.CACHE_DIR or not os.path.abspath(py_file).startswith(package):
+                return None
+            return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+    classes.insert(0, PackageCacheLocator)
+
+
+def __getattr__(name: str) -> Any:
+    """``from workbench.jit import numba``: numba, with our cache locator installed."""
+    if name == "numba":
+        import numba
+
+        _install_locator(numba)
+        return numba
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ----- what first use costs ----------------------------------------------------------------
+@dataclass(frozen=True)
+class CompileTime:
+    """Totals of the compile clock at one moment (subtract two for an interval)."""
+
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    compiled: int = 0  # kernel specialisations compiled (not found in the cache)
+
+    def __sub__(self, other: "CompileTime") -> "CompileTime":
+        return CompileTime(self.cpu_seconds - other.cpu_seconds,
+                           self.wall_seconds - other.wall_seconds,
+                           self.compiled - other.compiled)
+
+
+class CompileClock:
+    """Process CPU and wall seconds spent in numba's compiler lock (the outermost hold of
+    each thread), and how many specialisations were compiled; `on_compile` is called with
+    the count at each new compilation (a progress note)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._local = threading.local()
+        self._cpu = self._wall = 0.0
+        self._compiled = 0
+        self.on_compile: Callable[[int], None] | None = None
+
+    def read(self) -> CompileTime:
+        with self._guard:
+            return CompileTime(self._cpu, self._wall, self._compiled)
+
+    def _lock_start(self) -> None:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        if depth == 0:
+            self._local.start = (time.process_time(), time.perf_counter())
+
+    def _lock_end(self) -> None:
+        self._local.depth -= 1
+        if self._local.depth == 0:
+            cpu0, wall0 = self._local.start
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            with self._guard:
+                self._cpu += cpu
+                self._wall += wall
+
+    def _compile_start(self) -> None:
+        with self._guard:
+            self._compiled += 1
+            n = self._compiled
+        if self.on_compile is not None:
+            self.on_compile(n)
+
+
+_CLOCK: list[CompileClock] = []
+
+
+def compile_clock() -> CompileClock:
+    """The process's compile clock, registered with numba's event API on first call."""
+    if not _CLOCK:
+        from numba.core import event
+
+        clock = CompileClock()
+
+        class _Lock(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                clock._lock_start()
+
+            def on_end(self, ev: Any) -> None:
+                clock._lock_end()
+
+        class _Compile(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                clock._compile_start()
+
+            def on_end(self, ev: Any) -> None:
+                pass
+
+        event.register("numba:compiler_lock", _Lock())
+        event.register("numba:compile", _Compile())
+        _CLOCK.append(clock)
+    return _CLOCK[0]
+
+
+def note_compiling(stream: Any = None, interval: float = 10.0) -> None:
+    """Have the compile clock say on `stream` (stderr) when kernels are being compiled:
+    where they will be cached at the first, then the count at most every `interval` s.
+    Once per process: later calls change nothing."""
+    clock = compile_clock()
+    if clock.on_compile is not None:
+        return
+    first: list[float] = []
+    last = [0.0]
+
+    def say(n: int) -> None:
+        now = time.monotonic()
+        if first and now - last[0] < interval:
+            return
+        last[0] = now
+        if not first:
+            first.append(now)
+            text = (f"compiling numba kernels (once per installation; kept in "
+                    f"{kernel_cache_dir()}, fold times exclude it)")
+        else:
+            text = f"compiling numba kernels: {n} so far, {now - first[0]:.0f} s"
+        print(f"{text} [process {os.getpid()}]", file=stream or sys.stderr, flush=True)
+
+    clock.on_compile = say

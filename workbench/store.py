@@ -167,7 +167,8 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
 # ----- a complete pair's predictions: one Parquet file ------------------------------------
 PAIR_PARQUET = "predictions.parquet"
 _FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
-                 "test_wall_seconds", "model_bytes", "iterations", "peak_rss_bytes")
+                 "test_wall_seconds", "model_bytes", "iterations", "peak_rss_bytes",
+                 "compile_seconds", "compiled_kernels")
 _FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report")
 
 
@@ -249,7 +250,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
                                "proba": g[pcols].to_numpy(np.float64)}
         for key in _FOLD_SCALARS:  # (files written before a field existed lack it)
             v = float(first[key]) if key in first.index else float("nan")
-            rec[key] = "" if v != v else (int(v) if key == "n_train" else v)
+            rec[key] = "" if v != v else (int(v) if key in ("n_train", "compiled_kernels")
+                                          else v)
         for key in _FOLD_TEXT:  # (files written before a field existed lack it)
             rec[key] = str(first[key]) if key in first.index else ""
         out[(int(r), int(f))] = rec

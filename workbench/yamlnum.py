@@ -28,7 +28,22 @@ VALUE_HELP = ("VALUE is read as YAML: numbers in any spelling (5, 0.5, .5, 1e-3,
 
 
 class NumberLoader(yaml.SafeLoader):
-    """SafeLoader whose implicit float resolver accepts every common float spelling."""
+    """SafeLoader whose implicit float resolver accepts every common float spelling, and
+    which refuses a mapping key given twice (PyYAML silently keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key '{key}' (first given on line "
+                        f"{seen[key].start_mark.line + 1})", key_node.start_mark)
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:

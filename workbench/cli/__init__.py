@@ -23,3 +23,30 @@ def parse_overrides(items: list[str]) -> dict:
             first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
             raise WorkbenchError(f"--set {item!r}: cannot parse value: {first}") from None
     return out
+
+
+def warn_about(data, role: str = "") -> None:
+    """The degenerate-data warnings `run` prints (single class, all-missing attributes),
+    for a data set a command is about to use (`role`: e.g. "training data")."""
+    import sys
+
+    from workbench.data.checks import data_warnings
+
+    for w in data_warnings(data):
+        print(f"warning: {role + ': ' if role else ''}{w}", file=sys.stderr)
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """One-line error before any work when the file `path` (given as `flag`) could not be
+    written: its folder missing, not a folder, or not writable."""
+    from pathlib import Path
+
+    from workbench.errors import WorkbenchError
+    from workbench.experiment.rundir import writable_dir
+
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
+    if Path(path).is_dir():
+        raise WorkbenchError(f"{flag} {path}: is a folder, expected a file name")
+    writable_dir(folder, f"{flag} {path}", "choose another path")

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.evaluation.cv import cross_validate, evaluation_data
     from workbench.evaluation.splits import load_splits, save_splits
 
-    from workbench.cli import parse_overrides
+    from workbench.cli import check_output_file, parse_overrides, warn_about
 
     params = parse_overrides(args.params)
     if args.jobs == 0:
@@ -84,7 +84,12 @@ def run(args: argparse.Namespace) -> int:
                                  ("--seed", args.seed, 0)):
         if value is not None and value < minimum:
             raise WorkbenchError(f"{flag}: {flag[2:]} must be >= {minimum}, got {value}")
+    for flag, target in (("--folds-out", args.folds_out),
+                         ("--predictions-out", args.predictions_out)):
+        if target:  # before computing anything
+            check_output_file(target, flag)
     data = load_data(args.data)
+    warn_about(data)
     splits = None
     if args.folds_in:
         if args.stratify:

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.data.arff import load_arff
     from workbench.errors import WorkbenchError
 
-    from workbench.cli import parse_overrides
+    from workbench.cli import parse_overrides, warn_about
 
     params = parse_overrides(args.params)
     if "preprocessing" in params:
@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     create(args.learner, **params)
     train = load_arff(args.train, class_attribute=args.class_attribute)
+    warn_about(train, "training data")
     test = load_arff(args.test, class_attribute=args.class_attribute)
     # one data set split in two: `?` is declared for an attribute if either half has one
     train, test = train.with_missing_flags_of(test), test.with_missing_flags_of(train)

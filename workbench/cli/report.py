@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench import log
     from workbench.errors import WorkbenchError
-    from workbench.experiment.rundir import PUBLISHED, is_published
+    from workbench.experiment.rundir import PUBLISHED, is_published, writable_path
     from workbench.report.render import render_report
     from workbench.resources import run_dir_path
 
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise WorkbenchError(
             f"{target} is inside published results (a {PUBLISHED} file), which are never "
             "overwritten; re-render them elsewhere with --out DIR")
+    writable_path(target, "--out" if args.out else "report", "choose a folder with --out DIR")
     config = None
     if args.paper_map:
         from workbench.report.options import read_config

@@ -40,6 +40,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="do not render the report")
 
 
+def _note_moved_output(config) -> None:
+    """A config's ``output:`` is read relative to the config file; earlier versions read it
+    relative to the working directory. Say so when an earlier run's folder is found there."""
+    from pathlib import Path
+
+    from workbench import log
+    from workbench import store
+
+    if config.source is None or config.output_text is None:
+        return
+    old = Path(config.output_text).expanduser()
+    if old.is_absolute() or old.resolve() == Path(config.output).resolve():
+        return
+    if (old / store.CONFIG_HASH).is_file():
+        log.note(f"note: output '{config.output_text}' is read relative to the config file, "
+                 f"so this run writes to {config.output}; the run in ./{old} (relative to the "
+                 f"working directory, as earlier versions read it) is not touched: resume it "
+                 f"with --output {old}")
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
@@ -57,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         config = config.with_rounds(args.rounds)
     if args.output:
         config = config.with_output(args.output)
+    else:
+        _note_moved_output(config)
     if args.jobs < 1:
         raise ConfigError(f"--jobs: expected a positive integer, got {args.jobs}")
     result = run_experiment(

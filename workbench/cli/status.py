@@ -16,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench import store
     from workbench.errors import WorkbenchError
     from workbench.experiment import rundir
+    from workbench.experiment.provenance import describe
     from workbench.resources import run_dir_path
 
     run_dir = run_dir_path(args.run_dir)
@@ -35,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if meta:
         print(f"config: {meta.get('name', '?')} (hash {str(meta.get('config_hash', '?'))[:12]})"
               f", {plan.get('rounds', '?')} rounds × {plan.get('folds', '?')} folds")
+        for line in describe(meta):
+            print(line)
         last = (meta.get("invocations") or [{}])[-1]
         if last:
             state = last.get("status", "?")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 _ROWS = 256  # rows per block: a block's rows are written whole, reading each column's codes

@@ -4,7 +4,9 @@ memory, and a seeded reservoir sample of a pass (to fit discretisation cut point
 A CSV or Parquet file has no ARFF header, so its schema comes from a first pass
 (`scan_header`): numeric columns are numeric attributes; string, categorical and boolean
 columns are nominal, their declared values the sorted distinct values; the class is the
-last column unless named. A header may also be given (any Dataset with the same columns,
+last column unless named. A numeric class column is read as nominal labels when every value
+is a whole number, and refused otherwise (a regression target, as ARFF refuses a numeric
+class). A header may also be given (any Dataset with the same columns,
 e.g. the first chunk of an ARFF file), which fixes the declared values and their order.
 Chunks are `Dataset`s of at most `rows` rows in file order, every one with the same
 header; a value not declared in it is an error naming the file and the column.
@@ -48,6 +50,21 @@ def table_kind(path: str | os.PathLike) -> str:
                          "optionally .gz)")
 
 
+def _check_columns(schema: pa.Schema, path: Path) -> None:
+    """Column names must be unique, and text must be UTF-8 (one line naming the column)."""
+    seen: set[str] = set()
+    for f in schema:
+        if f.name in seen:
+            raise WorkbenchError(f"{path}: column name '{f.name}' appears more than once; "
+                                 "rename the columns so each name is used once")
+        seen.add(f.name)
+        t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            raise WorkbenchError(f"{path}: column '{f.name}' holds bytes that are not UTF-8 "
+                                 "text; convert the file to UTF-8 (e.g. iconv -f latin1 "
+                                 "-t utf-8)")
+
+
 def _batches(path: Path, kind: str, size: int = _BATCH,
              groups: list[int] | None = None) -> Iterator[pa.RecordBatch]:
     """The file's record batches in order (a Parquet file's row groups `groups` only, when
@@ -60,12 +77,15 @@ def _batches(path: Path, kind: str, size: int = _BATCH,
             # memory it no longer needs (RSS grew 0.13 → 0.38 GB over 50 M rows here,
             # cf. apache/arrow#39808); per row group it stays flat
             pf = pq.ParquetFile(path)
+            _check_columns(pf.schema_arrow, path)
             for group in range(pf.metadata.num_row_groups) if groups is None else groups:
                 yield from pf.iter_batches(batch_size=size, row_groups=[group])
         else:
             stream = pa.input_stream(str(path), compression="detect")
-            yield from pcsv.open_csv(stream, read_options=pcsv.ReadOptions(
+            reader = pcsv.open_csv(stream, read_options=pcsv.ReadOptions(
                 block_size=1 << 22), convert_options=_csv_options())
+            _check_columns(reader.schema, path)
+            yield from reader
     except pa.ArrowException as exc:
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
@@ -144,6 +164,14 @@ class _Scan:
         if ci != len(self.names) - 1 and self.numeric[ci]:
             raise WorkbenchError(f"{path}: class column '{class_column}' is numeric; name it "
                                  "as the last column or give a header")
+        if self.numeric[ci]:
+            fractional = sorted((v for v in self.values[ci] if not _whole(v)), key=_order)
+            if fractional:  # a regression target, not class labels
+                raise WorkbenchError(
+                    f"{path}: class column '{self.names[ci]}' is numeric with values such as "
+                    f"{fractional[0]} ({len(self.values[ci])} distinct); a classifier needs a "
+                    "nominal class (whole-number labels are read as nominal): discretise it "
+                    "or name another class column")
         attrs = [Attribute(n, None if self.numeric[j] else tuple(sorted(self.values[j],
                                                                           key=_order)),
                            has_missing=self.missing[j])
@@ -188,6 +216,11 @@ def scan_row_group(path: str, group: int) -> _Scan:
 
 def _text(v) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def _whole(v: str) -> bool:
+    """A class value that is a whole number (``3``, ``-1``): a label, not a measurement."""
+    return v.lstrip("-").isdigit()
 
 
 def _order(v: str):
@@ -327,6 +360,7 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
     except pa.ArrowException as exc:
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
+    _check_columns(table.schema, path)
     scan = _Scan()
     scan.add(table)  # the text columns encoded once for the scan and the values
     return _columns(table, scan.header(path, class_column), path, scan.encoded)

@@ -91,6 +91,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            table=False, log=True),
     Metric("test_wall_seconds", "Classification time (total wall seconds over folds)",
            "total", table=False, log=True),
+    Metric("compile_seconds", "Kernel compilation and cache loading (total CPU seconds "
+           "over folds; a first-use cost, in neither time above)", "total", table=False,
+           log=True),
 )}
 """Every metric, in the order tables and files list them."""
 

@@ -11,10 +11,13 @@ Timing (both process CPU seconds, `time.process_time`, and wall seconds,
 
 Constructing the learner object and slicing rows out of the data set are not timed, and
 neither is a one-off *warm-up* per process and learner (fit + predict on a few training
-rows): it moves JIT compilation or cache loading (numba) out of the first fold's timings,
-which would otherwise charge seconds of compilation to whichever fold ran first. CPU
-time is the whole process's, so it is meaningful when each fold runs in its own process
-(joblib's default process backend) or sequentially, not under a threading backend.
+rows). Compiling a numba kernel specialisation or loading it from the cache is a
+first-use cost, never part of a fold's figures: what the warm-up does not reach is
+measured by `workbench.jit.compile_clock` (CPU and wall seconds in numba's compiler lock)
+and subtracted from the training or classification time it fell in; the fold records it
+as ``compile_seconds`` (CPU, warm-up included) and ``compiled_kernels``. CPU time is the
+whole process's, so it is meaningful when each fold runs in its own process (joblib's
+default process backend) or sequentially, not under a threading backend.
 
 Rows of the training fold whose class is missing are dropped (SPEC: ignored for training);
 the test fold must not contain any (callers evaluate `data.without_missing_class()`).
@@ -33,6 +36,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
+from workbench.jit import compile_clock
 from workbench.learners import registry
 from workbench.learners.base import declared_parameters
 
@@ -63,6 +67,8 @@ class FoldResult:
     iterations: float | None = None  # `Learner.iterations()` after fit
     fit_report: dict | None = None  # `Learner.fit_report()` after fit (e.g. selection)
     peak_rss_bytes: float | None = None  # the process's peak resident memory during the fold
+    compile_seconds: float = 0.0  # CPU spent compiling / loading kernels (kept out of times)
+    compiled_kernels: int = 0  # kernel specialisations compiled for this fold
 
     @property
     def n_test(self) -> int:
@@ -119,6 +125,8 @@ class FoldResult:
             "iterations": _optional_number(self.iterations),
             "fit_report": None if self.fit_report is None else json.dumps(self.fit_report),
             "peak_rss_bytes": _optional_number(self.peak_rss_bytes),
+            "compile_seconds": float(self.compile_seconds),
+            "compiled_kernels": int(self.compiled_kernels),
         }
 
     @classmethod
@@ -141,6 +149,8 @@ class FoldResult:
             iterations=_optional_number(rec.get("iterations")),
             fit_report=report,
             peak_rss_bytes=_optional_number(rec.get("peak_rss_bytes")),
+            compile_seconds=float(_optional_number(rec.get("compile_seconds")) or 0.0),
+            compiled_kernels=int(_optional_number(rec.get("compiled_kernels")) or 0),
         )
 
 
@@ -165,6 +175,31 @@ def peak_rss() -> int | None:
     except OSError:
         return None
     return None
+
+
+SUM_TOLERANCE = 1e-6
+"""How far a predicted distribution's sum may be from 1 (rounding, not a bug)."""
+
+
+def probability_problem(proba: np.ndarray) -> str:
+    """What is wrong with predicted distributions (rows), or '' when each row is finite,
+    non-negative and sums to 1 within `SUM_TOLERANCE`: a learner returning anything else
+    would make every error measure silently wrong."""
+    if proba.size == 0:
+        return ""
+    finite = np.isfinite(proba)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite.all(axis=1))[0])
+        return f"returned a non-finite probability (row {row}: {proba[row].tolist()})"
+    if (proba < 0).any():
+        row = int(np.flatnonzero((proba < 0).any(axis=1))[0])
+        return f"returned a negative probability (row {row}: {proba[row].tolist()})"
+    off = np.abs(proba.sum(axis=1) - 1.0)
+    if (off > SUM_TOLERANCE).any():
+        row = int(np.argmax(off))
+        return (f"returned a distribution that sums to {proba[row].sum():.9g}, not 1 "
+                f"(row {row})")
+    return ""
 
 
 def _count(report: dict | None, key: str) -> int | None:
@@ -311,10 +346,13 @@ def run_fold(
     model = make_learner(learner, params, seed)
     method = str(getattr(model, "preprocessing", "none") or "none")
     name = learner if isinstance(learner, str) else getattr(learner, "__name__", repr(learner))
+    clock = compile_clock()
+    jit0 = clock.read()
     _warm_up(f"{name}|{sorted((params or {}).items())!r}", learner, params, seed, train,
              discretize_sample)
 
     reset_peak_rss()
+    jit1 = clock.read()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     disc = None
     if method != "none":
@@ -323,10 +361,13 @@ def run_fold(
         train = disc.transform(train)
     model.fit(train)
     cpu1, wall1 = time.process_time(), time.perf_counter()
+    jit2 = clock.read()
     if disc is not None:
         test = disc.transform(test)
     proba = model.predict_proba(test)
     cpu2, wall2 = time.process_time(), time.perf_counter()
+    jit3 = clock.read()
+    in_fit, in_test = jit2 - jit1, jit3 - jit2
     peak = peak_rss()
     size = model.model_bytes() if hasattr(model, "model_bytes") else None
     iters = model.iterations() if hasattr(model, "iterations") else None
@@ -338,6 +379,9 @@ def run_fold(
             f"learner '{name}': predict_proba returned shape {proba.shape}, expected "
             f"({test_idx.size}, {data.n_classes})"
         )
+    problem = probability_problem(proba)
+    if problem:
+        raise LearnerError(f"learner '{name}': predict_proba {problem}")
     cuts = None
     if keep_cuts and disc is not None:
         cuts = {str(k): [float(c) for c in v] for k, v in getattr(disc, "cuts", {}).items()}
@@ -346,10 +390,10 @@ def run_fold(
         fold=int(fold),
         test_index=test_idx,
         proba=proba,
-        train_cpu_seconds=cpu1 - cpu0,
-        test_cpu_seconds=cpu2 - cpu1,
-        train_wall_seconds=wall1 - wall0,
-        test_wall_seconds=wall2 - wall1,
+        train_cpu_seconds=max(cpu1 - cpu0 - in_fit.cpu_seconds, 0.0),
+        test_cpu_seconds=max(cpu2 - cpu1 - in_test.cpu_seconds, 0.0),
+        train_wall_seconds=max(wall1 - wall0 - in_fit.wall_seconds, 0.0),
+        test_wall_seconds=max(wall2 - wall1 - in_test.wall_seconds, 0.0),
         n_train=int(train.n_instances),
         preprocessing=method,
         cuts=cuts,
@@ -357,4 +401,6 @@ def run_fold(
         iterations=_optional_number(iters),
         fit_report=report,
         peak_rss_bytes=_optional_number(peak),
+        compile_seconds=(jit3 - jit0).cpu_seconds,
+        compiled_kernels=(jit3 - jit0).compiled,
     )

@@ -19,7 +19,8 @@ Schema::
       NB: NB                            #   (a bare registry name is shorthand)
       A2DE-SW-m0.5: {learner: A2DE-SW, m: 0.5}
     baseline: NB                        # default NB; must be one of the learners
-    output: results/pakdd13             # default results/<name>, relative to the cwd
+    output: runs/pakdd13                # relative to this file; default results/<name>
+                                        # relative to the working directory
     report: {...}                       # passed through to the report stage
     plugins: [my_plugin.py]             # loaded before the learners are validated
 """
@@ -133,6 +134,7 @@ class ExperimentConfig:
     report: Mapping[str, Any] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
     source: Path | None = None
+    output_text: str | None = None  # ``output:`` as written (None: the default was used)
 
     @property
     def base_dir(self) -> Path:
@@ -343,8 +345,10 @@ class _Validator:
         output = data.get("output")
         if output is None:
             output_path = Path("results") / name
-        else:
+        else:  # like every path in a config: relative to the config file's folder
             output_path = Path(self.nonempty_str(output, ("output",))).expanduser()
+            if not output_path.is_absolute() and self.source is not None:
+                output_path = self.base_dir / output_path
         report = data.get("report", {})
         if report is None:
             report = {}
@@ -360,6 +364,7 @@ class _Validator:
             report=report,
             plugins=plugins,
             source=self.source,
+            output_text=None if output is None else str(output),
         )
 
     def data_dirs(self, value: Any) -> tuple[Path, ...]:

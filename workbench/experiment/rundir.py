@@ -5,8 +5,9 @@
 * **Whose results**: a directory written under another config hash, or a non-empty
   directory that is not a run directory, is refused with one line naming ``--force`` /
   ``--output`` (``--fresh`` wipes a run directory of ours, never anything else).
-* **One run at a time**: an exclusive ``flock`` on ``RUN_DIR/.lock`` (released by the
-  kernel however the holder dies); a second run names the PID holding it, and `status`
+* **One run at a time**: an exclusive ``flock`` on ``RUN_DIR/.lock`` (``msvcrt.locking``
+  on Windows; released by the kernel however the holder dies; refused in one line where
+  the platform has neither); a second run names the PID holding it, and `status`
   tells a dead run (lock free, status "running") from a live one.
 * **Leftovers**: ``.*.tmp`` files of atomic writes cut short by a kill are removed by the
   next run that holds the lock.
@@ -14,9 +15,18 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
+import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+try:
+    import msvcrt
+except ImportError:  # POSIX
+    msvcrt = None  # type: ignore[assignment]
 
 from workbench.errors import WorkbenchError
 from workbench import store
@@ -45,16 +55,33 @@ def check_output(run_dir: Path, field: str = "output") -> None:
             "never writes into; choose another directory with --output")
     if run_dir.exists() and not run_dir.is_dir():
         raise RunDirError(f"{field}: {run_dir} is a file, not a directory; use --output DIR")
-    probe = run_dir
+    writable_path(run_dir, field, "use --output DIR")
+
+
+def writable_path(path: Path, field: str, way_out: str) -> None:
+    """One-line error unless the folder `path` exists and takes files or can be made:
+    its nearest existing ancestor must be a folder that really takes a file."""
+    probe = Path(path)
     while not probe.exists():
         if probe.parent == probe:
             break
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
-        raise RunDirError(f"{field}: {run_dir} lies under {probe}, which is a file; "
-                          "use --output DIR")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise RunDirError(f"{field}: {probe} is not writable; use --output DIR")
+        raise RunDirError(f"{field}: {path} lies under {probe}, which is a file; {way_out}")
+    writable_dir(probe, field, way_out)
+
+
+def writable_dir(folder: Path, field: str, way_out: str) -> None:
+    """One-line error unless a file can really be made in the existing `folder` (a probe
+    created and removed at once: permissions alone do not tell, e.g. on /proc or a
+    read-only mount, nor for root)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".workbench-probe-", dir=folder)
+    except OSError as exc:
+        raise RunDirError(f"{field}: cannot write in {folder} ({exc.strerror}); "
+                          f"{way_out}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def check_ownership(run_dir: Path, config_hash: str, *, fresh: bool, force: bool) -> None:
@@ -93,8 +120,11 @@ class RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            locked = _try_lock(fd)
+        except RunDirError:
+            os.close(fd)
+            raise
+        if not locked:
             holder = _read_pid(fd)
             os.close(fd)
             who = f"process {holder}" if holder else "another process"
@@ -110,6 +140,35 @@ class RunLock:
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
+
+
+def _try_lock(fd: int, exclusive: bool = True) -> bool:
+    """Lock the open file without waiting (POSIX ``flock``, Windows ``msvcrt.locking``);
+    False when another process holds it. No locking primitive: `RunDirError`."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+    if msvcrt is not None:
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+    raise RunDirError("this platform offers no file lock (neither fcntl nor msvcrt), so "
+                      "two runs on one directory could not be kept apart; run on a POSIX "
+                      "system or Windows")
+
+
+def _unlock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 
 def _read_pid(fd: int) -> int | None:
@@ -128,11 +187,9 @@ def lock_holder(run_dir: Path) -> int | None:
         return None
     fd = os.open(path, os.O_RDONLY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_lock(fd, exclusive=False):
             return _read_pid(fd) or -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        _unlock(fd)
         return None
     finally:
         os.close(fd)

@@ -17,15 +17,14 @@ as it arrives → summarise a pair as soon as its last fold is stored → metada
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
 import pickle
-import platform
 import sys
 import time
 import traceback
-from importlib import metadata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +35,7 @@ import yaml
 
 from workbench.data.catalog import load_dataset
 from workbench.data.checks import data_warnings, file_sha256
-from workbench.errors import ConfigError, WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError, WriteFailure
 from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
@@ -51,7 +50,9 @@ from workbench.experiment.config import (
 )
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
+from workbench.experiment.provenance import provenance
 from workbench.experiment.workers import BACKENDS
+from workbench.jit import note_compiling
 from workbench.learners import registry
 from workbench.plugins import load_plugins
 from workbench.report.options import options_from_config
@@ -78,6 +79,7 @@ class Task:
     spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
     discretize_sample: int | None = None  # protocol.discretize_sample
     data_sha256: str = ""  # content hash of the data file, recorded with the fold
+    notes: bool = True  # the worker says on stderr when it compiles kernels
 
 
 @dataclass
@@ -115,6 +117,8 @@ def _plan(path: str, protocol: Protocol) -> dict:
 def run_task(task: Task) -> dict[str, Any]:
     """Run one fold; returns the fold record (+ ``y``), or ``{"error": text}`` on failure."""
     try:
+        if task.notes:
+            note_compiling()
         if task.plugins:
             load_plugins(task.plugins, base_dir=Path(task.plugin_dir) if task.plugin_dir else None)
         if task.spec is not None:
@@ -168,23 +172,13 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
 
 
 # ----- metadata -------------------------------------------------------------------------------
-def _package_versions() -> dict[str, str]:
-    out = {}
-    for name in ("workbench", "numpy", "scipy", "pandas", "joblib", "PyYAML", "pyarrow",
-                 "scikit-learn", "numba", "liac-arff", "dask", "distributed"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _times_by_learner(run_dir: Path) -> dict[str, Any]:
-    keys = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds", "test_wall_seconds")
+    keys = ("train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds", "test_wall_seconds",
+            "compile_seconds")
     per: dict[str, dict[str, float]] = {}
     for row in store.iter_summaries(run_dir):
         acc = per.setdefault(row["learner"], {k: 0.0 for k in keys} | {"pairs": 0})
@@ -255,7 +249,7 @@ def run_experiment(
     rundir.check_output(run_dir)
     rundir.check_ownership(run_dir, config_hash, fresh=fresh, force=force)
     _check_report_options(config)
-    infos = _inspect_datasets(sel_found)
+    infos = _inspect_datasets(sel_found, config)
     warnings = [w for ref in sel_found for w in infos[ref.name].warnings]
     warnings += _learner_warnings(config, sel_learners, sel_found, infos)
     for w in warnings:
@@ -277,6 +271,8 @@ def run_experiment(
                                            datasets, learners, stream)
         tasks, remaining, to_summarize = _plan_tasks(run_dir, config, sel_found, sel_learners,
                                                      infos, result, stream)
+        if verbosity < log.NORMAL:  # -q: the workers say nothing of compiling either
+            tasks = [dataclasses.replace(t, notes=False) for t in tasks]
         model = CostModel()
         tasks = _schedule(tasks, config, infos, model)
         print(_plan_line(result, len(tasks), sel_found, sel_learners), file=info)
@@ -327,15 +323,22 @@ def _check_report_options(config: ExperimentConfig) -> None:
         raise ConfigError(f"{where}{exc}") from None
 
 
-def _inspect_datasets(refs: Sequence[DatasetRef]) -> dict[str, _DataInfo]:
-    """Parse every data file of the plan (a malformed one fails now, once), hash it and
-    note degenerate data."""
+def _inspect_datasets(refs: Sequence[DatasetRef], config: ExperimentConfig
+                      ) -> dict[str, _DataInfo]:
+    """Parse every data file of the plan (a malformed one fails now, once), check that the
+    protocol can be laid on it (folds, sample sizes), hash it and note degenerate data."""
     out = {}
     for ref in refs:
         data = load_dataset(ref.path)
         ev = evaluation_data(data)
         if ev.n_instances == 0:
             raise ConfigError(f"{ref.path}: no rows with a known class; nothing to evaluate")
+        try:
+            config.protocol.plan.plan(ev.n_instances, ev.y)
+        except WorkbenchError as exc:
+            where = f"{config.source}: " if config.source is not None else ""
+            raise ConfigError(f"{where}protocol: cannot be laid on {ref.name} "
+                              f"({ev.n_instances} rows with a class): {exc}") from None
         out[ref.name] = _DataInfo(
             sha256=file_sha256(ref.path),
             dims=Dims(ev.n_instances, len(ev.attributes), ev.n_classes),
@@ -389,18 +392,16 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
         "restrict_learners": list(learners) if learners else None,
         "status": "running",
     }
+    prov = provenance()
     hashes = dict((meta.get("plan") or {}).get("dataset_sha256") or {})
     hashes.update({name: info.sha256 for name, info in infos.items()})
     meta.update({
         store.SCHEMA_KEY: store.SCHEMA_VERSION,
         "name": config.name,
         "config_hash": config_hash,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-        "packages": _package_versions(),
+        **{k: prov[k] for k in ("python", "platform", "machine", "processor", "cpu_count",
+                                "packages")},
+        "provenance": prov,
         "learner_parameters": config.hash_payload()["learners"],
         "plan": {
             "datasets": [r.name for r in found],
@@ -597,6 +598,11 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     except BaseException as exc:
         progress.close()
         _finalize(run_dir, meta, invocation, started, result, "failed")
+        if isinstance(exc, OSError):  # the store could not write: disk full, quota, ...
+            raise WriteFailure(
+                f"cannot write {exc.filename or run_dir}: {exc.strerror or exc}; the "
+                f"{result.folds_run} fold(s) stored before are kept in {run_dir}; make room "
+                "and re-run the same command to resume") from None
         if type(exc).__name__ in ("TerminatedWorkerError", "BrokenProcessPool"):
             raise RunError(
                 f"a worker process died ({type(exc).__name__}; out of memory?); the "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -37,7 +38,13 @@ def _watch_parent(parent: int) -> None:
 
 
 def _worker_init(parent: int) -> None:
-    """Run in each local worker: ignore Ctrl-C, die with the parent."""
+    """Run in each local worker: ignore Ctrl-C, die with the parent, and stay alive when
+    memory grows (loky restarts a worker that grew by 300 MB, taking it for a leak: a
+    worker caching a large data set or compiling kernels grows that much, and a restart
+    loses its caches and prints a warning)."""
+    from joblib.externals.loky import process_executor
+
+    process_executor._MAX_MEMORY_LEAK_SIZE = sys.maxsize
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
                      name="workbench-parent-watch").start()

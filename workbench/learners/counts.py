@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Iterable, Sequence
 
-import numba
+from workbench.jit import numba
 import numpy as np
 from numba import types
 from numba.extending import intrinsic

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset

@@ -8,7 +8,7 @@ reproducing its forests bit for bit starts here. The generator's state is one in
 
 from __future__ import annotations
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 MULTIPLIER = 0x5DEECE66D

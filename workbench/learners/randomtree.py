@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.data.dataset import Dataset

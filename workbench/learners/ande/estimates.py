@@ -10,7 +10,7 @@ falls below `RESCALE` moves into a log accumulator, so 100+ attributes never und
 
 from __future__ import annotations
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 RESCALE = 1e-280

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.ande.estimates import RESCALE, add_log, joint_term

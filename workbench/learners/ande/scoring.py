@@ -14,7 +14,7 @@ combination with an unseen value (splice's instance names: ~25 % of A2DE's time)
 
 from __future__ import annotations
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.ande.estimates import (RESCALE, add_log, joint_term, log_joint_term,

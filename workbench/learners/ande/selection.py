@@ -22,7 +22,7 @@ import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.counts import KIND_DENSE, AnDECounts, lookup_sparse

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.ande.tables import read

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 OBJECTIVES = ("cll", "mse")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.anje.objective import Problem, shifted_exp

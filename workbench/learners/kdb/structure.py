@@ -5,7 +5,7 @@ and TAN."""
 
 from __future__ import annotations
 
-import numba
+from workbench.jit import numba
 import numpy as np
 
 from workbench.learners.tuples import merge_sorted_counts
