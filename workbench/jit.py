@@ -102,6 +102,22 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def by_classes(make: Callable[[int], Any]) -> Callable[[int], Any]:
+    """`kernel_for(K)`: the kernel `make(kc)` builds for kc = 2 or 3 (the class count a
+    compile-time constant, so class loops unroll) or kc = 0 (any K, read at run time).
+    Each variant is built and compiled when a class count first needs it (and cached on
+    disk like any kernel), instead of all three inside one kernel at its first call."""
+    made: dict[int, Any] = {}
+
+    def kernel_for(K: int) -> Any:
+        kc = K if K in (2, 3) else 0
+        if kc not in made:
+            made[kc] = make(kc)
+        return made[kc]
+
+    return kernel_for
+
+
 # ----- what first use costs ----------------------------------------------------------------
 @dataclass(frozen=True)
 class CompileTime:

@@ -12,7 +12,7 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande.parentmajor import log_scores_parent_major, parent_major_ok
 from workbench.learners.ande.predict import (a1de_fast_ok, generalisations, log_scores,
-                                             log_scores_reduced)
+                                             log_scores_nb, log_scores_reduced)
 from workbench.learners.ande.selection import (
     ELIMINATIONS,
     BSESearch,
@@ -485,6 +485,9 @@ class AnDE(CountingLearner, MultiPassLearner):
         crit = int(self.subsumption) if sr else 0
         fast1 = a1de_fast_ok(tb, est, top)
         gen = prep["generalisations"]
+        if top == 0 and not self.constant_.any():  # (left-out constants can be parents)
+            return log_scores_nb(np.ascontiguousarray(codes, dtype=np.int64), tb, est, sr,
+                                 crit, gen)
         if not self.constant_.any() and parent_major_ok(tb, est, top, codes.shape[0]):
             X = np.ascontiguousarray(codes, dtype=np.int64)
             out, done = log_scores_parent_major(X, top, tb, est, self.weighting is not None,

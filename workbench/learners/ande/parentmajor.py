@@ -18,8 +18,9 @@ the fallback orders. Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster.
 
 from __future__ import annotations
 
-from workbench.jit import numba
 import numpy as np
+
+from workbench.jit import by_classes, numba
 
 from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
 from workbench.learners.ande.tables import insert_sorted, read
@@ -101,17 +102,23 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
     return ncell
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout):
-    """Order-`lev` scores of rows 0..n−1 (active attributes actl[r, 0:nact[r]], ascending)
-    into lp; done[r] = some parent set is used, wout[r] = their total weight. With
-    `weighted`, a row whose used sets all weigh 0 counts them equally (SPEC §2)."""
-    if tb.K == 2:
-        _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, 2)
-    elif tb.K == 3:
-        _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, 3)
-    else:
-        _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, tb.K)
+def _score_kernel(kc: int):
+    """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables)."""
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout):
+        """Order-`lev` scores of rows 0..n−1 (active attributes actl[r, 0:nact[r]],
+        ascending) into lp; done[r] = some parent set is used, wout[r] = their total
+        weight. With `weighted`, a row whose used sets all weigh 0 counts them equally
+        (SPEC §2)."""
+        _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, kc if kc else tb.K)
+
+    return score_parent_major
+
+
+score_parent_major = by_classes(_score_kernel)
+"""``score_parent_major(K)``: the scoring kernel for K classes (`workbench.jit.by_classes`:
+two and three classes get their own compiled loops, each compiled on first need)."""
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -217,46 +224,56 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             lp[r, y] = np.log(src[r, y])
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores_parent_major(X, top, tb, est, weighted, sr, crit, gen):
+@numba.njit(cache=True, nogil=True)
+def _chunk_actives(Xb, nb, tb, sr, crit, gen, actl, nact, vc, deleted, isu, hit, iidx, none,
+                   cnt):
+    """actl[r, 0:nact[r]] = the attributes of rows 0..nb−1 of Xb that take part."""
+    need_counts = sr and gen.ptr.shape[0] == 0
+    d = Xb.shape[1]
+    for rr in range(nb):
+        if sr and need_counts:  # subsumption resolution from the counts
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen,
+                                  actl, vc, deleted, isu, hit, cnt, need_counts)
+        else:  # the present values, less those their generalisation lists delete (the
+            na = 0  # general helper, built for left-out attributes too, costs 3× here)
+            for a in range(d):
+                if Xb[rr, a] >= 0:
+                    actl[rr, na] = a
+                    na += 1
+            if sr:
+                mark_listed(gen, Xb, rr, actl, na, isu, hit)
+                k = 0
+                for t in range(na):
+                    a = actl[rr, t]
+                    if hit[a]:
+                        hit[a] = False
+                    else:
+                        actl[rr, k] = a
+                        k += 1
+                na = k
+        nact[rr] = na
+
+
+def log_scores_parent_major(X: np.ndarray, top: int, tb, est, weighted: bool, sr: bool,
+                            crit: int, gen) -> tuple[np.ndarray, np.ndarray]:
     """log P̂(y, x) at order `top` for every row of X, in chunks of rows; done[r] = False for
     the rows no parent set qualifies for (the caller scores those with `log_scores`, which
-    falls back to lower orders)."""
+    falls back to lower orders). The chunks are walked here, in Python (a few per million
+    rows), so that only the kernel of this class count is compiled."""
     n, d = X.shape
-    K = tb.K
+    K = int(tb.K)
     out = np.zeros((n, K))
     done = np.zeros(n, dtype=np.bool_)
     B = min(max(_CHUNK_BYTES // (d * 24 + K * 16), 1024), max(n, 1))
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
-    vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
-    need_counts = sr and gen.ptr.shape[0] == 0
+    scratch = value_scratch(n, d, K)
     wout = np.empty(B)
+    score = score_parent_major(K)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
-        for rr in range(nb):
-            if sr and need_counts:  # subsumption resolution from the counts
-                na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen,
-                                      actl, vc, deleted, isu, hit, cnt, need_counts)
-            else:  # the present values, less those their generalisation lists delete (the
-                na = 0  # general helper, built for left-out attributes too, costs 3× here)
-                for a in range(d):
-                    if Xb[rr, a] >= 0:
-                        actl[rr, na] = a
-                        na += 1
-                if sr:
-                    mark_listed(gen, Xb, rr, actl, na, isu, hit)
-                    k = 0
-                    for t in range(na):
-                        a = actl[rr, t]
-                        if hit[a]:
-                            hit[a] = False
-                        else:
-                            actl[rr, k] = a
-                            k += 1
-                    na = k
-            nact[rr] = na
-        score_parent_major(Xb, actl, nact, nb, top, tb, est, weighted, done[r0:r0 + nb],
-                           out[r0:r0 + nb], wout)
+        _chunk_actives(Xb, nb, tb, sr, crit, gen, actl, nact, *scratch)
+        score(Xb, actl, nact, nb, top, tb, est, weighted, done[r0:r0 + nb],
+              out[r0:r0 + nb], wout)
     return out, done

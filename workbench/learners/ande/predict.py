@@ -397,11 +397,38 @@ def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
                 seens[a, i] = seen[a, rows[i]]
         dsub = np.empty(k, dtype=np.bool_)
         lsub = np.empty((k, K))
-        score_level(Xs, acts, seens, k, lev, d, tb, est, ws, dsub, lsub, np.empty(k))
+        # Xs.shape[0] (= k), not k: numba may type k as the literal 0 it starts from,
+        # which would compile the whole block-major path a second time (~20 s cold)
+        score_level(Xs, acts, seens, Xs.shape[0], lev, d, tb, est, ws, dsub, lsub,
+                    np.empty(k))
         for i in range(k):
             if dsub[i]:
                 done[rows[i]] = True
                 lp[rows[i]] = lsub[i]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def log_scores_nb(X, tb, est, sr, crit, gen):
+    """Naive Bayes (order 0) log P̂(y, x) of every row of X: `log_scores` at top = 0, on its
+    own so that NB does not compile the parent-set machinery of the higher orders (~50 s
+    on first use)."""
+    n, d = X.shape
+    K = tb.K
+    B = min(1024, max(n, 1))
+    out = np.empty((n, K))
+    vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
+    actl = np.empty((B, d), dtype=np.int64)
+    prod = np.empty(K)
+    need_counts = sr and gen.ptr.shape[0] == 0
+    for r0 in range(0, n, B):
+        nb = min(B, n - r0)
+        Xb = X[r0:r0 + nb]
+        ob = out[r0:r0 + nb]
+        for rr in range(nb):
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen, actl,
+                                  vc, deleted, isu, hit, cnt, need_counts)
+            nb_scores(tb, est, Xb, rr, actl, na, ob, cnt, prod, False)
+    return out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

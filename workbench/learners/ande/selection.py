@@ -22,7 +22,7 @@ import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from workbench.jit import numba
+from workbench.jit import by_classes, numba
 import numpy as np
 
 from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
@@ -358,7 +358,20 @@ def gather_all(tb: Tables, order: np.ndarray, lev: int, nrows: int, n: float, sc
     return fac, goffs
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _sse_kernel(kc: int):
+    """`selective_sse` for kc classes (2, 3; 0: any number, read from the tables)."""
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
+        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
+                        kc if kc else tb.K)
+
+    return selective_sse
+
+
+_sse_for = by_classes(_sse_kernel)
+
+
 def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
     """Add to sse[r, s], the SSE of model M(r + 1, s + 1) — parent sets = the lev-subsets
     of the first r + 1 attributes of `order`, children = its first s + 1 — the rows of X,
@@ -372,18 +385,11 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, g
     floats from `fac` (goffs[j]: parent set j's offsets, see `gather_plan`) when gathered
     for the pass, else each chunk gathers a parent set's into a buffer of 2 · gcap values
     if they fit (and are worth it), else reads the count tables. Two and three classes get
-    their own compiled loops (a literal K unrolls the class loops). With rows in `err`
+    their own compiled loops (`workbench.jit.by_classes`: a constant K unrolls the class
+    loops; each variant compiled on first need). With rows in `err`
     (err[r, row, s], at least X's rows), the errors are stored there instead for
     `add_errors`, so that blocks of rows can be scored in parallel."""
-    if tb.K == 2:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
-                        goffs, 2)
-    elif tb.K == 3:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
-                        goffs, 3)
-    else:
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
-                        goffs, tb.K)
+    _sse_for(int(tb.K))(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs)
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
