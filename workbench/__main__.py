@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous_int = signal.getsignal(signal.SIGINT)
     try:
         if getattr(args, "plugin", None):
             from workbench.plugins import load_plugins
@@ -94,7 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_code", 2)
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if isinstance(exc, SystemError):  # a signal that arrived inside a compiled kernel
+            if not isinstance(exc.__cause__, KeyboardInterrupt):  # comes back as this
+                raise
+            exc = exc.__cause__
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # exiting: a further ^C changes nothing
         code = getattr(exc, "exit_code", 130)
         print("terminated" if code == 143 else "interrupted", file=sys.stderr)
         return code
@@ -106,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         return WriteFailure.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,25 @@ def check_ownership(run_dir: Path, config_hash: str, *, fresh: bool, force: bool
             "wipe it, or --force to keep and reuse its results anyway")
 
 
+_HELD: set[int] = set()
+"""File descriptors of the run locks this process holds."""
+
+
+def _close_held_in_child() -> None:
+    """A forked worker closes its copies of the run lock: the lock then goes with the
+    runner (a flock lasts while any copy of its descriptor is open)."""
+    for fd in list(_HELD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_held_in_child)
+
+
 class RunLock:
     """Exclusive lock of a run directory for the lifetime of one run (context manager)."""
 
@@ -134,10 +153,12 @@ class RunLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+        _HELD.add(fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._fd is not None:
+            _HELD.discard(self._fd)
             os.close(self._fd)  # releases the lock
             self._fd = None
 

@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import pickle
+import signal
 import sys
 import time
 import traceback
@@ -141,6 +142,8 @@ def run_task(task: Task) -> dict[str, Any]:
     except WorkbenchError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # a learner bug must not lose the rest of a long run
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # a signal that arrived while a
+            raise exc.__cause__ from None  # compiled kernel ran comes back as SystemError
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
         return {"error": f"{type(exc).__name__}: {exc}{where}"}
@@ -586,11 +589,12 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
         print(f"{'terminating' if getattr(exc, 'exit_code', 130) == 143 else 'stopping'}: "
               "keeping the finished folds (Ctrl-C again quits at once; nothing stored is "
               "lost)", file=stream)
-        for task, rec in getattr(exc, "finished", ()):
-            take(task, rec)  # finished in a worker, not yet collected: keep them too
-        result.interrupted = True
-        progress.close()
-        _finalize(run_dir, meta, invocation, started, result, "interrupted")
+        with _second_signal_quits(stream):
+            for task, rec in getattr(exc, "finished", ()):
+                take(task, rec)  # finished in a worker, not yet collected: keep them too
+            result.interrupted = True
+            progress.close()
+            _finalize(run_dir, meta, invocation, started, result, "interrupted")
         print(f"interrupted: kept {result.folds_run} fold(s) stored in this run and "
               f"{result.pairs_completed} newly complete pair(s) in {run_dir}; re-run the same "
               "command to resume", file=stream)
@@ -613,6 +617,32 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     progress.close()
     _finalize(run_dir, meta, invocation, started, result,
               "failed" if result.failures else "complete")
+
+
+@contextlib.contextmanager
+def _second_signal_quits(stream: TextIO):
+    """While the finished folds are kept after a first Ctrl-C / SIGTERM, a second one ends
+    the process at once (130 / 143). Every store write is atomic, so what is stored stays
+    whole; a temporary file cut short is removed by the next run, the lock goes with the
+    process and the workers notice their parent is gone."""
+    def quit_now(signum, frame) -> None:
+        code = 143 if signum == signal.SIGTERM else 130
+        try:
+            print("interrupted again: quitting now; re-run the same command to resume",
+                  file=stream, flush=True)
+        finally:
+            os._exit(code)
+
+    try:
+        previous = {sig: signal.signal(sig, quit_now) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
