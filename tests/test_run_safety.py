@@ -796,3 +796,35 @@ def test_a_platform_without_file_locks_is_refused_in_one_line(tmp_path, plugin_f
     monkeypatch.setattr(rundir, "msvcrt", None)
     assert run_cli(str(cfg), "--output", str(tmp_path / "run")) == 2
     _one_line_error(capsys.readouterr().err, "no file lock (neither fcntl nor msvcrt)")
+
+
+def test_metadata_and_status_say_what_produced_the_run(tmp_path, plugin_file):
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
+    out = tmp_path / "run"
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    prov = json.loads((out / "metadata.json").read_text())["provenance"]
+    from workbench import __version__
+
+    assert prov["workbench_version"] == __version__
+    for name in ("numpy", "numba", "scipy", "pyarrow"):
+        assert prov["packages"][name]
+    assert prov["python_build"]["implementation"] and prov["python"] == sys.version.split()[0]
+    if (REPO / ".git").exists():  # a checkout: its commit, and whether it was clean
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        assert prov["git"]["commit"] == head and isinstance(prov["git"]["dirty"], bool)
+    res = subprocess.run([sys.executable, "-m", "workbench", "status", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0
+    produced = [ln for ln in res.stdout.splitlines() if ln.startswith("produced by: ")]
+    assert produced and f"workbench {__version__}" in produced[0]
+    assert f"numba {prov['packages']['numba']}" in produced[0]
+    if prov["git"]:
+        assert f"git {prov['git']['commit'][:12]}" in produced[0]
+    assert any(ln.startswith("python: ") for ln in res.stdout.splitlines())
+
+
+def test_git_state_is_none_outside_a_checkout(tmp_path):
+    from workbench.experiment.provenance import git_state
+
+    assert git_state(tmp_path) is None

@@ -581,7 +581,8 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
             _finish_pair(run_dir, ds, name, p, n_rows, result, lambda text: None)
         with contextlib.closing(workers.iterate(
                 tasks, run_task, jobs, backend, scheduler,
-                in_process=jobs == 1 and backend == "loky" and _session_only(config, tasks)
+                in_process=(jobs == 1 and backend == "loky" and not workers.FORK
+                            and _session_only(config, tasks))
         )) as finished:
             for task, rec in finished:
                 take(task, rec)
@@ -647,7 +648,8 @@ def _second_signal_quits(stream: TextIO):
 
 def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
     """Some task's learner exists only in this Python session (registered at run time,
-    not picklable, no plugin to load it from), so no worker process can build it."""
+    not picklable, no plugin to load it from), so no spawned worker process can build it
+    (a forked one inherits it)."""
     return not config.plugins and any(
         t.spec is None and registry.get(t.registry_name).source != "builtin" for t in tasks)
 
