@@ -885,6 +885,36 @@ def test_model_bytes_is_the_sum_of_the_allocated_tables():
     assert model.model_bytes() == 4 * 2 * (2 + 3 + 6) + 8 * 2
 
 
+def test_child_missing_and_joint_of_any_parent_set_or_a_clear_error():
+    """Issue 35: child_missing([], c) returned an unrelated block. Every parent set from
+    none to max_level − 1 parents is #(x_s, y, x_c missing) counted by hand (stored
+    blocks and those derived from the joints alike); bad indices are one clear error."""
+    rng = np.random.default_rng(3)
+    n, cards, K = 120, [2, 3, 2, 4], 2
+    X = _random_codes(rng, n, cards, 0.15)
+    y = rng.integers(0, K, n)
+    ct = AnDECounts(cards, K, 3, parent_levels=1)  # stored: one parent; derived: 0 and 2
+    ct.partial_fit(X, y)
+    for l in (0, 1, 2):
+        for s in itertools.combinations(range(4), l):
+            for c in set(range(4)) - set(s):
+                ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+                for r in range(n):
+                    if all(X[r, a] >= 0 for a in s) and X[r, c] < 0:
+                        ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
+                np.testing.assert_array_equal(ct.child_missing(s, c), ref, err_msg=f"{s} {c}")
+    np.testing.assert_array_equal(ct.joint([]), np.bincount(y, minlength=K))
+    for call, message in ((lambda: ct.child_missing([], 4), "attribute 4 is out of range"),
+                          (lambda: ct.child_missing([-1], 0), "attribute -1 is out of range"),
+                          (lambda: ct.child_missing([1, 1], 0), "given twice"),
+                          (lambda: ct.child_missing([0, 2], 0), "child 0 is one of the parents"),
+                          (lambda: ct.child_missing([0, 1, 2], 3), "at most 3 are counted"),
+                          (lambda: ct.joint([0, 1, 2, 3]), "at most 3 are counted"),
+                          (lambda: ct.joint([7]), "attribute 7 is out of range")):
+        with pytest.raises(LearnerError, match=message):
+            call()
+
+
 def test_count_tables_over_the_memory_budget_fail_before_allocating(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -1010,20 +1010,50 @@ class AnDECounts:
         s = sorted(int(a) for a in attrs)
         return int(self.levels.base[len(s)]) + self.rank(s)
 
-    def joint(self, attrs: Sequence[int]) -> np.ndarray:
-        """#(x_attrs, y) as a dense array (|X_a1|, …, K) for sorted or unsorted attrs."""
+    def _attributes(self, attrs: Iterable[int], what: str) -> list[int]:
+        """`attrs` sorted, each an attribute index given once (else one clear error)."""
         s = sorted(int(a) for a in attrs)
+        for a in s:
+            if not 0 <= a < self.d:
+                raise LearnerError(f"AnDECounts.{what}: attribute {a} is out of range "
+                                   f"(0 … {self.d - 1})")
+        if len(set(s)) != len(s):
+            raise LearnerError(f"AnDECounts.{what}: an attribute is given twice in {s}")
+        return s
+
+    def joint(self, attrs: Sequence[int]) -> np.ndarray:
+        """#(x_attrs, y) as a dense array (|X_a1|, …, K) for sorted or unsorted attrs
+        (1 to `max_level` distinct attributes; no attribute: the class counts)."""
+        s = self._attributes(attrs, "joint")
+        if not s:
+            return self.class_counts.astype(np.int64)
+        if len(s) > self.max_level:
+            raise LearnerError(f"AnDECounts.joint: {len(s)} attributes, but combinations of at "
+                               f"most {self.max_level} are counted")
         arr = self.store.block(self.block_id(s))
         order = [s.index(int(a)) for a in attrs]
         return np.transpose(arr, order + [len(s)])
 
     def child_missing(self, parents: Sequence[int], child: int) -> np.ndarray:
-        """#(x_parents, x_child missing, y) as a dense array (|X_p1|, …, K)."""
-        s = sorted(int(a) for a in parents)
-        if not self.has_missing[child]:
+        """#(x_parents, x_child missing, y) as a dense array (|X_p1|, …, K), parents in
+        increasing order: the stored block where there is one, else #(x_parents, y) −
+        Σ_v #(x_parents, x_child = v, y) from the joint counts (no parent: from the class
+        counts). A child among the parents, an index out of range, or a level that is
+        counted neither way is an error."""
+        s = self._attributes(parents, "child_missing")
+        (c,) = self._attributes([child], "child_missing")
+        if c in s:
+            raise LearnerError(f"AnDECounts.child_missing: the child {c} is one of the "
+                               f"parents {s}")
+        if not self.has_missing[c]:
             return np.zeros(tuple(int(self.cards[a]) for a in s) + (self.K,), dtype=np.int64)
-        b = int(self.miss_base[len(s), child]) + self.rank(s)
-        return self.store.block(b)
+        if len(s) <= self.parent_levels and s and self.miss_base[len(s), c] >= 0:
+            return self.store.block(int(self.miss_base[len(s), c]) + self.rank(s))
+        if len(s) + 1 > self.max_level:
+            raise LearnerError(f"AnDECounts.child_missing: {len(s)} parent(s) and a child "
+                               f"need combinations of {len(s) + 1} attributes; at most "
+                               f"{self.max_level} are counted")
+        return self.joint(s) - self.joint([*s, c]).sum(axis=len(s))
 
     def value_counts(self, i: int) -> np.ndarray:
         """Class-free #(x_i) for every value of attribute i."""
