@@ -1,26 +1,31 @@
 """Our AnDE learners against the Java references, paired in one run: train + classify CPU seconds.
 
-    python benchmarks/bench_vs_java.py [--datasets adult connect-4 ...] [--repeats 3]
+    python benchmarks/bench_vs_java.py [--datasets adult connect-4 ...] [--repeats 5]
         [--seed 1] [--only A1DE ...]
 
 Per data set (default: kr-vs-kp nursery magic letter adult splice optdigits connect-4
 poker-hand, found along the catalog search path, e.g. with
 ``WORKBENCH_DATA=../shared/datasets/fetched``): a seeded 50/50 split, MDL fitted on the
 training half, both halves written as discretised ARFF. Each row pairs one of our learners
-with a Java classifier on the same halves; both train and classify `--repeats` times, each
-timed in CPU seconds inside its own process (ours: `time.process_time` around `fit` and
-`predict_proba`, numba kernels compiled beforehand; Java: the thread CPU time around
-`buildClassifier` and `distributionForInstance` over the test rows, through our helper
-``benchmarks/weka/JavaTime.java``, so JVM start-up and ARFF parsing are not counted on either
-side). A repeat averages as many runs as make ~0.2 s of ours (small data sets take
+with a Java classifier on the same halves, timed in CPU seconds inside its own process
+(ours: `time.process_time` around `fit` and `predict_proba`; Java: the thread CPU time
+around `buildClassifier` and `distributionForInstance` over the test rows, through our
+helper ``benchmarks/weka/JavaTime.java``), so JVM start-up and ARFF parsing are counted on
+neither side. Both sides are warm: our kernels are compiled and loaded before any timing,
+and each Java measurement is the second of two runs in its JVM (the first warms its JIT).
+The repeats are interleaved — Java, ours, Java, ours … — so the machine's drift hits both
+alike. A repeat averages as many runs as make ~0.2 s of ours (small data sets take
 milliseconds). The table prints the minimum and the median over the repeats; ratio = ours /
 Java (< 1: we are faster).
 
 References: Weka 3.6 (Debian ``weka``; ``WEKA_JAR`` overrides ``/usr/share/java/weka.jar``)
 gives ``AODE -F 1 -M -W 1`` for A1DE and ``AODEsr -C 100 -F 1 -M 1`` for A1DE-S. The
-authors' own A1DE/A2DE code is used when ``ANDE_CP`` names its class path and ``ANDE_CLASS``
-its Weka classifier class; ``ANDE_OPTS_<LEARNER>`` (e.g. ``ANDE_OPTS_A2DE_SW="-N 2 -S -W"``)
-gives its options per learner. Without ``ANDE_CP`` those rows are skipped with a note.
+authors' own code is used when ``ANDE_CP`` names its class path: each learner's Java class
+is ``ANDE_CLASS_<LEARNER>`` (e.g. ``ANDE_CLASS_A2DE``; ``ANDE_CLASS`` for any learner not
+named), its options ``ANDE_OPTS_<LEARNER>`` as that class takes them (``-`` in a learner's
+name becomes ``_``); a learner with no class is skipped with a line. The JVM's heap is half
+the machine's memory (``JAVA_HEAP`` overrides, e.g. ``6g``); a data set that does not fit
+in it is skipped with a line naming the heap.
 No Java code of Weka or of the authors is part of this repository.
 """
 
@@ -49,19 +54,33 @@ WEKA_ROWS = [("A1DE", "Weka AODE -F 1 -M -W 1", "weka.classifiers.bayes.AODE",
 AUTHOR_ROWS = ["A1DE", "A2DE", "A2DE-SW"]
 
 
-def java_times(classpath: str, cls: str, options: list[str], train: Path, test: Path,
-               repeats: int, inner: int) -> list[float]:
-    """Train + classify CPU seconds of each repeat of a Java classifier (the mean of
-    `inner` runs)."""
-    out = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "JavaTime", cls, str(train),
-                          str(test), str(repeats), str(inner), *options],
-                         check=True, capture_output=True, text=True).stdout
-    times = []
-    for line in out.splitlines():
-        if line.startswith("repeat "):
-            f = line.split()
-            times.append(float(f[3]) + float(f[5]))
-    return times
+class JavaOutOfMemory(Exception):
+    """The JVM's heap could not hold the classifier."""
+
+
+def java_heap() -> str:
+    """``-Xmx`` for the helper: $JAVA_HEAP, else half the machine's physical memory."""
+    text = os.environ.get("JAVA_HEAP", "").strip()
+    if text:
+        return text
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return f"{max(1, total // 2 // (1 << 20))}m"
+
+
+def java_time(classpath: str, cls: str, options: list[str], train: Path, test: Path,
+              inner: int) -> float:
+    """Train + classify CPU seconds of a warm Java classifier (the mean of `inner` runs):
+    the second of two repeats in one JVM."""
+    proc = subprocess.run(["java", f"-Xmx{java_heap()}", "-cp", classpath, "JavaTime", cls,
+                           str(train), str(test), "2", str(inner), *options],
+                          capture_output=True, text=True)
+    if "OutOfMemoryError" in proc.stderr:
+        raise JavaOutOfMemory(java_heap())
+    if proc.returncode:
+        raise SystemExit(f"error: {cls} failed:\n{proc.stderr[-2000:]}")
+    times = [float(f[3]) + float(f[5]) for f in
+             (line.split() for line in proc.stdout.splitlines()) if f and f[0] == "repeat"]
+    return times[-1]
 
 
 def our_times(name: str, train, test, repeats: int, inner: int) -> list[float]:
@@ -83,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--only", nargs="+", help="only these of our learners")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     if not WEKA_JAR.is_file():
@@ -96,15 +115,22 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.data.catalog import find_dataset, load_dataset
     from workbench.discretize import fit_discretizer
 
-    rows = [(ours, label, cls, opts) for ours, label, cls, opts in WEKA_ROWS]
-    ande_cp, ande_cls = os.environ.get("ANDE_CP"), os.environ.get("ANDE_CLASS")
-    if ande_cp and ande_cls:
+    rows = [(ours, label, [str(WEKA_JAR)], cls, opts) for ours, label, cls, opts in WEKA_ROWS]
+    ande_cp = os.environ.get("ANDE_CP")
+    if ande_cp:
         for ours in AUTHOR_ROWS:
-            opts = os.environ.get(f"ANDE_OPTS_{ours.replace('-', '_')}", "").split()
-            rows.append((ours, f"authors' {ours} {' '.join(opts)}".strip(), None, opts))
+            key = ours.replace("-", "_")
+            cls = os.environ.get(f"ANDE_CLASS_{key}") or os.environ.get("ANDE_CLASS")
+            if not cls:
+                print(f"note: no ANDE_CLASS_{key} (or ANDE_CLASS): the row of the authors' "
+                      f"{ours} is skipped")
+                continue
+            opts = os.environ.get(f"ANDE_OPTS_{key}", "").split()
+            rows.append((ours, f"authors' {cls.rsplit('.', 1)[-1]} {' '.join(opts)}".strip(),
+                         [str(WEKA_JAR), ande_cp], cls, opts))
     else:
-        print("note: ANDE_CP / ANDE_CLASS not set: the rows against the authors' A1DE/A2DE "
-              "code are skipped (Weka rows only)")
+        print("note: ANDE_CP not set: the rows against the authors' A1DE/A2DE code are "
+              "skipped (Weka rows only)")
     if args.only:
         rows = [r for r in rows if r[0] in args.only]
     warm_up()
@@ -129,15 +155,21 @@ def main(argv: list[str] | None = None) -> int:
             train, test = disc.transform(raw_tr), disc.transform(raw_te)
             save_arff(train, tmp / "train.arff")
             save_arff(test, tmp / "test.arff")
-            for ours, label, cls, opts in rows:
-                cp = os.pathsep.join(
-                    [str(WEKA_JAR), str(classes)] + ([] if cls else [ande_cp]))
+            for ours, label, jars, cls, opts in rows:
+                cp = os.pathsep.join([*jars, str(classes)])
                 # runs per repeat: a repeat of at least ~0.2 s of our time (small sets)
                 once = min(our_times(ours, train, test, 2, 1))  # the first may compile
                 inner = max(1, min(50, int(0.2 / max(once, 1e-4))))
-                java = java_times(cp, cls or ande_cls, opts, tmp / "train.arff",
-                                  tmp / "test.arff", args.repeats, inner)
-                mine = our_times(ours, train, test, args.repeats, inner)
+                java, mine = [], []
+                try:
+                    for _ in range(args.repeats):  # interleaved: Java, ours, Java, ours …
+                        java.append(java_time(cp, cls, opts, tmp / "train.arff",
+                                              tmp / "test.arff", inner))
+                        mine += our_times(ours, train, test, 1, inner)
+                except JavaOutOfMemory as exc:
+                    print(f"{slug:<11} {ours:<8} {label:<26} (skipped: Java ran out of its "
+                          f"{exc} heap; set JAVA_HEAP)", flush=True)
+                    continue
                 rmin = min(mine) / min(java)
                 rmed = statistics.median(mine) / statistics.median(java)
                 worst = max(worst, rmin)
