@@ -572,6 +572,26 @@ def test_the_forked_worker_does_not_hold_the_run_lock(tmp_path, plugin_file):
     assert _wait_no_process(proc.pid) == []
 
 
+def test_a_worker_killed_from_outside_is_one_line_and_keeps_the_folds(tmp_path, plugin_file):
+    """The --jobs 1 worker killed (as the kernel's out-of-memory killer would): the run
+    says so in one line, exits 2 and keeps what it stored; a resume completes it."""
+    cfg = make_config(tmp_path, plugin_file)
+    out = tmp_path / "run"
+    proc = _start(cfg, out, tmp_path, jobs=1, delay=0.3)
+    _wait_folds(proc, out, 2)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    assert children, "no worker process"
+    os.kill(int(children[0]), signal.SIGKILL)
+    proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    _one_line_error(err, "a worker process died", "are kept in")
+    kept = _n_folds(out)
+    assert kept >= 2
+    assert run_cli(str(cfg), "--output", str(out)) == 0
+    assert _n_folds(out) == 24
+
+
 def test_store_schema_version_recorded_and_newer_refused(tmp_path, plugin_file, capsys):
     cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
     out = tmp_path / "run"

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from workbench.errors import WorkbenchError
@@ -176,10 +177,13 @@ def _iterate_forked(tasks: Sequence[T], fn: Callable[[T], Any]) -> Iterator[tupl
             if len(queued) == 2:
                 break
         while queued:
-            ok, value = here.recv()
+            try:
+                ok, value = here.recv()
+            except (EOFError, OSError):  # killed (out of memory?): as a broken loky pool
+                raise BrokenProcessPool(f"exit code {proc.exitcode}") from None
             t = queued.pop(0)
             if not ok:
-                raise WorkbenchError(f"the worker process failed on {t}: {value}")
+                raise WorkbenchError(f"the worker process failed: {value}")
             yield t, value
             nxt = next(it, None)
             if nxt is not None:
