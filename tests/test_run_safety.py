@@ -146,12 +146,13 @@ def test_fault_injection_kill_term_concurrent_corrupt(tmp_path, plugin_file):
         store.write_fold(out, ds, learner, first)
         folds = sorted(out.glob("predictions/*/*/*.npz"))
     folds[0].write_bytes(b"")
-    (folds[0].parent / ".round-009-fold-0.npz.abc.tmp").write_bytes(b"half")
     summaries = sorted(out.glob("predictions/*/*/summary.json"))
     if not summaries:  # make one: finish a pair, then truncate it
         assert run_cli(str(cfg), "--output", str(out), "--datasets", "iris",
                        "--learners", "S") == 0
         summaries = sorted(out.glob("predictions/*/*/summary.json"))
+    # (after that helper run, which would clear it away)
+    (folds[0].parent / ".round-009-fold-0.npz.abc.tmp").write_bytes(b"half")
     text = summaries[0].read_text()
     summaries[0].write_text(text[: len(text) // 2])
     parquet = summaries[0].parent / store.PAIR_PARQUET
