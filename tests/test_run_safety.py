@@ -849,3 +849,27 @@ def test_git_state_is_none_outside_a_checkout(tmp_path):
     from workbench.experiment.provenance import git_state
 
     assert git_state(tmp_path) is None
+
+
+def test_the_prequential_protocol_checks_distributions_too():
+    """Out-of-core and prequential folds go through the same check as run_fold."""
+    from workbench.data.catalog import load_dataset
+    from workbench.errors import LearnerError
+    from workbench.evaluation.outofcore import prequential_loop
+
+    class NaNStream:
+        preprocessing = "none"
+        _header = None
+
+        def partial_fit(self, data):
+            self._header = data
+            return self
+
+        def predict_proba(self, data):
+            return np.full((data.n_instances, data.n_classes), np.nan)
+
+    data = load_dataset("iris")
+    windows = [(lo, data.take(np.arange(lo, lo + 50))) for lo in (0, 50, 100)]
+    with pytest.raises(LearnerError, match="learner 'NaNStream': predict_proba returned a "
+                                           "non-finite probability"):
+        prequential_loop(windows, NaNStream(), data)

@@ -202,6 +202,19 @@ def probability_problem(proba: np.ndarray) -> str:
     return ""
 
 
+def checked_proba(proba: Any, n: int, n_classes: int, name: str) -> np.ndarray:
+    """`proba` as float64 (n, n_classes), or a `LearnerError` naming learner `name` when
+    its shape or its distributions (`probability_problem`) are wrong."""
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.shape != (n, n_classes):
+        raise LearnerError(f"learner '{name}': predict_proba returned shape {proba.shape}, "
+                           f"expected ({n}, {n_classes})")
+    problem = probability_problem(proba)
+    if problem:
+        raise LearnerError(f"learner '{name}': predict_proba {problem}")
+    return proba
+
+
 def _count(report: dict | None, key: str) -> int | None:
     return None if not report or key not in report else len(report[key])
 
@@ -373,15 +386,7 @@ def run_fold(
     iters = model.iterations() if hasattr(model, "iterations") else None
     report = model.fit_report() if hasattr(model, "fit_report") else None
 
-    proba = np.asarray(proba, dtype=np.float64)
-    if proba.shape != (test_idx.size, data.n_classes):
-        raise LearnerError(
-            f"learner '{name}': predict_proba returned shape {proba.shape}, expected "
-            f"({test_idx.size}, {data.n_classes})"
-        )
-    problem = probability_problem(proba)
-    if problem:
-        raise LearnerError(f"learner '{name}': predict_proba {problem}")
+    proba = checked_proba(proba, test_idx.size, data.n_classes, name)
     cuts = None
     if keep_cuts and disc is not None:
         cuts = {str(k): [float(c) for c in v] for k, v in getattr(disc, "cuts", {}).items()}
