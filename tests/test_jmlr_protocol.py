@@ -14,7 +14,7 @@ import yaml
 
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import ConfigError
-from workbench.evaluation.cv import FOLD_METRICS, cross_validate
+from workbench.evaluation.cv import cross_validate, fold_metric_names
 from workbench.evaluation.pipeline import fold_seed, run_fold
 from workbench import store
 from workbench.experiment.config import parse_config
@@ -133,7 +133,7 @@ def test_per_fold_values_are_stored_and_read_back(tiny_run: Path):
     per = summ["per_fold"]
     # every fold metric the learners report (NB reports its model size, peak memory and the
     # memory its compact layout saves; no iterations and no selected attributes)
-    reported = [m for m in FOLD_METRICS
+    reported = [m for m in fold_metric_names()
                 if m not in ("iterations", "train_objective", "selected_parents",
                              "selected_children", "selected_attributes", "selected_k")]
     assert list(per) == reported
@@ -314,7 +314,7 @@ def test_report_options_for_wdl_and_scatter(tmp_path: Path):
     assert opts.scatter == [("A", "B")] and opts.scatter_metrics == ["zero_one_loss", "rmse"]
     assert opts.wdl == "sign" and opts.scatter_log is False
     for bad, match in (({"wdl": "ttest"}, "report.wdl"),
-                       ({"scatter": {"pairs": [["A", "B"]], "metrics": ["auc"]}}, "auc"),
+                       ({"scatter": {"pairs": [["A", "B"]], "metrics": ["f_measure"]}}, "f_measure"),
                        ({"scatter": {"pairs": [["A", "X"]]}}, "scatter.pairs"),
                        ({"scatter": {"pairs": [["A", "B"]], "log": "yes"}}, "log"),
                        ({"scatter": {"pair": [["A", "B"]]}}, "unknown key")):

@@ -14,7 +14,7 @@ from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation import metrics
 from workbench.evaluation.metrics import is_measurement
 from workbench.evaluation.cv import (
-    SUMMARY_KEYS,
+    summary_keys,
     cross_validate,
     evaluation_data,
     summarize_folds,
@@ -257,7 +257,7 @@ def test_cross_validate_summary_definitions(fake_discretize):
     data = numeric_data(41, missing_class=(3, 17))
     cv = cross_validate(data, FirstAttributeLearner, {"noise": 0.3}, rounds=5, folds=3, seed=2)
     s = cv.summary
-    assert set(SUMMARY_KEYS) <= set(s)
+    assert set(summary_keys()) <= set(s)
     assert {f"{m}_std" for m in ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")} <= set(s)
     assert (s["n_instances"], s["rounds"], s["folds"]) == (39, 5, 3)
     assert cv.distributions.shape == (5, 39, 3) and cv.predictions.shape == (5, 39)

@@ -90,7 +90,7 @@ def test_holm_adjusted_wdl_and_bayesian_section(paper_report):
     assert "Holm-adjusted over the pairs of each table" in md
     bay = pd.read_csv(paper_report / "tables" / "bayesian.csv")
     assert list(bay["a"]) == ["A1DE", "A2DE-SW", "RF10"] and set(bay["b"]) == {"NB"}
-    np.testing.assert_allclose(bay[["p_a_lower", "p_rope", "p_b_lower"]].sum(axis=1), 1.0)
+    np.testing.assert_allclose(bay[["p_a_better", "p_rope", "p_b_better"]].sum(axis=1), 1.0)
     assert (paper_report / "figures" / "bayes_zero_one_loss.pdf").is_file()
 
 

@@ -68,7 +68,7 @@ def test_bayesian_signed_rank_by_hand_and_shape():
     """One data set, z = −1 (A lower by 1): θ_A = w1² + 2 w0 w1·H(1 − 2r) + …; with a rope
     wider than the difference every mass is 'equivalent'."""
     res = signed_rank([0.0], [1.0], rope=0.0, samples=2000, seed=3)
-    assert res.p_a_lower > 0.5 and res.p_b_lower == 0.0
+    assert res.p_a_better > 0.5 and res.p_b_better == 0.0
     wide = signed_rank([0.0], [1.0], rope=2.0, samples=500, seed=3)
     assert wide.p_rope == 1.0
     np.testing.assert_allclose(wide.samples.sum(axis=1), 1.0)
@@ -76,7 +76,7 @@ def test_bayesian_signed_rank_by_hand_and_shape():
     np.testing.assert_allclose(xy, [[0, 0], [0.5, math.sqrt(3) / 2], [1, 0]])
     again = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9)
     same = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9)
-    assert (again.p_a_lower, again.p_rope) == (same.p_a_lower, same.p_rope)  # seeded
+    assert (again.p_a_better, again.p_rope) == (same.p_a_better, same.p_rope)  # seeded
 
 
 def test_bayesian_signed_rank_equals_baycomp_on_the_pakdd13_values():
@@ -88,11 +88,11 @@ def test_bayesian_signed_rank_equals_baycomp_on_the_pakdd13_values():
         theirs = baycomp.SignedRankTest.probs(-wide[a].to_numpy(), -wide[b].to_numpy(), rope,
                                               nsamples=20000, random_state=11)
         if rope > 0:
-            np.testing.assert_allclose((ours.p_a_lower, ours.p_rope, ours.p_b_lower), theirs,
+            np.testing.assert_allclose((ours.p_a_better, ours.p_rope, ours.p_b_better), theirs,
                                        atol=1e-12)
         else:
-            total = ours.p_a_lower + ours.p_b_lower
-            np.testing.assert_allclose((ours.p_a_lower / total, ours.p_b_lower / total),
+            total = ours.p_a_better + ours.p_b_better
+            np.testing.assert_allclose((ours.p_a_better / total, ours.p_b_better / total),
                                        theirs, atol=1e-12)
 
 

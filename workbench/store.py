@@ -49,7 +49,7 @@ import yaml
 
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
-from workbench.evaluation.summary import FOLD_METRICS
+from workbench.evaluation.summary import fold_metric_names
 from workbench.fileio import atomic_write_bytes, atomic_write_text
 from workbench.resources import run_dir_path
 
@@ -169,7 +169,7 @@ PAIR_PARQUET = "predictions.parquet"
 _FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
                  "test_wall_seconds", "model_bytes", "iterations", "peak_rss_bytes",
                  "compile_seconds", "compiled_kernels")
-_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report")
+_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report", "measures")
 
 
 def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
@@ -584,10 +584,10 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
 
 
 def _metric_columns(metrics: Any) -> list[str]:
-    """Per-fold metric columns: `FOLD_METRICS` order, then any others by name."""
+    """Per-fold metric columns: the registry's order, then any others by name."""
     metrics = list(dict.fromkeys(metrics))
-    return [m for m in FOLD_METRICS if m in metrics] + sorted(
-        m for m in metrics if m not in FOLD_METRICS)
+    known = fold_metric_names()
+    return [m for m in known if m in metrics] + sorted(m for m in metrics if m not in known)
 
 
 def write_fold_metrics_csv(run_dir: Path) -> Path:

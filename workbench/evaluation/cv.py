@@ -30,18 +30,18 @@ from workbench.evaluation.pipeline import (
 from workbench.evaluation.outofcore import prequential_fold
 from workbench.evaluation.protocols import FoldSpec, GivenSplits, KFold, Prequential, Protocol
 from workbench.evaluation.summary import (
-    FOLD_METRICS,
-    SUMMARY_KEYS,
     assemble,
+    fold_metric_names,
     summarize_assembled,
     summarize_folds,
+    summary_keys,
     test_rows_of,
 )
 from workbench.learners import registry
 
 __all__ = ["CVResult", "cross_validate", "evaluate", "evaluation_data", "protocol_fold",
            # the summary's names, importable from here as before the split
-           "FOLD_METRICS", "SUMMARY_KEYS", "summarize_folds"]
+           "fold_metric_names", "summary_keys", "summarize_folds"]
 
 
 def evaluation_data(data: Dataset) -> Dataset:

@@ -13,12 +13,12 @@ Conventions shared by every function here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Callable, Literal, NamedTuple
 
 import numpy as np
 
 
-# ----- the metric registry ------------------------------------------------------------------
+# ----- what a metric declares --------------------------------------------------------------
 @dataclass(frozen=True)
 class Metric:
     """One declared metric: everything the summary, the store, the W/D/L tables, ranks and
@@ -33,6 +33,14 @@ class Metric:
     ``needs_repeats``: only meaningful when every instance is tested more than once
     (bias/variance: rounds ≥ 2). ``appendix``: where the report lists a metric it does
     not rank (``table=False``): one of `APPENDICES`.
+
+    ``lower_is_better`` is the direction every decision reads (W/D/L, sign and fold tests,
+    ranks, CD diagrams, Bayesian comparisons, figures, the paper comparison).
+    ``compute(proba, y) -> float``: a ``pooled`` metric computed from the predictions;
+    its value is computed on each round's predictions pooled over its folds and averaged
+    over the rounds (Weka: one Evaluation per cross-validation run), its per-fold values
+    on each fold's. A ``mean`` metric without ``compute`` is a named measure a learner
+    reports (`Learner.measures`).
     """
 
     name: str
@@ -46,90 +54,17 @@ class Metric:
     log: bool = False
     needs_repeats: bool = False
     appendix: str = ""  # for table=False metrics: the report appendix that lists them
+    compute: Callable[[np.ndarray, np.ndarray], float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.compute is not None and self.aggregate != "pooled":
+            raise ValueError(f"metric {self.name!r}: only a 'pooled' metric is computed "
+                             f"from predictions (aggregate is {self.aggregate!r})")
 
     @property
     def has_std(self) -> bool:
         """A ``<name>_std`` (std over folds) is part of the summary."""
         return self.aggregate == "pooled" and self.per_fold
-
-
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("bias", "Bias", "decomposition", cd=True, needs_repeats=True),
-    Metric("variance", "Variance", "decomposition", cd=True, needs_repeats=True),
-    Metric("zero_one_loss", "0-1 loss", "pooled", per_fold=True, cd=True, scatter=True),
-    Metric("rmse", "RMSE (Weka, all classes)", "pooled", per_fold=True, cd=True,
-           scatter=True),
-    Metric("rmse_true_class", "RMSE (true class)", "pooled", per_fold=True, cd=True),
-    Metric("log_loss", "Log loss", "pooled", per_fold=True),
-    Metric("train_cpu_seconds", "Training time (total CPU seconds over folds)", "total",
-           per_fold=True, log=True),
-    Metric("test_cpu_seconds", "Classification time (total CPU seconds over folds)", "total",
-           per_fold=True, log=True),
-    Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
-           per_fold=True, log=True),
-    Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True,
-           log=True),
-    Metric("peak_rss_bytes", "Peak resident memory of the fold's process (bytes, mean over "
-           "folds)", "mean", per_fold=True, log=True, table=False, appendix="memory"),
-    Metric("memory_saved", "Share of the naive count layout saved by the compact one "
-           "(mean over folds)", "mean", per_fold=True, lower_is_better=False, table=False,
-           appendix="memory"),
-    Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
-           "mean", per_fold=True, table=False, appendix="training"),
-    # what a selective learner kept (`Learner.fit_report`): described, not ranked
-    Metric("selected_parents", "Selected parent attributes (mean over folds)", "mean",
-           per_fold=True, table=False, appendix="selection"),
-    Metric("selected_children", "Selected child attributes (mean over folds)", "mean",
-           per_fold=True, table=False, appendix="selection"),
-    Metric("selected_attributes", "Attributes selected (SKDB; mean over folds)", "mean",
-           per_fold=True, table=False, appendix="selection"),
-    Metric("selected_k", "k selected (SKDB; mean over folds)", "mean", per_fold=True,
-           table=False, appendix="selection"),
-    Metric("bias_weka_corrected", "Bias (Weka's finite-sample correction)", "decomposition",
-           table=False, needs_repeats=True),
-    Metric("train_wall_seconds", "Training time (total wall seconds over folds)", "total",
-           table=False, log=True),
-    Metric("test_wall_seconds", "Classification time (total wall seconds over folds)",
-           "total", table=False, log=True),
-    Metric("compile_seconds", "Kernel compilation and cache loading (total CPU seconds "
-           "over folds; a first-use cost, in neither time above)", "total", table=False,
-           log=True),
-)}
-"""Every metric, in the order tables and files list them."""
-
-
-APPENDICES: dict[str, tuple[str, str, str]] = {
-    "selection": ("attributes selected", "selected_attributes",
-                  "the attributes each selective learner kept (its `fit_report`; the names per "
-                  "fold are stored with the fold's predictions)"),
-    "training": ("training", "training",
-                 "where each learner's optimiser stopped (its `fit_report`)"),
-    "memory": ("memory", "memory",
-               "memory: the fold process's peak resident memory, and the share of the naive "
-               "count layout that the compact one saves (Salem et al., Fig. 4a)"),
-}
-"""Report appendices of the metrics it describes but does not rank: key → (heading, CSV
-stem under tables/, what they hold)."""
-
-
-def is_measurement(key: str) -> bool:
-    """A summary key that measures the machine (times, peak memory, and their stds): it
-    differs between runs of the same experiment, unlike every other value."""
-    return "seconds" in key or key.startswith("peak_rss")
-
-
-def register_metric(metric: Metric) -> Metric:
-    """Declare a metric (e.g. one a plugin's learners report through `per_fold` values);
-    the report's tables and figures take it from here. Re-declaring a name replaces it."""
-    METRICS[metric.name] = metric
-    return metric
-
-
-def metric_names(**flags: object) -> tuple[str, ...]:
-    """Names of the declared metrics whose attributes equal `flags`, in declaration order,
-    e.g. ``metric_names(table=True)``, ``metric_names(aggregate="total")``."""
-    return tuple(m.name for m in METRICS.values()
-                 if all(getattr(m, k) == v for k, v in flags.items()))
 
 
 LOG_LOSS_EPSILON = float(np.finfo(np.float64).eps)
@@ -200,6 +135,55 @@ def log_loss(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) ->
         return float("nan")
     q = np.clip(p[np.arange(t.size), t], eps, 1.0 - eps)
     return float(-np.mean(np.log(q)))
+
+
+def brier_score(proba: np.ndarray, y: np.ndarray) -> float:
+    """Brier's (1950) multi-class score: mean_i Σ_y (p_iy − [y = y_i])², in [0, 2]
+    (scikit-learn's ``brier_score_loss(..., scale_by_half=False)``; = K · RMSE²)."""
+    p, t = _check(proba, y)
+    return squared_error_sum(p, t) / t.size if t.size else float("nan")
+
+
+def cohen_kappa(proba: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's kappa of the first-maximum predictions against `y` (Weka's ``kappa()``):
+    (p_o − p_e) / (1 − p_e) from the K × K confusion matrix; 1 when p_e = 1 (every
+    prediction and every label the same class), as Weka; NaN without predictions."""
+    p, t = _check(proba, y)
+    if not t.size:
+        return float("nan")
+    k = p.shape[1]
+    confusion = np.bincount(t * k + np.argmax(p, axis=1), minlength=k * k).reshape(k, k)
+    n = float(t.size)
+    observed = np.trace(confusion) / n
+    chance = float(np.sum(confusion.sum(axis=1) * confusion.sum(axis=0))) / (n * n)
+    return 1.0 if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
+
+
+def _auc_one_vs_rest(score: np.ndarray, positive: np.ndarray) -> float:
+    """Area under the ROC curve of `score` for the `positive` rows against the others:
+    the Mann–Whitney statistic, ties counted ½ (Weka's ThresholdCurve and scikit-learn
+    agree); NaN when either side is empty."""
+    n_pos = int(np.count_nonzero(positive))
+    n_neg = positive.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    from scipy.stats import rankdata  # scipy loads only when AUC is asked for
+    ranks = rankdata(score, method="average")
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def auc_weighted(proba: np.ndarray, y: np.ndarray) -> float:
+    """Weka's weighted area under the ROC curve: each class's one-vs-rest AUC (its own
+    probability as the score) weighted by its number of instances; classes without
+    instances weigh 0. NaN when fewer than two classes occur (no curve)."""
+    p, t = _check(proba, y)
+    counts = np.bincount(t, minlength=p.shape[1])
+    if np.count_nonzero(counts) < 2:
+        return float("nan")
+    total = 0.0
+    for c in np.flatnonzero(counts):
+        total += counts[c] * _auc_one_vs_rest(p[:, c], t == c)
+    return float(total / t.size)
 
 
 class LossSums(NamedTuple):
@@ -308,3 +292,100 @@ def bias_variance(
             corr_x = 0.5 * (sq - ph * (1.0 - ph) / (r - 1)).sum(axis=1)
             corrected = float(np.mean(corr_x))
     return BiasVariance(float(np.mean(bias_x)), float(np.mean(var_x)), loss, corrected)
+
+
+# ----- the metric registry ------------------------------------------------------------------
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("bias", "Bias", "decomposition", cd=True, needs_repeats=True),
+    Metric("variance", "Variance", "decomposition", cd=True, needs_repeats=True),
+    Metric("zero_one_loss", "0-1 loss", "pooled", per_fold=True, cd=True, scatter=True,
+           compute=zero_one_loss),
+    Metric("rmse", "RMSE (Weka, all classes)", "pooled", per_fold=True, cd=True,
+           scatter=True, compute=rmse),
+    Metric("rmse_true_class", "RMSE (true class)", "pooled", per_fold=True, cd=True,
+           compute=rmse_true_class),
+    Metric("log_loss", "Log loss", "pooled", per_fold=True, compute=log_loss),
+    Metric("brier", "Brier score (all classes)", "pooled", per_fold=True,
+           compute=brier_score),
+    Metric("auc", "AUC (one-vs-rest, weighted by class frequency, as Weka)", "pooled",
+           per_fold=True, lower_is_better=False, compute=auc_weighted),
+    Metric("kappa", "Cohen's kappa", "pooled", per_fold=True, lower_is_better=False,
+           compute=cohen_kappa),
+    Metric("train_cpu_seconds", "Training time (total CPU seconds over folds)", "total",
+           per_fold=True, log=True),
+    Metric("test_cpu_seconds", "Classification time (total CPU seconds over folds)", "total",
+           per_fold=True, log=True),
+    Metric("model_bytes", "Model size (bytes of the fitted tables, mean over folds)", "mean",
+           per_fold=True, log=True),
+    Metric("iterations", "Optimiser iterations (mean over folds)", "mean", per_fold=True,
+           log=True),
+    Metric("peak_rss_bytes", "Peak resident memory of the fold's process (bytes, mean over "
+           "folds)", "mean", per_fold=True, log=True, table=False, appendix="memory"),
+    Metric("memory_saved", "Share of the naive count layout saved by the compact one "
+           "(mean over folds)", "mean", per_fold=True, lower_is_better=False, table=False,
+           appendix="memory"),
+    Metric("train_objective", "Training objective at the end (SPEC §6.6; mean over folds)",
+           "mean", per_fold=True, table=False, appendix="training"),
+    # what a selective learner kept (`Learner.fit_report`): described, not ranked
+    Metric("selected_parents", "Selected parent attributes (mean over folds)", "mean",
+           per_fold=True, table=False, appendix="selection"),
+    Metric("selected_children", "Selected child attributes (mean over folds)", "mean",
+           per_fold=True, table=False, appendix="selection"),
+    Metric("selected_attributes", "Attributes selected (SKDB; mean over folds)", "mean",
+           per_fold=True, table=False, appendix="selection"),
+    Metric("selected_k", "k selected (SKDB; mean over folds)", "mean", per_fold=True,
+           table=False, appendix="selection"),
+    Metric("bias_weka_corrected", "Bias (Weka's finite-sample correction)", "decomposition",
+           table=False, needs_repeats=True),
+    Metric("train_wall_seconds", "Training time (total wall seconds over folds)", "total",
+           table=False, log=True),
+    Metric("test_wall_seconds", "Classification time (total wall seconds over folds)",
+           "total", table=False, log=True),
+    Metric("compile_seconds", "Kernel compilation and cache loading (total CPU seconds "
+           "over folds; a first-use cost, in neither time above)", "total", table=False,
+           log=True),
+)}
+"""Every metric, in the order tables and files list them."""
+
+
+APPENDICES: dict[str, tuple[str, str, str]] = {
+    "selection": ("attributes selected", "selected_attributes",
+                  "the attributes each selective learner kept (its `fit_report`; the names per "
+                  "fold are stored with the fold's predictions)"),
+    "training": ("training", "training",
+                 "where each learner's optimiser stopped (its `fit_report`)"),
+    "memory": ("memory", "memory",
+               "memory: the fold process's peak resident memory, and the share of the naive "
+               "count layout that the compact one saves (Salem et al., Fig. 4a)"),
+}
+"""Report appendices of the metrics it describes but does not rank: key → (heading, CSV
+stem under tables/, what they hold)."""
+
+
+def is_measurement(key: str) -> bool:
+    """A summary key that measures the machine (times, peak memory, and their stds): it
+    differs between runs of the same experiment, unlike every other value."""
+    return "seconds" in key or key.startswith("peak_rss")
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Declare a metric: one computed from predictions (``compute``) or a named measure
+    learners report (`Learner.measures`); summaries, tables and figures take it from
+    here, in its direction. Re-declaring a name replaces it."""
+    if not isinstance(metric, Metric):
+        raise TypeError(f"register_metric expects a Metric, got {type(metric).__name__}")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def lower_is_better(name: str) -> bool:
+    """The direction of metric `name` (True for a name the registry does not declare)."""
+    m = METRICS.get(name)
+    return True if m is None else m.lower_is_better
+
+
+def metric_names(**flags: object) -> tuple[str, ...]:
+    """Names of the declared metrics whose attributes equal `flags`, in declaration order,
+    e.g. ``metric_names(table=True)``, ``metric_names(aggregate="total")``."""
+    return tuple(m.name for m in METRICS.values()
+                 if all(getattr(m, k) == v for k, v in flags.items()))

@@ -69,10 +69,21 @@ class FoldResult:
     peak_rss_bytes: float | None = None  # the process's peak resident memory during the fold
     compile_seconds: float = 0.0  # CPU spent compiling / loading kernels (kept out of times)
     compiled_kernels: int = 0  # kernel specialisations compiled for this fold
+    measures: dict[str, float] | None = None  # `Learner.measures()` after fit, by name
 
     @property
     def n_test(self) -> int:
         return int(self.test_index.shape[0])
+
+    def value(self, name: str) -> float | None:
+        """The fold's value of measure `name`: the learner's named measure, else the
+        field or derived property of that name, None when neither says."""
+        if self.measures and name in self.measures:
+            return self.measures[name]
+        if name in _MEASURE_FIELDS:
+            value = getattr(self, name)
+            return None if value is None else float(value)
+        return None
 
     @property
     def selected_parents(self) -> int | None:
@@ -127,12 +138,14 @@ class FoldResult:
             "peak_rss_bytes": _optional_number(self.peak_rss_bytes),
             "compile_seconds": float(self.compile_seconds),
             "compiled_kernels": int(self.compiled_kernels),
+            "measures": None if not self.measures else json.dumps(self.measures),
         }
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> "FoldResult":
         """Inverse of `to_record` (also accepts `cuts` already decoded, or absent)."""
-        cuts, report = (_json_field(rec.get(k)) for k in ("cuts", "fit_report"))
+        cuts, report, measures = (_json_field(rec.get(k))
+                                  for k in ("cuts", "fit_report", "measures"))
         return cls(
             round=int(rec["round"]),
             fold=int(rec["fold"]),
@@ -151,7 +164,39 @@ class FoldResult:
             peak_rss_bytes=_optional_number(rec.get("peak_rss_bytes")),
             compile_seconds=float(_optional_number(rec.get("compile_seconds")) or 0.0),
             compiled_kernels=int(_optional_number(rec.get("compiled_kernels")) or 0),
+            measures=measures or None,
         )
+
+
+_MEASURE_FIELDS = ("model_bytes", "iterations", "peak_rss_bytes", "selected_parents",
+                   "selected_children", "selected_attributes", "selected_k", "memory_saved",
+                   "train_objective")
+"""`FoldResult` fields and properties that are the built-in ``mean`` metrics."""
+
+
+def named_measures(model: Any, name: str) -> dict[str, float] | None:
+    """The learner's named measures after fit (`Learner.measures`, as Weka's
+    AdditionalMeasureProducer), checked: names are text, values finite numbers or None
+    (dropped). A wrong shape fails the fold with one line naming the learner."""
+    produce = getattr(model, "measures", None)
+    if produce is None:
+        return None
+    got = produce()
+    if got is None:
+        return None
+    if not isinstance(got, Mapping):
+        raise LearnerError(f"learner {name}: measures() must return a mapping of names to "
+                           f"numbers, got {type(got).__name__}")
+    out: dict[str, float] = {}
+    for key, value in got.items():
+        if value is None:
+            continue
+        if not isinstance(key, str) or isinstance(value, bool) or not isinstance(
+                value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+            raise LearnerError(f"learner {name}: measures() gave {key!r}: {value!r}; "
+                               "expected a name and a finite number")
+        out[key] = float(value)
+    return out or None
 
 
 def reset_peak_rss() -> None:
@@ -385,6 +430,7 @@ def run_fold(
     size = model.model_bytes() if hasattr(model, "model_bytes") else None
     iters = model.iterations() if hasattr(model, "iterations") else None
     report = model.fit_report() if hasattr(model, "fit_report") else None
+    measures = named_measures(model, name)
 
     proba = checked_proba(proba, test_idx.size, data.n_classes, name)
     cuts = None
@@ -408,4 +454,5 @@ def run_fold(
         peak_rss_bytes=_optional_number(peak),
         compile_seconds=(jit3 - jit0).cpu_seconds,
         compiled_kernels=(jit3 - jit0).compiled,
+        measures=measures,
     )

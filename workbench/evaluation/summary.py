@@ -9,13 +9,17 @@ Aggregation, `summarize` (`summarize_folds` for k-fold shapes given as numbers):
 * ``bias``, ``variance``, ``bias_weka_corrected``: Kohavi–Wolpert over the (r, n) matrix of
   predicted classes (`metrics.bias_variance`); ``bias + variance == zero_one_loss``.
 * ``*_seconds``: totals over all r×k folds (training includes discretisation).
-* ``model_bytes``, ``iterations``: means over the folds whose learner reports them
-  (`Learner.model_bytes()` / `iterations()`); absent when none does.
+* every other registered ``pooled`` metric with a ``compute`` function (Brier, AUC,
+  kappa, a plugin's): the mean over rounds of its value on the round's predictions
+  pooled over its folds (Weka: one Evaluation per cross-validation run).
+* ``model_bytes``, ``iterations`` and every named measure a learner reports
+  (`Learner.measures`, declared in the registry or not): means over the folds that
+  report them; absent when none does.
 * ``<metric>_std``: sample standard deviation (ddof=1) over the r×k folds of the per-fold
   value of that metric (0 when only one fold).
 * ``per_fold`` (only with ``summarize_folds(..., per_fold=True)``, as the runner stores it):
   ``{metric: [value of fold (0, 0), (0, 1), ..., (r-1, k-1)]}`` for each metric of
-  `FOLD_METRICS` — the per-fold losses (each fold's test rows pooled) and the fold's
+  `fold_metric_names()` (then undeclared measures by name) — the per-fold losses (each fold's test rows pooled) and the fold's
   CPU times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
 """
 
@@ -30,13 +34,23 @@ from workbench.evaluation import metrics
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 
-# views of the metric registry (`metrics.METRICS`), in its order
-PER_FOLD_METRICS = metrics.metric_names(aggregate="pooled", per_fold=True)
-TIME_KEYS = metrics.metric_names(aggregate="total")
-MEAN_KEYS = metrics.metric_names(aggregate="mean")
-FOLD_METRICS = metrics.metric_names(per_fold=True)
-SUMMARY_KEYS = (*PER_FOLD_METRICS, "bias", "variance", "bias_weka_corrected", *TIME_KEYS,
-                "n_instances", "rounds", "folds")
+SUMS_METRICS = ("zero_one_loss", "rmse", "rmse_true_class", "log_loss")
+"""Pooled metrics summed over every test prediction of every round (`metrics.loss_sums`);
+every other ``compute`` metric is a mean over rounds of its value on the round's pooled
+predictions."""
+
+
+def fold_metric_names() -> tuple[str, ...]:
+    """Metrics with a value per fold, in registry order (read at each call: a metric a
+    plugin registers later is included)."""
+    return metrics.metric_names(per_fold=True)
+
+
+def summary_keys() -> tuple[str, ...]:
+    """Keys every summary has (besides ``<m>_std`` and reported measures)."""
+    pooled = metrics.metric_names(aggregate="pooled", per_fold=True)
+    return (*pooled, "bias", "variance", "bias_weka_corrected",
+            *metrics.metric_names(aggregate="total"), "n_instances", "rounds", "folds")
 
 
 def _small_int_dtype(max_value: int) -> np.dtype:
@@ -117,8 +131,8 @@ def summarize_folds(
     """The per-(data set, learner) summary dict from stored fold results (any order).
 
     `y` are the true class codes of the evaluated rows (`evaluation_data(data).y`). Keys:
-    `SUMMARY_KEYS` plus ``<m>_std`` for each m in `PER_FOLD_METRICS` (see module docstring
-    for the exact aggregation), plus ``per_fold`` (per-fold values of `FOLD_METRICS` in
+    `summary_keys()` plus ``<m>_std`` for each per-fold pooled metric (see module docstring
+    for the exact aggregation), plus ``per_fold`` (per-fold values of `fold_metric_names()` in
     (round, fold) order) when `per_fold` is true. Independent of the order of `results`;
     memory is O(r·n) small integers plus one fold's distributions, never (r, n, K).
     """
@@ -136,35 +150,73 @@ def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndar
                         ) -> dict[str, Any]:
     """`summarize_folds` from `assemble`'s output, for callers that keep its matrices too
     (they need not check and assemble the folds twice)."""
+    registry = metrics.METRICS
     sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
     out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
+    fold_values: dict[str, list[float]] = {
+        m: [] for m in metrics.metric_names(aggregate="pooled", per_fold=True)}
+    for s in sums:
+        for m, v in metrics.pooled_metrics([s], n_classes).items():
+            fold_values.setdefault(m, []).append(float(v))
+    for m in registry.values():
+        if m.aggregate == "pooled" and m.compute is not None and m.name not in SUMS_METRICS:
+            out[m.name], values = _computed(m, ordered, y, rounds)
+            if m.per_fold:
+                fold_values[m.name] = values
     if bias_variance:  # over the rounds' predictions of the tested rows
         cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
         bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
         out["bias"] = bv.bias
         out["variance"] = bv.variance
         out["bias_weka_corrected"] = bv.bias_weka_corrected
-    for key in TIME_KEYS:
+    for key in metrics.metric_names(aggregate="total"):
         out[key] = float(sum(getattr(res, key) for res in ordered))
-    reported = {k: [getattr(res, k) for res in ordered] for k in MEAN_KEYS}
-    reported = {k: v for k, v in reported.items() if any(x is not None for x in v)}
+    reported = _reported_measures(ordered)
     for key, values in reported.items():
         known = [float(x) for x in values if x is not None]
         out[key] = float(sum(known) / len(known))
     out["n_instances"] = int(y.size)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
-    fold_values = [metrics.pooled_metrics([s], n_classes) for s in sums]
-    for m in PER_FOLD_METRICS:
-        out[f"{m}_std"] = _std([pf[m] for pf in fold_values])
+    for m, values in fold_values.items():
+        if values:
+            out[f"{m}_std"] = _std(values)
     if per_fold:
-        table = {m: [float(pf[m]) for pf in fold_values] for m in PER_FOLD_METRICS}
-        table.update({k: [float(getattr(res, k)) for res in ordered] for k in FOLD_METRICS
-                      if k in TIME_KEYS})
+        table = {m: v for m, v in fold_values.items() if v and registry.get(m) and
+                 registry[m].per_fold}
+        table.update({k: [float(getattr(res, k)) for res in ordered]
+                      for k in metrics.metric_names(aggregate="total", per_fold=True)})
         table.update({k: [float("nan") if x is None else float(x) for x in v]
                       for k, v in reported.items()})
-        out["per_fold"] = {m: table[m] for m in FOLD_METRICS if m in table}
+        order = [m for m in fold_metric_names() if m in table]
+        out["per_fold"] = {m: table[m] for m in order + sorted(set(table) - set(order))}
     return out
+
+
+def _computed(metric: metrics.Metric, ordered: Sequence[FoldResult], y: np.ndarray,
+              rounds: int) -> tuple[float, list[float]]:
+    """A ``compute`` metric's value (mean over rounds of the round's pooled predictions;
+    NaN rounds left out) and its per-fold values."""
+    per_round = []
+    for r in range(rounds):
+        mine = [res for res in ordered if int(res.round) == r]
+        if mine:
+            proba = np.concatenate([res.proba for res in mine])
+            truth = np.concatenate([y[res.test_index] for res in mine])
+            per_round.append(float(metric.compute(proba, truth)))
+    known = [v for v in per_round if not np.isnan(v)]
+    value = float(np.mean(known)) if known else float("nan")
+    return value, [float(metric.compute(res.proba, y[res.test_index])) for res in ordered]
+
+
+def _reported_measures(ordered: Sequence[FoldResult]) -> dict[str, list[Any]]:
+    """Per-fold values of each measure some fold reports: the declared ``mean`` metrics
+    and any name a learner's `measures` gives (undeclared ones too)."""
+    names = list(metrics.metric_names(aggregate="mean"))
+    for res in ordered:
+        names += [k for k in (res.measures or {}) if k not in names]
+    values = {k: [res.value(k) for res in ordered] for k in names}
+    return {k: v for k, v in values.items() if any(x is not None for x in v)}
 
 
 def test_rows_of(protocol: Protocol, results: Sequence[FoldResult]) -> np.ndarray | None:

@@ -38,6 +38,7 @@ from workbench.data.catalog import load_dataset
 from workbench.data.checks import data_warnings, file_sha256
 from workbench.errors import ConfigError, WorkbenchError, WriteFailure
 from workbench.evaluation.cv import evaluation_data, protocol_fold
+from workbench.evaluation.metrics import METRICS
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import summarize
@@ -435,10 +436,11 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
     remaining: dict[tuple[str, str], int] = {}
     to_summarize: list[tuple[str, str]] = []
     specs = _runtime_specs(config, learners)
+    new_metrics: dict[str, list[tuple[str, str, bool]]] = {}
     for ref in refs:
         sha = infos[ref.name].sha256
         for name in learners:
-            state = _pair_state(run_dir, ref.name, name, p, sha, stream)
+            state = _pair_state(run_dir, ref.name, name, p, sha, stream, new_metrics)
             if state == "complete":
                 result.pairs_already_complete += 1
                 continue
@@ -461,13 +463,37 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                     spec=specs.get(lc.learner),
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                 ))
+    _say_new_metrics(new_metrics, stream)
     return tasks, remaining, to_summarize
 
 
+def _new_metrics(row: dict[str, Any]) -> list[str]:
+    """Registered metrics computed from predictions that a stored summary lacks (declared
+    after the pair was summarised, e.g. by a plugin)."""
+    return [m.name for m in METRICS.values() if m.compute is not None and m.name not in row]
+
+
+def _say_new_metrics(new: dict[str, list[tuple[str, str, bool]]], stream: TextIO) -> None:
+    """One line per metric added since pairs were summarised: computed from their stored
+    predictions, or which pairs lack it and why."""
+    for metric, pairs in new.items():
+        redone = sum(1 for *_, held in pairs if held)
+        lacking = [f"{d}/{l}" for d, l, held in pairs if not held]
+        if redone:
+            print(f"metric {metric}: computed from the stored predictions of {redone} "
+                  "complete pair(s)", file=stream)
+        if lacking:
+            shown = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
+            print(f"metric {metric}: not computed for {len(lacking)} pair(s) ({shown}): "
+                  "their predictions are not stored (summary-only results); recompute "
+                  "them in a fresh output directory to have it", file=stream)
+
+
 def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
-                stream: TextIO) -> str:
-    """``complete`` (nothing to do), ``summarize`` (every fold stored, summary missing or
-    without per-fold values) or ``run`` (folds missing). Removes what cannot be used."""
+                stream: TextIO, new_metrics: dict[str, list[tuple[str, str, bool]]]) -> str:
+    """``complete`` (nothing to do), ``summarize`` (every fold stored, summary missing,
+    without per-fold values or without a metric registered since) or ``run`` (folds
+    missing). Removes what cannot be used; notes new metrics in `new_metrics`."""
     try:
         row = store.read_summary(run_dir, dataset, learner)
     except store.StoreCorrupt as exc:
@@ -488,10 +514,14 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
                 print(f"corrupt: {exc}; recomputing the pair", file=stream)
                 store.remove_pair(run_dir, dataset, learner)
                 return "run"
-            if isinstance(row.get(store.PER_FOLD_KEY), dict):
+            held = len(folds) >= p.n_folds_total
+            for metric in _new_metrics(row):
+                new_metrics.setdefault(metric, []).append((dataset, learner, held))
+            if isinstance(row.get(store.PER_FOLD_KEY), dict) and not _new_metrics(row):
                 return "complete"
             # summary-only pairs have no folds; an older summary gets its per-fold values
-            return "summarize" if len(folds) >= p.n_folds_total else "complete"
+            # and the metrics registered since
+            return "summarize" if held else "complete"
     parquet = store.parquet_path(run_dir, dataset, learner)
     if parquet.is_file():
         try:

@@ -175,6 +175,13 @@ class Learner:
         attributes a selective learner kept); None when there is nothing to say."""
         return None
 
+    def measures(self) -> dict[str, float] | None:
+        """Named scalar measures of the last `fit` (as Weka's AdditionalMeasureProducer),
+        e.g. ``{"tree_depth": 7}``: each reaches the run's summary, ``fold_metrics.csv``
+        and, once declared with `workbench.evaluation.metrics.register_metric`, the tables
+        under its own title and direction. None (the default) reports nothing."""
+        return None
+
     # ----- shared helpers ------------------------------------------------------------------
     def predict(self, data: Dataset) -> np.ndarray:
         """Class codes: the first maximum of each distribution."""

@@ -30,6 +30,7 @@ import pandas as pd
 import yaml
 
 from workbench.errors import ConfigError
+from workbench.evaluation.metrics import lower_is_better
 from workbench.stats.wdl import (ALPHA, WDL, fold_outcomes, metric_matrix, sign_test,
                                  wdl_from_outcomes, win_draw_loss)
 
@@ -134,7 +135,7 @@ def compare_with_paper(
     significance on both sides by the sign test with ``tails`` (the paper's convention).
     Our record is decided as our tables decide it: per data set from the per-fold values
     (``fold_metrics``, by ``outcome``, default Wilcoxon) for metrics that have them, else by
-    the lower summary value."""
+    the better summary value (the metric's direction, `metrics.lower_is_better`)."""
     present_list = list(dict.fromkeys(summary["learner"].astype(str)))
     present = set(present_list)
     fold_names = set() if fold_metrics is None else set(fold_metrics["metric"])
@@ -158,15 +159,18 @@ def compare_with_paper(
                 cache[key] = metric_matrix(summary, ours, present_list, members)
             wide = cache[key]
             dec = decimals.get(ours) if isinstance(decimals, Mapping) else decimals
+            lower = lower_is_better(ours)
             if fold_metrics is not None and ours in fold_names:
                 oc = fold_outcomes(fold_metrics, ours, [r, c], alpha,
-                                   **({} if outcome is None else {"outcome": outcome}))
+                                   **({} if outcome is None else {"outcome": outcome}),
+                                   lower_is_better=lower)
                 t = wdl_from_outcomes(oc, [r, c], collections.get(cell.collection, []),
                                       alpha, pairs="all", tails=tails).iloc[0]
                 rec = WDL(int(t.wins), int(t.draws), int(t.losses), float(t.p_value),
                           bool(t.significant))
             else:
-                rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails)
+                rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails,
+                                    lower)
             odir = int(np.sign(rec.wins - rec.losses))
             rows.append([
                 cell.metric, ours, cell.collection, cell.row, cell.col,

@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from workbench.report._io import write_bytes  # noqa: E402
-from workbench.evaluation.metrics import metric_names  # noqa: E402
+from workbench.evaluation.metrics import lower_is_better, metric_names  # noqa: E402
 from workbench.report.tables import TABLE_METRICS  # noqa: E402
 from workbench.stats.wdl import metric_matrix  # noqa: E402
 
@@ -258,7 +258,7 @@ def normalised_bar_figure(
     caption = (
         f"{title}. Each bar is the geometric mean, over the data sets of the collection, of "
         f"the learner's value divided by {baseline}'s on the same data set ({baseline} = 1, "
-        f"dashed line; lower is better). Data sets where both values are 0 count as ratio 1; "
+        f"dashed line; {_direction(metrics)}). Data sets where both values are 0 count as ratio 1; "
         f"data sets where exactly one of the two is 0 or either is missing are left out of "
         f"that learner's mean."
     )
@@ -270,6 +270,16 @@ def normalised_bar_figure(
     if notes:
         caption += " Left out: " + "; ".join(notes) + "."
     return fig, caption
+
+
+def _direction(metrics: Sequence[str]) -> str:
+    """'lower is better', naming the metrics where higher is."""
+    higher = [TABLE_METRICS.get(m, m) for m in metrics if not lower_is_better(m)]
+    if not higher:
+        return "lower is better"
+    if len(higher) == len(metrics):
+        return "higher is better"
+    return f"lower is better, except for {', '.join(higher)}"
 
 
 # ------------------------------------------------------------------- CD diagram
@@ -514,7 +524,7 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
 def bayes_simplex_figure(results: Sequence[tuple[str, str, Any]], metric: str,
                          title: str | None = None, points: int = 3000) -> Figure:
     """One simplex per comparison (A, B, `stats.bayesian.SignedRank`): posterior samples of
-    (θ_A, θ_rope, θ_B) in barycentric coordinates — A lower at the left corner, B lower at
+    (θ_A, θ_rope, θ_B) in barycentric coordinates — A better at the left corner, B better at
     the right, practical equivalence at the top; the three regions are split where two θs
     are equal (lines from the centre to the sides' midpoints)."""
     from workbench.stats.bayesian import simplex_xy
@@ -524,7 +534,7 @@ def bayes_simplex_figure(results: Sequence[tuple[str, str, Any]], metric: str,
     rope = results[0][2].rope if results else 0.0
     heading, head = _title_block([title or f"{label}: Bayesian signed-rank tests (rope "
                                   f"{rope:g})", "posterior samples; a corner: that learner "
-                                  "lower by more than the rope (top: equivalent), with its "
+                                  "better by more than the rope (top: equivalent), with its "
                                   "posterior probability"], width)
     height = (width - 0.2) / ncols * 1.3 * nrows + head + 0.2
     fig = new_figure(width, height)
@@ -541,9 +551,9 @@ def bayes_simplex_figure(results: Sequence[tuple[str, str, Any]], metric: str,
         step = max(1, res.samples.shape[0] // points)
         xy = simplex_xy(res.samples[::step])
         ax.scatter(xy[:, 0], xy[:, 1], s=1.5, color="#1f77b4", alpha=0.25, linewidths=0)
-        ax.text(0.0, -0.06, f"{a}\n{res.p_a_lower:.3f}", ha="left", va="top",
+        ax.text(0.0, -0.06, f"{a}\n{res.p_a_better:.3f}", ha="left", va="top",
                 fontsize=_fs(8))
-        ax.text(1.0, -0.06, f"{b}\n{res.p_b_lower:.3f}", ha="right", va="top",
+        ax.text(1.0, -0.06, f"{b}\n{res.p_b_better:.3f}", ha="right", va="top",
                 fontsize=_fs(8))
         ax.text(0.5, h + 0.03, f"rope {res.p_rope:.3f}", ha="center", va="bottom",
                 fontsize=_fs(8))

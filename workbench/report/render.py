@@ -26,13 +26,13 @@ import functools
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.metrics import APPENDICES, METRICS, metric_names
+from workbench.evaluation.metrics import APPENDICES, METRICS, lower_is_better, metric_names
 from workbench.report import agreement as agr
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
@@ -232,10 +232,11 @@ def _render(
         for c, members in colls.items():
             wide = tb.subset_rows(wide_all, members)
             w = wilcoxon_from_matrix(wide, ranked, opts.alpha)
+            lower = lower_is_better(m)
             w.insert(0, "collection", c)
             w.insert(0, "metric", m)
             wil.append(w)
-            fr = friedman_test(wide)
+            fr = friedman_test(wide, lower)
             cd = nemenyi_cd(fr.n_learners, fr.n_datasets, opts.alpha) if (
                 fr.n_learners >= 2 and fr.n_datasets >= 1) else float("nan")
             fried_rows.append([m, c, fr.n_datasets, fr.n_learners, fr.statistic, fr.p_value,
@@ -258,7 +259,8 @@ def _render(
             f"collection's data sets of value(learner) / value({baseline}) on each data set "
             "(1 = same as the baseline, lower is better). A data set where both values are 0 "
             "counts as ratio 1; one where exactly one of the two is 0 (ratio 0 or infinite) or "
-            "a value is missing is left out of that learner's mean and the caption says so.")
+            "a value is missing is left out of that learner's mean and the caption says so."
+            + direction_note(metrics))
     paper_figures = _paper_figures(opts)
     if baseline is not None and figures:
         for stem, (title, ms) in fg.bar_figures(metrics).items():
@@ -276,7 +278,8 @@ def _render(
             "Average rank over the data sets of the collection 'all' on which every learner "
             "has a value (1 = lowest value; ties share the average rank). Friedman test with "
             f"Iman-Davenport's F; Nemenyi CD = q_α·sqrt(k(k+1)/(6N)) at α = {opts.alpha:g}. "
-            "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`.")
+            "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`."
+            + direction_note(metrics))
     rep.add(_ranks_markdown(cd_info, ranked))
     for m in metric_names(cd=True):
         if m not in cd_info:
@@ -433,11 +436,23 @@ def _fold_metrics_for_wdl(fm: pd.DataFrame, data: pd.DataFrame, learners: list[s
     return fm, note
 
 
+def direction_note(metrics: Sequence[str]) -> str:
+    """A sentence naming the metrics of `metrics` where higher is better ('' when none):
+    for them a win, rank 1 and 'A better' mean the higher value."""
+    higher = [tb.TABLE_METRICS.get(m, m) for m in metrics if not lower_is_better(m)]
+    if not higher:
+        return ""
+    return (f" Higher is better for {', '.join(higher)}: there a win, rank 1 and 'better' "
+            "go to the higher value.")
+
+
 def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) -> str:
     """The paragraph above the W/D/L tables: how a data set is decided, per metric."""
+    note = direction_note(metrics)
     intro = ("Laid out like the paper's Tables 2-5: the cell in row A, column B is A's "
              "wins/draws/losses against B over the data sets of the collection (lower is "
-             "better for every metric). ")
+             + ("better for every metric). " if not note else
+                f"better, except where said below).{note} Below, 'lower' means 'better'. "))
     by_folds = [m for m in metrics if m in fold_names]
     plain = [m for m in metrics if m not in fold_names]
     if by_folds and opts.wdl == tb.WDL_CORRECTED_T:
@@ -537,8 +552,8 @@ def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame,
     rf = opts.rank_figure or {}
     if rf.get("learners"):
         metrics = rf.get("metrics") or ["rmse_true_class", "zero_one_loss"]
-        ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"])) for m in metrics
-                 if m in data.columns}
+        ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"]), lower_is_better(m))
+                 for m in metrics if m in data.columns}
         fig = fg.rank_figure(ranks, "Average ranks" + cite("rank_figure"))
         rows = [[m, name, float(r[name].mean()), float(r[name].std(ddof=0)), r.shape[0]]
                 for m, r in ranks.items() for name in r.columns]
@@ -548,7 +563,7 @@ def _comparison_figures(rep: "_Report", out: Path, data: pd.DataFrame,
                   "Average rank over the data sets on which every listed learner has a value "
                   "(1 = lowest value, ties share the average rank), with one standard "
                   "deviation of the per-data-set ranks; values in `tables/rank_figure.csv` "
-                  "(report.rank_figure).")
+                  "(report.rank_figure)." + direction_note(list(ranks)))
 
 
 def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: ReportOptions,
@@ -558,12 +573,13 @@ def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: Repor
     bay = opts.bayesian or {}
     rope, pairs = bay["rope"], bay["pairs"]
     rep.add("## Bayesian signed-rank tests",
-            f"For each pair (A, B) and metric, the posterior probability that A is lower by "
+            f"For each pair (A, B) and metric, the posterior probability that A is better by "
             f"more than the region of practical equivalence (rope = {rope:g} in the metric's "
-            f"units), that the two are practically equivalent, and that B is lower, from the "
+            f"units), that the two are practically equivalent, and that B is better, from the "
             f"Bayesian signed-rank test over the data sets (Benavoli et al. 2014, 2017: "
             f"Dirichlet-process prior of strength 0.5 at 0, {bay['samples']:,} posterior "
-            f"samples, seed {bay['seed']}; report.bayesian). Also in `tables/bayesian.csv`.")
+            f"samples, seed {bay['seed']}; report.bayesian). Also in `tables/bayesian.csv`."
+            + direction_note(bay["metrics"]))
     rows = []
     for m in bay["metrics"]:
         if m not in data.columns:
@@ -571,14 +587,15 @@ def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: Repor
             continue
         wide = metric_matrix(data, m, list(dict.fromkeys(x for p in pairs for x in p)))
         results = []
-        lines = [f"### {tb.TABLE_METRICS[m]}\n", "| A | B | data sets | P(A lower) | "
-                 "P(equivalent) | P(B lower) |", "|---|---|---:|---:|---:|---:|"]
+        lines = [f"### {tb.TABLE_METRICS[m]}\n", "| A | B | data sets | P(A better) | "
+                 "P(equivalent) | P(B better) |", "|---|---|---:|---:|---:|---:|"]
         for a, b in pairs:
-            res = signed_rank(wide[a], wide[b], rope, samples=bay["samples"], seed=bay["seed"])
+            res = signed_rank(wide[a], wide[b], rope, samples=bay["samples"], seed=bay["seed"],
+                              lower_is_better=lower_is_better(m))
             results.append((a, b, res))
-            rows.append([m, a, b, rope, res.n, res.p_a_lower, res.p_rope, res.p_b_lower])
-            lines.append(f"| {a} | {b} | {res.n} | {res.p_a_lower:.3f} | {res.p_rope:.3f} | "
-                         f"{res.p_b_lower:.3f} |")
+            rows.append([m, a, b, rope, res.n, res.p_a_better, res.p_rope, res.p_b_better])
+            lines.append(f"| {a} | {b} | {res.n} | {res.p_a_better:.3f} | {res.p_rope:.3f} | "
+                         f"{res.p_b_better:.3f} |")
         rep.add("\n".join(lines) + "\n")
         if figures and results:
             from workbench.report import figures as fg
@@ -588,7 +605,7 @@ def _bayesian_section(rep: "_Report", out: Path, data: pd.DataFrame, opts: Repor
                       f"{tb.TABLE_METRICS[m]}: posterior of the Bayesian signed-rank test "
                       f"(rope {rope:g}) for each pair, in barycentric coordinates.")
     write_csv(out / "tables" / "bayesian.csv", pd.DataFrame(rows, columns=[
-        "metric", "a", "b", "rope", "n_datasets", "p_a_lower", "p_rope", "p_b_lower"]))
+        "metric", "a", "b", "rope", "n_datasets", "p_a_better", "p_rope", "p_b_better"]))
 
 
 def _paper_figures(opts: ReportOptions) -> dict[str, str]:

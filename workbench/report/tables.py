@@ -40,8 +40,8 @@ from workbench.stats.wdl import (
 
 
 class _TableMetrics(abc.Mapping):
-    """metric column -> title for every metric the registry shows in tables (lower is
-    better), read from `metrics.METRICS` at each use: a metric declared there is shown."""
+    """metric column -> title for every metric the registry shows in tables, read from
+    `metrics.METRICS` at each use: a metric declared there is shown."""
 
     def __getitem__(self, name: str) -> str:
         m = registry_of_metrics.METRICS[name]
@@ -103,8 +103,10 @@ def wdl_tidy(
         if metric not in summary.columns:
             continue
         dec = decimals.get(metric) if isinstance(decimals, Mapping) else decimals
+        lower = registry_of_metrics.lower_is_better(metric)
         outcomes = (fold_outcomes(fold_metrics, metric, list(learners), alpha,
-                                  **({} if outcome is None else {"outcome": outcome}))
+                                  **({} if outcome is None else {"outcome": outcome}),
+                                  lower_is_better=lower)
                     if metric in fold_names else None)
         wide_all = metric_matrix(summary, metric, list(learners)) if outcomes is None else None
         for coll, members in collections.items():
@@ -112,7 +114,7 @@ def wdl_tidy(
                 t = wdl_from_outcomes(outcomes, learners, members, alpha, tails=tails)
             else:
                 t = wdl_from_matrix(subset_rows(wide_all, members), learners, decimals=dec,
-                                    alpha=alpha, tails=tails)
+                                    alpha=alpha, tails=tails, lower_is_better=lower)
             t.insert(0, "collection", coll)
             t.insert(0, "metric", metric)
             parts.append(t)

@@ -4,7 +4,8 @@ Zaffalon (JMLR 2017, "Time for a change"): a comparison of two learners over dat
 says how probable it is that A is practically better, that they are practically equivalent,
 or that B is better — instead of a p-value.
 
-With z_i = a_i − b_i (i = 1..n, data sets; lower is better) and a pseudo-observation z_0 = 0
+With z_i = a_i − b_i (i = 1..n, data sets; lower is better — values of a metric where
+higher is better are negated first) and a pseudo-observation z_0 = 0
 of prior weight s (default 0.5), the Dirichlet-process posterior gives weights
 w ~ Dirichlet(s, 1, …, 1) over z_0 … z_n. For each posterior sample,
 
@@ -29,23 +30,25 @@ SAMPLES = 50_000
 
 @dataclass(frozen=True)
 class SignedRank:
-    """Posterior of one comparison: P(A lower), P(equivalent), P(B lower) and the samples
+    """Posterior of one comparison: P(A better), P(equivalent), P(B better) and the samples
     of (θ_A, θ_rope, θ_B), one row per posterior sample."""
 
-    p_a_lower: float
+    p_a_better: float
     p_rope: float
-    p_b_lower: float
+    p_b_better: float
     samples: np.ndarray
     n: int
     rope: float
 
 
 def signed_rank(a, b, rope: float = 0.0, *, prior: float = PRIOR, samples: int = SAMPLES,
-                seed: int = 1, chunk: int = 5_000) -> SignedRank:
+                seed: int = 1, chunk: int = 5_000, lower_is_better: bool = True) -> SignedRank:
     """Bayesian signed-rank comparison of paired values `a` and `b` (data sets; NaN pairs
-    left out; lower is better) with rope half-width `rope` in the metric's units."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
+    left out) with rope half-width `rope` in the metric's units. ``p_a_better`` is the
+    probability that A is better: lower, or higher with ``lower_is_better=False``."""
+    sign = 1.0 if lower_is_better else -1.0
+    x = sign * np.asarray(a, dtype=np.float64)
+    y = sign * np.asarray(b, dtype=np.float64)
     keep = ~(np.isnan(x) | np.isnan(y))
     z = np.concatenate(([0.0], x[keep] - y[keep]))
     if rope < 0 or samples < 1 or prior <= 0:

@@ -1,6 +1,7 @@
 """Average ranks, the Friedman test and the Nemenyi critical difference (Demšar 2006).
 
-Ranks are computed per data set over the learners (lower metric value = better = rank 1;
+Ranks are computed per data set over the learners (best value = rank 1: the lowest, or the
+highest for a metric where higher is better;
 tied values share the average of the ranks they span) and averaged over data sets. Only
 data sets on which every learner has a value enter (complete blocks).
 
@@ -40,26 +41,30 @@ def complete_rows(matrix: pd.DataFrame) -> pd.DataFrame:
     return matrix.dropna(axis=0, how="any")
 
 
-def rank_matrix(matrix: pd.DataFrame) -> pd.DataFrame:
-    """Per-row ranks (1 = lowest value; ties get average ranks) of complete rows."""
+def rank_matrix(matrix: pd.DataFrame, lower_is_better: bool = True) -> pd.DataFrame:
+    """Per-row ranks (1 = best: the lowest value, or the highest with
+    ``lower_is_better=False``; ties get average ranks) of complete rows."""
     full = complete_rows(matrix)
     values = full.to_numpy(dtype=np.float64)
+    if not lower_is_better:
+        values = -values
     if values.size == 0:
         return pd.DataFrame(columns=matrix.columns, dtype=np.float64)
     ranks = np.vstack([scipy_stats().rankdata(row, method="average") for row in values])
     return pd.DataFrame(ranks, index=full.index, columns=matrix.columns)
 
 
-def average_ranks(matrix: pd.DataFrame) -> pd.Series:
+def average_ranks(matrix: pd.DataFrame, lower_is_better: bool = True) -> pd.Series:
     """Average rank of each learner (column) over the complete data sets (rows)."""
-    ranks = rank_matrix(matrix)
+    ranks = rank_matrix(matrix, lower_is_better)
     if ranks.empty:
         return pd.Series(np.nan, index=matrix.columns, dtype=np.float64)
     return ranks.mean(axis=0)
 
 
-def friedman_test(matrix: pd.DataFrame) -> FriedmanResult:
-    """Friedman test of a data set × learner matrix (lower = better) on complete rows.
+def friedman_test(matrix: pd.DataFrame, lower_is_better: bool = True) -> FriedmanResult:
+    """Friedman test of a data set × learner matrix on complete rows (its statistic does
+    not depend on the direction; the average ranks do: rank 1 = best).
 
     Needs k ≥ 3 learners and N ≥ 2 data sets for a p-value; otherwise statistic and p are
     NaN. Uses ``scipy.stats.friedmanchisquare`` (with its tie correction) and derives Iman
@@ -68,7 +73,7 @@ def friedman_test(matrix: pd.DataFrame) -> FriedmanResult:
     """
     full = complete_rows(matrix)
     n, k = full.shape
-    avg = average_ranks(matrix)
+    avg = average_ranks(matrix, lower_is_better)
     nan = float("nan")
     if k < 3 or n < 2:
         return FriedmanResult(nan, nan, nan, nan, int(n), int(k), avg)

@@ -1,7 +1,7 @@
 """Win/draw/loss records with the two-tailed binomial sign test, and Wilcoxon signed-rank.
 
 Conventions (SPEC §3): for learner A (row) against B (column) on a metric where *lower is
-better*, a win for A is a data set on which A's value is lower, a draw one on which the two
+better* (every function takes ``lower_is_better=False`` for one where higher is: AUC, kappa), a win for A is a data set on which A's value is lower, a draw one on which the two
 values are equal (optionally after rounding both to ``decimals`` places), a loss one on
 which A's value is higher. Data sets where either value is missing (NaN) are left out.
 The sign test ignores draws: p = 2 · P(X ≥ max(w, l) | X ~ Bin(w + l, ½)), capped at 1
@@ -84,6 +84,13 @@ def sign_test(wins: int, losses: int, tails: int = 2) -> float:
     return min(1.0, p)
 
 
+def as_loss(values: np.ndarray, lower_is_better: bool = True) -> np.ndarray:
+    """Values oriented so that lower is better: themselves, or negated for a metric
+    where higher is better (AUC, kappa); every decision below compares these."""
+    values = np.asarray(values, dtype=np.float64)
+    return values if lower_is_better else -values
+
+
 def _rounded(values: np.ndarray, decimals: int | None) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     return values if decimals is None else np.round(values, int(decimals))
@@ -95,14 +102,16 @@ def win_draw_loss(
     decimals: int | None = None,
     alpha: float = ALPHA,
     tails: int = 2,
+    lower_is_better: bool = True,
 ) -> WDL:
-    """W/D/L of values ``a`` (row learner) against paired values ``b``; lower is better.
+    """W/D/L of values ``a`` (row learner) against paired values ``b``: a win is a
+    lower value (a higher one with ``lower_is_better=False``).
 
     ``decimals``: round both to this many decimals before comparing (None = exact).
     Pairs with a NaN on either side are ignored. ``tails``: the sign test's (`sign_test`).
     """
-    x = _rounded(np.asarray(a, dtype=np.float64), decimals)
-    y = _rounded(np.asarray(b, dtype=np.float64), decimals)
+    x = as_loss(_rounded(np.asarray(a, dtype=np.float64), decimals), lower_is_better)
+    y = as_loss(_rounded(np.asarray(b, dtype=np.float64), decimals), lower_is_better)
     if x.shape != y.shape:
         raise ValueError(f"win_draw_loss: shapes differ ({x.shape} vs {y.shape})")
     keep = ~(np.isnan(x) | np.isnan(y))
@@ -158,6 +167,7 @@ def wdl_table(
     alpha: float = ALPHA,
     pairs: str = "lower",
     tails: int = 2,
+    lower_is_better: bool = True,
 ) -> pd.DataFrame:
     """Tidy W/D/L table of ``metric`` for learner pairs (columns ``WDL_COLUMNS``).
 
@@ -165,7 +175,7 @@ def wdl_table(
     ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
     """
     wide = metric_matrix(summary, metric, list(learners), datasets)
-    return wdl_from_matrix(wide, learners, decimals, alpha, pairs, tails)
+    return wdl_from_matrix(wide, learners, decimals, alpha, pairs, tails, lower_is_better)
 
 
 def wdl_from_matrix(
@@ -175,6 +185,7 @@ def wdl_from_matrix(
     alpha: float = ALPHA,
     pairs: str = "lower",
     tails: int = 2,
+    lower_is_better: bool = True,
 ) -> pd.DataFrame:
     """`wdl_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
@@ -188,7 +199,7 @@ def wdl_from_matrix(
             else np.full(len(wide), np.nan) for name in learners}
     rows = []
     for r, c in pair_list:
-        rec = win_draw_loss(cols[r], cols[c], decimals, alpha, tails)
+        rec = win_draw_loss(cols[r], cols[c], decimals, alpha, tails, lower_is_better)
         rows.append([r, c, rec.wins, rec.draws, rec.losses, rec.n, rec.p_value, rec.significant])
     out = pd.DataFrame(rows, columns=WDL_COLUMNS)
     return out.astype(
@@ -326,10 +337,11 @@ def fold_outcomes(
     alpha: float = ALPHA,
     pairs: str = "lower",
     outcome=wilcoxon_fold_outcome,
+    lower_is_better: bool = True,
 ) -> dict[tuple[str, str], pd.Series]:
     """Per-data-set outcomes (+1/0/-1) per pair, by `outcome(a, b, alpha)` over the paired
     per-fold values (default: `wilcoxon_fold_outcome`; `corrected_t_outcome` with its
-    test/train ratio bound is the other).
+    test/train ratio bound is the other), oriented by `as_loss`.
 
     ``fold_metrics`` is long format (``dataset, learner, round, fold, metric, value``, as
     `store.load_fold_metrics` gives). Returns ``{(row, col): Series indexed by data set}``;
@@ -346,7 +358,8 @@ def fold_outcomes(
         for r, c in pair_list:
             if r not in block.columns or c not in block.columns:
                 continue
-            res = outcome(block[r].to_numpy(), block[c].to_numpy(), alpha)
+            res = outcome(as_loss(block[r].to_numpy(), lower_is_better),
+                          as_loss(block[c].to_numpy(), lower_is_better), alpha)
             if res is not None:
                 out[(r, c)][str(ds)] = res
     return {pair: pd.Series(v, dtype=np.int64) for pair, v in out.items()}
@@ -388,13 +401,15 @@ def fold_wdl_table(
     alpha: float = ALPHA,
     pairs: str = "lower",
     tails: int = 2,
+    lower_is_better: bool = True,
 ) -> pd.DataFrame:
     """Tidy W/D/L table where each data set is decided by a Wilcoxon test over its folds.
 
     Same columns as `wdl_table`; ``alpha`` is used both for the per-data-set Wilcoxon
     tests and for the sign test over the resulting wins and losses.
     """
-    outcomes = fold_outcomes(fold_metrics, metric, learners, alpha, pairs)
+    outcomes = fold_outcomes(fold_metrics, metric, learners, alpha, pairs,
+                             lower_is_better=lower_is_better)
     return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs, tails)
 
 
