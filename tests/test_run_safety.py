@@ -672,6 +672,18 @@ def test_probability_problem_accepts_rounding_only():
     assert probability_problem(ok) == ""
     assert "row 1" in probability_problem(np.array([[0.5, 0.5], [0.5, 0.6]]))
     assert "non-finite" in probability_problem(np.array([[np.inf, 0.0]]))
+    # Weka's trees subtract fractional weights: RF10 on labor gives -2.25e-17 for a 0
+    assert probability_problem(np.array([[-2.2534958159417487e-17, 1.0]])) == ""
+    assert "negative" in probability_problem(np.array([[-1e-9, 1.0 + 1e-9]]))
+
+
+def test_weka_forest_rounding_below_zero_does_not_fail_the_fold():
+    from workbench.evaluation.cv import cross_validate
+    from workbench.data.catalog import load_dataset
+
+    cv = cross_validate(load_dataset("labor"), "RF10", rounds=2, folds=5, seed=1)
+    assert cv.distributions.min() < 0  # Weka's own output, kept bit for bit
+    assert cv.summary["zero_one_loss"] < 0.3
 
 
 def _csv_config(tmp_path: Path, text: str | bytes, name: str = "d.csv") -> Path:

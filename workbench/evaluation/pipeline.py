@@ -225,19 +225,24 @@ def peak_rss() -> int | None:
 SUM_TOLERANCE = 1e-6
 """How far a predicted distribution's sum may be from 1 (rounding, not a bug)."""
 
+NEGATIVE_TOLERANCE = 1e-12
+"""How far below 0 a probability may be from rounding: Weka's trees move fractional
+weights between branches by subtraction, so RF10 (bit for bit as Weka) can give
+−3.3e-18 where 0 is meant (labor); every metric takes such a value as 0."""
+
 
 def probability_problem(proba: np.ndarray) -> str:
     """What is wrong with predicted distributions (rows), or '' when each row is finite,
-    non-negative and sums to 1 within `SUM_TOLERANCE`: a learner returning anything else
-    would make every error measure silently wrong."""
+    non-negative (within `NEGATIVE_TOLERANCE`) and sums to 1 within `SUM_TOLERANCE`: a
+    learner returning anything else would make every error measure silently wrong."""
     if proba.size == 0:
         return ""
     finite = np.isfinite(proba)
     if not finite.all():
         row = int(np.flatnonzero(~finite.all(axis=1))[0])
         return f"returned a non-finite probability (row {row}: {proba[row].tolist()})"
-    if (proba < 0).any():
-        row = int(np.flatnonzero((proba < 0).any(axis=1))[0])
+    if (proba < -NEGATIVE_TOLERANCE).any():
+        row = int(np.flatnonzero((proba < -NEGATIVE_TOLERANCE).any(axis=1))[0])
         return f"returned a negative probability (row {row}: {proba[row].tolist()})"
     off = np.abs(proba.sum(axis=1) - 1.0)
     if (off > SUM_TOLERANCE).any():
