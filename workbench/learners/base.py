@@ -96,6 +96,10 @@ class Learner:
 
     preprocessing: ClassVar[str] = "mdl"
     parameters: ClassVar[tuple[Param, ...]] = ()
+    order_free: ClassVar[bool] = True
+    """The fitted model does not depend on the order of the training rows (the contract
+    suite, `workbench.testing`, checks it). A learner whose order-dependence depends on
+    its parameters defines a property instead (AnJE: its SGD forms are not)."""
 
     _header: Dataset | None = None
 
@@ -221,8 +225,15 @@ class CountingLearner(Learner):
     def _fit(self, rows: Dataset) -> None:
         self._add_counts(rows)
 
+    def chunk_refusal(self) -> str | None:
+        """Why these parameters cannot train chunk by chunk (None: they can)."""
+        return None
+
     def partial_fit(self, data: Dataset) -> "CountingLearner":
         """Add a chunk of training data (the first chunk fixes the header)."""
+        why = self.chunk_refusal()
+        if why:
+            raise LearnerError(f"{type(self).__name__}: {why}")
         if not isinstance(data, Dataset):
             raise LearnerError(f"{type(self).__name__}: partial_fit expects a Dataset, "
                                f"got {type(data).__name__}")

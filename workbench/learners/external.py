@@ -67,6 +67,7 @@ class SklearnClassifier(Learner):
     """A scikit-learn classifier on the encoded data (see the module docstring)."""
 
     preprocessing = "none"
+    order_free = False  # whatever the wrapped estimator does (solvers, bagging) is not ours
     parameters = (
         Param("estimator", "sklearn.linear_model.LogisticRegression",
               "a classifier of sklearn.utils.all_estimators(type_filter='classifier'), by "

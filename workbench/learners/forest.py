@@ -71,6 +71,7 @@ class RandomForest(Learner):
     """Weka's RandomForest, bit for bit: bagged random trees, distributions averaged."""
 
     preprocessing = "none"
+    order_free = False  # bootstrap samples are drawn by row position, as Weka's
 
     parameters = (
         integer("n_trees", 10, 1),
@@ -161,6 +162,7 @@ class SKRandomForest(Learner):
     """scikit-learn's CART random forest on raw data (not Weka's; seeded)."""
 
     preprocessing = "none"
+    order_free = False  # bootstrap samples are drawn by row position
 
     parameters = (
         integer("n_estimators", 10, 1),

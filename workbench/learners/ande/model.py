@@ -211,14 +211,13 @@ class AnDE(CountingLearner, MultiPassLearner):
                                                    rows_hint=rows.n_instances)
         self.constant_ = self.constant_ & ~which
 
-    def partial_fit(self, data: Dataset) -> "AnDE":
-        """Add a chunk of training data; attribute selection (ASAODE, BSEAODE) searches
-        over all training rows at once and so has no partial_fit."""
+    def chunk_refusal(self) -> str | None:
+        """Attribute selection (ASAODE, BSEAODE) searches over all training rows at once
+        and so has no partial_fit (it trains out of core in passes instead)."""
         if self.selection is not None:
-            raise LearnerError(
-                f"{type(self).__name__}: selection '{self.selection}' needs every training "
-                "row in one call (its leave-one-out passes): use fit, not partial_fit")
-        return super().partial_fit(data)
+            return (f"selection '{self.selection}' needs every training row in one call "
+                    "(its leave-one-out passes): use fit, not partial_fit")
+        return None
 
     def _check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
         """Refuse, before allocating, count tables larger than the memory budget."""

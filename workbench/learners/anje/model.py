@@ -265,6 +265,14 @@ class AnJE(MultiPassLearner):
         return score_rows(slots, *self._terms)
 
     # ----- reports -----------------------------------------------------------------------
+    @property
+    def order_free(self) -> bool:
+        """Counting and convex L-BFGS training do not depend on the row order (up to the
+        optimiser's tolerance); SGD / AdaGrad visit the rows in order, and the non-convex
+        mse objective can settle elsewhere when sums are taken in another order."""
+        return self.optimizer == "lbfgs" and (self.model == "generative"
+                                              or self.objective == "cll")
+
     def iterations(self) -> int | None:
         return None if not self._report else self._report.get("iterations")
 
