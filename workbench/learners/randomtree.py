@@ -449,6 +449,20 @@ def _stays_leaf(dist, c0, C, min_num, depth, max_depth):
 
 
 @numba.njit(cache=True, nogil=True)
+def _grow_nodes(kind, att_, thr_, child0, nchild, cn_off, p_off, size):
+    """The node arrays with room for `size` nodes."""
+    return (_grow(kind, size), _grow(att_, size), _grow(thr_, size), _grow(child0, size),
+            _grow(nchild, size), _grow(cn_off, size), _grow(p_off, size))
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow_stack(st_node, st_depth, st_off, st_len, st_top, size):
+    """The pending-node stack with room for `size` frames."""
+    return (_grow(st_node, size), _grow(st_depth, size), _grow(st_off, size),
+            _grow(st_len, size), _grow(st_top, size + 1))
+
+
+@numba.njit(cache=True, nogil=True)
 def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth, rng,
               window, old_rules):
     """Grow one tree from the list (rows0, wts0) with the tree RNG state `rng` and the
@@ -523,14 +537,8 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         # T4: split; children get contiguous node ids
         nb = best_nb
         if n_nodes + nb > kind.shape[0]:
-            size = n_nodes + nb
-            kind = _grow(kind, size)
-            att_ = _grow(att_, size)
-            thr_ = _grow(thr_, size)
-            child0 = _grow(child0, size)
-            nchild = _grow(nchild, size)
-            cn_off = _grow(cn_off, size)
-            p_off = _grow(p_off, size)
+            kind, att_, thr_, child0, nchild, cn_off, p_off = _grow_nodes(
+                kind, att_, thr_, child0, nchild, cn_off, p_off, n_nodes + nb)
         if n_dist + nb * C > dist.shape[0]:
             dist = _grow(dist, n_dist + nb * C)
         if n_props + nb > props.shape[0]:
@@ -548,12 +556,8 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
                                best_thr, bestP, nb, counts, starts, max(live_top, off + nl * n))
         # children: class weights = rows of the winning table; pushed last-first
         if sp + nb + 1 > st_node.shape[0]:
-            size = sp + nb + 1
-            st_node = _grow(st_node, size)
-            st_depth = _grow(st_depth, size)
-            st_off = _grow(st_off, size)
-            st_len = _grow(st_len, size)
-            st_top = _grow(st_top, size + 1)
+            st_node, st_depth, st_off, st_len, st_top = _grow_stack(
+                st_node, st_depth, st_off, st_len, st_top, sp + nb + 1)
         for b in range(nb):
             ch = n_nodes + b
             cn_off[ch] = n_dist

@@ -393,6 +393,47 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, g
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff, catt, cinv,
+                     cblk, cnt, prod, den, acc, K):
+    """Row r's leave-one-out running products over the children, read from the count
+    tables (parent set Q = block bq, the row's cell qv), added into acc[b]; False when no
+    other row shares its cell (Q unusable for it)."""
+    d = X.shape[1]
+    dense = tb.dense
+    read_call(tb, bq, qv, cnt)
+    cnt[ys] -= 1
+    tot = 0
+    for y in range(K):
+        tot += cnt[y]
+    if tot < 1:
+        return False
+    for y in range(K):
+        prod[y] = (cnt[y] + jadd) / n * scale
+        den[y] = 1.0 / (cnt[y] + 1.0)
+    for s in range(d):
+        if not member[s]:
+            o = coff[s]
+            loc = cell(tb, catt[s], lev + 1, X, r)
+            inv = cinv[s]
+            if o >= 0:
+                o += loc * K
+                for y in range(K):  # #'(x_Q, x_c, y): the row's own class less 1
+                    cy = dense[o + y] - np.int64(y == ys)
+                    prod[y] *= (cy + inv) * den[y]
+            else:
+                read_call(tb, cblk[s], loc, cnt)
+                cnt[ys] -= 1
+                for y in range(K):
+                    prod[y] *= (cnt[y] + inv) * den[y]
+        for y in range(K):
+            if K <= 4:
+                acc[b, y, s] += prod[y]
+            else:
+                acc[b, s, y] += prod[y]
+    return True
+
+
+@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
                     K):
     """`selective_sse` for a given number of classes K."""
@@ -417,7 +458,6 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
     prod = np.empty(K)
     den = np.empty(K)
     e2 = np.empty(d)
-    dense = tb.dense
     for r0 in range(0, nrows, chunk):
         nb = min(chunk, nrows - r0)
         acc[:nb] = 0.0
@@ -495,37 +535,9 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                             prod[ys] = keep * fac[h + o + ys]  # the row's own class
                             a_[ys] = akeep + prod[ys]
                     continue
-                read_call(tb, bq, qv, cnt)
-                cnt[ys] -= 1
-                tot = 0
-                for y in range(K):
-                    tot += cnt[y]
-                if tot < 1:
-                    continue
-                flag[b] = True
-                for y in range(K):
-                    prod[y] = (cnt[y] + jadd) / n * scale
-                    den[y] = 1.0 / (cnt[y] + 1.0)
-                for s in range(d):
-                    if not member[s]:
-                        o = coff[s]
-                        loc = cell(tb, catt[s], lev + 1, X, r)
-                        inv = cinv[s]
-                        if o >= 0:
-                            o += loc * K
-                            for y in range(K):  # #'(x_Q, x_c, y): the row's own class less 1
-                                cy = dense[o + y] - np.int64(y == ys)
-                                prod[y] *= (cy + inv) * den[y]
-                        else:
-                            read_call(tb, cblk[s], loc, cnt)
-                            cnt[ys] -= 1
-                            for y in range(K):
-                                prod[y] *= (cnt[y] + inv) * den[y]
-                    for y in range(K):
-                        if K <= 4:
-                            acc[b, y, s] += prod[y]
-                        else:
-                            acc[b, s, y] += prod[y]
+                if _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff,
+                                    catt, cinv, cblk, cnt, prod, den, acc, K):
+                    flag[b] = True
             top = pos[lev - 1]
             more = next_colex(pos, lev, d)
             if not more or pos[lev - 1] != top:
