@@ -94,6 +94,9 @@ PLUGIN = textwrap.dedent(
                 p[1] *= 1.5
             return p
 
+        def measures(self):  # a named measure (Learner.measures), reaching the summary
+            return {"centroid_spread": float(np.ptp(self.means))}
+
 
     register("RunStandIn", RunStandIn)
     """

@@ -100,42 +100,6 @@ METRIC_PLUGIN = textwrap.dedent(
     """
 )
 
-LEARNER_PLUGIN = textwrap.dedent(
-    """
-    import numpy as np
-    from workbench.learners.base import Learner
-    from workbench.learners.registry import register
-
-
-    @register("Centroid")
-    class Centroid(Learner):
-        '''Nearest centroid with softmax scores; scale 0 predicts uniform distributions.'''
-
-        preprocessing = "none"
-
-        def __init__(self, scale: float = 1.0):
-            self.scale = scale
-
-        def fit(self, data):
-            self._remember_header(data)
-            X = np.nan_to_num(data.X)
-            self.means = np.array([X[data.y == k].mean(axis=0) if (data.y == k).any()
-                                   else np.zeros(X.shape[1]) for k in range(data.n_classes)])
-            return self
-
-        def predict_proba(self, data):
-            self._check_fitted(data)
-            X = np.nan_to_num(data.X)
-            s = -self.scale * ((X[:, None, :] - self.means[None]) ** 2).sum(axis=2)
-            p = np.exp(s - s.max(axis=1, keepdims=True))
-            return p / p.sum(axis=1, keepdims=True)
-
-        def measures(self):
-            return {"centroid_spread": float(np.ptp(self.means))}
-    """
-)
-
-
 def _config(tmp_path: Path, plugins: list[Path]) -> Path:
     cfg = tmp_path / "m.yaml"
     cfg.write_text(textwrap.dedent(f"""
@@ -144,8 +108,8 @@ def _config(tmp_path: Path, plugins: list[Path]) -> Path:
         plugins: [{', '.join(str(p) for p in plugins)}]
         protocol: {{rounds: 2, folds: 2, seed: 1}}
         learners:
-          Good: Centroid
-          Flat: {{learner: Centroid, scale: 0.0}}
+          Good: RunStandIn
+          Flat: {{learner: RunStandIn, scale: 0.0}}
         report: {{baseline: Good}}
         """).lstrip())
     return cfg
@@ -158,13 +122,6 @@ def _run(cfg: Path, out: Path, capsys) -> str:
     return capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def learner(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("centroid") / "centroid.py"
-    path.write_text(LEARNER_PLUGIN)
-    return path
-
-
 @pytest.fixture()
 def clean_registry():
     saved = dict(metrics.METRICS)
@@ -173,12 +130,12 @@ def clean_registry():
     metrics.METRICS.update(saved)
 
 
-def test_higher_is_better_plugin_metric_decides_the_right_way(tmp_path, capsys, learner,
-                                                               clean_registry):
+def test_higher_is_better_plugin_metric_decides_the_right_way(tmp_path, capsys,
+                                                               plugin_file, clean_registry):
     metric = tmp_path / "auc_metric.py"
     metric.write_text(METRIC_PLUGIN)
     out = tmp_path / "run"
-    _run(_config(tmp_path, [learner, metric]), out, capsys)
+    _run(_config(tmp_path, [plugin_file, metric]), out, capsys)
     summary = pd.read_csv(out / "summary.csv")
     by = summary.set_index(["dataset", "learner"])
     assert (by.xs("Good", level="learner")["plugin_auc"]
@@ -212,11 +169,11 @@ def _run_process(cfg: Path, out: Path) -> str:
     return proc.stderr
 
 
-def test_resumed_run_computes_a_metric_registered_since(tmp_path, learner):
+def test_resumed_run_computes_a_metric_registered_since(tmp_path, plugin_file):
     metric = tmp_path / "auc_metric.py"
     metric.write_text("# no metric yet\n")
     out = tmp_path / "run"
-    cfg = _config(tmp_path, [learner, metric])
+    cfg = _config(tmp_path, [plugin_file, metric])
     _run_process(cfg, out)
     assert "plugin_auc" not in pd.read_csv(out / "summary.csv").columns
     metric.write_text(METRIC_PLUGIN)

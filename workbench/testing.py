@@ -70,13 +70,14 @@ def check_learner(learner: str | Callable[..., Any], params: Mapping[str, Any] |
             data = data.take(np.arange(max_rows))
         where = f"learner {name!r} on {data.name or 'data'} ({data.n_instances} rows)"
         for check in _CHECKS:
+            what = check.__doc__.split(":")[0]
             try:
-                if check(learner, params, data, seed):
-                    ran.append(check.__doc__.split(":")[0])
+                done = check(learner, params, data, seed)
+                if done:
+                    ran.append(done if isinstance(done, str) else what)
             except ContractError as exc:
                 raise ContractError(f"{where}: {exc}") from None
             except (WorkbenchError, ValueError, TypeError, AttributeError) as exc:
-                what = check.__doc__.split(":")[0]
                 raise ContractError(f"{where}: {what}: {type(exc).__name__}: {exc}") from None
     return list(dict.fromkeys(ran))
 
@@ -172,35 +173,34 @@ def _pickle(learner, params, data, seed) -> bool:
     return True
 
 
-def _in_chunks(learner, params, data, seed) -> bool:
-    """chunks: partial_fit over chunks equals fit (CountingLearner)"""
+def _in_parts(learner, params, data, seed) -> str | None:
+    """training in parts: partial_fit over chunks (a `CountingLearner`) or passes over
+    chunks (a `MultiPassLearner`) equals fit; returns 'chunks' / 'passes', None if
+    neither applies (a learner may refuse its parameters: `chunk_refusal`,
+    `pass_refusal`)."""
     model = make_learner(learner, params, seed)
-    if not isinstance(model, CountingLearner) or model.chunk_refusal():
-        return False
+    if isinstance(model, CountingLearner) and not model.chunk_refusal():
+        kind, how = "chunks", "partial_fit over three chunks"
+    elif isinstance(model, MultiPassLearner) and not model.pass_refusal():
+        kind, how = "passes", "passes over three chunks"
+    else:
+        return None
     _, whole, prepared = _fitted_proba(learner, params, data, seed)
-    for part in _chunks(prepared):
-        model.partial_fit(part)
+    parts = _chunks(prepared)
+    if kind == "chunks":
+        for part in parts:
+            model.partial_fit(part)
+    else:
+        model.begin(prepared)
+        p = 0
+        while model.training:
+            for part in parts:
+                model.learn(p, part)
+            model.end_pass(p)
+            p += 1
     _same(whole, np.asarray(model.predict_proba(prepared), dtype=np.float64),
-          "chunks: partial_fit over three chunks against fit")
-    return True
-
-
-def _in_passes(learner, params, data, seed) -> bool:
-    """passes: training in passes over chunks equals fit (MultiPassLearner)"""
-    model = make_learner(learner, params, seed)
-    if not isinstance(model, MultiPassLearner) or model.pass_refusal():
-        return False
-    _, whole, prepared = _fitted_proba(learner, params, data, seed)
-    model.begin(prepared)
-    p = 0
-    while model.training:
-        for part in _chunks(prepared):
-            model.learn(p, part)
-        model.end_pass(p)
-        p += 1
-    _same(whole, np.asarray(model.predict_proba(prepared), dtype=np.float64),
-          f"passes: {p} pass(es) over three chunks against fit")
-    return True
+          f"{kind}: {how} against fit")
+    return kind
 
 
 def _scikit_learn(learner, params, data, seed) -> bool:
@@ -240,5 +240,4 @@ def _seed_of(learner: str, seed: int) -> dict[str, int]:
     return {k: seed for k in ("seed", "random_state") if k in names}
 
 
-_CHECKS = (_distributions, _deterministic, _row_order, _pickle, _in_chunks, _in_passes,
-           _scikit_learn)
+_CHECKS = (_distributions, _deterministic, _row_order, _pickle, _in_parts, _scikit_learn)
