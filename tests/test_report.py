@@ -412,3 +412,25 @@ def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
     with pytest.raises(ConfigError, match="report.rank_figure.learners: 'X'"):
         options_from_config({"report": {"rank_figure": {"learners": ["X"]}}}, tmp_path,
                             learners)
+
+
+def test_report_set_overrides_report_options(tmp_path, capsys):
+    from workbench.__main__ import main
+
+    out = tmp_path / "r"
+    assert main(["report", "pakdd14", "--out", str(out), "--no-figures", "--set", "alpha=0.01",
+                 "--set", "sign_test=one-tailed"]) == 0
+    text = (out / "report.md").read_text()
+    assert "one-tailed (in the direction of the larger count" in text and "p < 0.01." in text
+    html = (out / "report.html").read_text()
+    assert html.count('<div class="wide"><table>') == html.count("<table>") > 0
+    for item, message in (("figure_widht=lncs", "unknown report option 'figure_widht' (did "
+                                                "you mean 'figure_width'?)"),
+                          ("figure_width=huge", "report.figure_width: expected screen"),
+                          ("alpha", "expected KEY=VALUE"),
+                          ("bayesian.rope=-1", "report.bayesian")):
+        capsys.readouterr()
+        assert main(["report", "pakdd14", "--out", str(out), "--no-figures", "--set",
+                     item]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err

@@ -19,6 +19,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output folder (default: RUN_DIR/report)")
     p.add_argument("--no-figures", action="store_true",
                    help="tables, CSVs and report.md/.html only (much faster)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="set_",
+                   help="a report option, as under a config's report: (value read as YAML; "
+                        "repeatable), e.g. --set figure_width=lncs --set alpha=0.01 "
+                        "--set bayesian.rope=0.01")
     p.add_argument("--paper-map", metavar="FILE",
                    help="compare with the published cells through this metric map instead "
                         "of the config's report.paper_agreement (e.g. a learner variant)")
@@ -41,12 +45,14 @@ def run(args: argparse.Namespace) -> int:
             "overwritten; re-render them elsewhere with --out DIR")
     writable_path(target, "--out" if args.out else "report", "choose a folder with --out DIR")
     config = None
-    if args.paper_map:
-        from workbench.report.options import read_config
+    if args.paper_map or args.set_:
+        from workbench.report.options import read_config, with_overrides
 
         config = read_config(run_dir)
-        config["report"] = {**(config.get("report") or {}),
-                            "paper_agreement": str(Path(args.paper_map).resolve())}
+        if args.paper_map:
+            config["report"] = {**(config.get("report") or {}),
+                                "paper_agreement": str(Path(args.paper_map).resolve())}
+        config = with_overrides(config, args.set_)
     out = render_report(run_dir, args.out, figures=not args.no_figures, config=config)
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         log.note(f"wrote {path}", log.VERBOSE)

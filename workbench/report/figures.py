@@ -99,8 +99,9 @@ def _fs(points: float) -> float:
 
 
 def _width(natural: float) -> float:
-    """A figure's width in inches: what its content needs, or the paper width."""
-    return natural if _paper_width is None else _paper_width
+    """A figure's width in inches: what its content needs (at most `SCREEN_WIDTH`), or the
+    paper width."""
+    return min(natural, SCREEN_WIDTH) if _paper_width is None else _paper_width
 
 
 def _style() -> dict:
@@ -196,14 +197,20 @@ def normalised_bar_figure(
     n_panels = len(metrics)
     width = _width(max(6.0, 2.6 + 0.2 * len(learners) * max(1, len(colls))))
     paper = _paper_width is not None
-    legend_cols = max(1, int((width - 0.3) / 1.1))
+    legend_cols = _legend_columns(learners, width)
     legend_h = 0.2 + 0.16 * math.ceil(len(learners) / legend_cols) if paper else 0.0
     heading, top_h = _title_block([title], width, gap=0.35) if paper else (title, 0.8)
     panel_h, bottom_h = (2.2, 0.6 + legend_h) if paper else (3.0, 0.75)
+    if paper:  # within a page: lower panels when the legend is long
+        panel_h = max(1.4, min(panel_h, (MAX_HEIGHT - top_h - bottom_h) / n_panels))
     height = n_panels * panel_h + top_h + bottom_h
+    if not paper:  # the legend (one learner a line, right of the top panel) must fit
+        height = max(height, top_h + 0.21 * (len(learners) + 1) + 0.4
+                     + (n_panels - 1) * panel_h)
     fig = new_figure(width, height)
     # fixed margins in inches (no tight bbox: faster and layout-stable)
-    left, right = (0.75, 0.1) if paper else (1.0, 1.5)
+    left, right = (0.75, 0.1) if paper else (
+        1.0, 0.75 + max(_text_inches(n, 8.0) for n in learners + ["learner"]))
     fig.subplots_adjust(left=left / width, right=1.0 - right / width, top=1.0 - top_h / height,
                         bottom=bottom_h / height, hspace=0.75 / panel_h * n_panels / 1.5)
     axes = fig.subplots(n_panels, 1, squeeze=False)[:, 0]
@@ -225,6 +232,10 @@ def normalised_bar_figure(
                     ax.bar(x, val - 1.0 if log else val, bottom=1.0 if log else 0.0,
                            width=bar_w * 0.95, color=colours[name],
                            label=name if ci == 0 else None, edgecolor="black", linewidth=0.3)
+                    if log:  # a cap at the value: a ratio of 1 (the baseline) stays visible
+                        ax.plot([x - bar_w * 0.475, x + bar_w * 0.475], [val, val],
+                                color=colours[name], linewidth=2.5, solid_capstyle="butt",
+                                zorder=3)
                 if norm.skipped[name] and name != baseline:
                     notes.append(f"{label}, {coll}, {name}: {norm.skipped[name]} data set(s) "
                                  f"left out (zero or missing value)")
@@ -232,7 +243,13 @@ def normalised_bar_figure(
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_xticks(range(len(colls)))
-        ax.set_xticklabels([f"{c}\n({_n_sets(len(collections[c]))})" for c in colls])
+        ticks = [f"{c}\n({_n_sets(len(collections[c]))})" for c in colls]
+        slot = (width - left - right) / max(1, len(colls))  # inches per collection
+        if max((_text_inches(t, _fs(8)) for t in ticks), default=0.0) > slot:
+            ax.set_xticklabels([f"{c}\n({len(collections[c])})" for c in colls],
+                               rotation=30, ha="right", rotation_mode="anchor")
+        else:
+            ax.set_xticklabels(ticks)
         ax.set_xlim(-0.5, len(colls) - 0.5)
         if log:
             ax.set_yscale("log")
@@ -244,13 +261,14 @@ def normalised_bar_figure(
             ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_ylabel(f"{label}\nrelative to {baseline}" + ("" if paper else " (geo. mean)"))
         ax.set_xlabel("collection")
-        ax.set_title(f"{label}, normalised to {baseline}")
+        ax.set_title(_wrap_title([f"{label}, normalised to {baseline}"],
+                                 width - left - right + 0.2, _fs(10)))
         ax.grid(axis="y", linewidth=0.3, alpha=0.6)
         ax.set_axisbelow(True)
         handles, labels = ax.get_legend_handles_labels()
         if handles and ax is axes[0] and paper:
             fig.legend(handles, labels, loc="lower center", ncols=legend_cols, frameon=False,
-                       bbox_to_anchor=(0.5, 0.0), columnspacing=1.0, handlelength=1.2)
+                       bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
         elif handles and ax is axes[0]:
             ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                       title="learner", frameon=False)
@@ -266,7 +284,8 @@ def normalised_bar_figure(
         caption += (" Times are CPU seconds; the" if any(m.endswith("_seconds") for m in metrics)
                     else " The") + (
             " value axes are logarithmic and their bars start at 1 "
-            f"({baseline}), going up for higher values and down for lower ones.")
+            f"({baseline}), going up for higher values and down for lower ones; a thick cap "
+            f"marks each value, so a ratio of 1 ({baseline}'s own) shows as a line at 1.")
     if notes:
         caption += " Left out: " + "; ".join(notes) + "."
     return fig, caption
@@ -286,30 +305,38 @@ def _direction(metrics: Sequence[str]) -> str:
 @styled
 def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]],
                title: str) -> Figure:
-    """Demšar-style critical-difference diagram of average ranks (1 = best, on the left)."""
+    """Demšar-style critical-difference diagram of average ranks (1 = best, on the left).
+    The label columns are as wide as the longest label, so no name is cut off."""
     order = avg_ranks.sort_values(kind="mergesort")
     names, ranks = list(order.index), order.to_numpy()
     k = len(names)
     lo, hi = 1, max(k, 2)
     half = (k + 1) // 2
     rows = max(half, k - half)
+    width = _width(7.0)
+    labels = [f"{name} ({r:.2f})" for name, r in zip(names, ranks)]
+    room = 0.4 * width - 0.2  # a label column takes at most 40 % of the width
+    labels = [t if _text_inches(t, _fs(8)) <= room else t.replace(" (", "\n(")
+              for t in labels]  # too long: the rank under the name
+    margin = (max((_text_inches(t, _fs(8)) for t in labels), default=0.0) + 0.2) / width
+    left, right = min(margin, 0.4), max(1.0 - margin, 0.6)
+    heading = _wrap_title([title, "average rank: 1 = best"], width, _fs(9))
     # vertical layout in inches from the top (the axes maps 1 unit = 1 inch)
-    title_y, cd_y, axis_y = 0.3, 0.8, 1.3
+    extra = heading.count("\n") * _fs(9) * 1.3 / 72
+    title_y, cd_y, axis_y = 0.3 + extra / 2, 0.8 + extra, 1.3 + extra
     clique_y0 = axis_y + 0.18
     label_y0 = clique_y0 + 0.13 * len(cliques) + 0.2
     height = label_y0 + 0.28 * max(rows - 1, 0) + 0.35
-    fig = new_figure(_width(7.0), height)
+    fig = new_figure(width, height)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_axis_off()
-    left, right = 0.24, 0.76
     ax.set_xlim(0, 1)
     ax.set_ylim(height, 0)
 
     def xpos(r: float) -> float:
         return left + (r - lo) / (hi - lo) * (right - left)
 
-    ax.text(0.5, title_y, title + "\naverage rank: 1 = lowest value = best", ha="center",
-            va="center", fontsize=_fs(9))
+    ax.text(0.5, title_y, heading, ha="center", va="center", fontsize=_fs(9))
     ax.plot([xpos(lo), xpos(hi)], [axis_y, axis_y], color="black", linewidth=1)
     for t in range(lo, hi + 1):
         ax.plot([xpos(t), xpos(t)], [axis_y, axis_y - 0.07], color="black", linewidth=1)
@@ -320,15 +347,18 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
     for x in (xpos(lo), cd_end):
         ax.plot([x, x], [cd_y - 0.05, cd_y + 0.05], color="black", linewidth=1)
     longer = " (longer than the axis)" if lo + cd > hi else ""
-    ax.text(cd_end + 0.01, cd_y, f"CD = {cd:.3f}{longer}", ha="left", va="center",
-            fontsize=_fs(8))
+    cd_text = f"CD = {cd:.3f}{longer}"
+    if _text_inches(cd_text, _fs(8)) <= (1.0 - cd_end) * width - 0.1:  # right of the bar
+        ax.text(cd_end + 0.01, cd_y, cd_text, ha="left", va="center", fontsize=_fs(8))
+    else:  # a long bar: its label above it
+        ax.text(xpos(lo), cd_y - 0.12, cd_text, ha="left", va="bottom", fontsize=_fs(8))
     # cliques (groups not significantly different), just below the axis
     for i, group in enumerate(cliques):
         rs = [float(avg_ranks[n]) for n in group]
         y = clique_y0 + 0.13 * i
         ax.plot([xpos(min(rs)) - 0.005, xpos(max(rs)) + 0.005], [y, y], color="black",
                 linewidth=3, solid_capstyle="round")
-    for i, (name, r) in enumerate(zip(names, ranks)):
+    for i, (label, r) in enumerate(zip(labels, ranks)):
         if i < half:
             y = label_y0 + 0.28 * i
             xt, ha = left - 0.03, "right"
@@ -337,8 +367,28 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: Sequence[Sequence[str]]
             xt, ha = right + 0.03, "left"
         ax.plot([xpos(r), xpos(r), xt + (0.01 if ha == "right" else -0.01)],
                 [axis_y, y, y], color="black", linewidth=0.8)
-        ax.text(xt, y, f"{name} ({r:.2f})", ha=ha, va="center", fontsize=_fs(8))
+        ax.text(xt, y, label, ha=ha, va="center", fontsize=_fs(8))
     return fig
+
+
+LEGEND_SPACING = 1.0
+"""Space between legend columns (em; matplotlib's default is 2)."""
+
+
+def _legend_columns(names: Sequence[str], width: float, points: float | None = None) -> int:
+    """How many legend columns of `names` fit in `width` inches (measured, with the
+    marker, its gap and `LEGEND_SPACING` between columns: 3.8 em)."""
+    size = _fs(8) if points is None else points
+    col = max((_text_inches(str(n), size) for n in names), default=0.5) + 3.8 * size / 72
+    return max(1, min(len(names), int((width - 0.2) // col)))
+
+
+def _text_inches(text: str, points: float) -> float:
+    """The width of one line of `text` at `points` in the report's font (inches)."""
+    from matplotlib.textpath import TextPath
+
+    return max(TextPath((0, 0), line, size=points).get_extents().width
+               for line in text.split("\n")) / 72.0
 
 
 # ------------------------------------------------------------------- scatter plots
@@ -350,15 +400,13 @@ def scatter_figure(
     """Grid of scatter plots, one per (A, B): A's value (y) vs B's (x) per data set."""
     learners = list(dict.fromkeys([p for pair in pairs for p in pair]))
     wide = metric_matrix(summary, metric, learners)
-    ncols, nrows, width = _panel_grid(len(pairs), min_panel=2.2)
     label = TABLE_METRICS.get(metric, metric)
-    heading, head = _title_block([title or f"{label} per data set",
-                                  "points below the diagonal: the learner on the y axis is "
-                                  "lower"], width)
-    row_h = 3.5 if _paper_width is None else (width - 0.9) / ncols * 0.75 + 0.75
+    ncols, nrows, width, row_h, head, heading = _scatter_grid(
+        len(pairs), [title or f"{label} per data set",
+                     "points below the diagonal: the learner on the y axis is lower"])
     height = row_h * nrows - 0.6 + head + 1.0
     fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.9 / width, right=1 - 0.2 / width, top=1 - head / height,
+    fig.subplots_adjust(left=0.9 / width, right=1 - 0.35 / width, top=1 - head / height,
                         bottom=1.0 / height, wspace=0.45,
                         hspace=0.5 if _paper_width is None else 0.75)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
@@ -396,10 +444,13 @@ def scatter_figure(
         ax.set_aspect("equal", adjustable="box")
         below = int(np.sum(y[ok] < x[ok]))
         above = int(np.sum(y[ok] > x[ok]))
-        who = a if _paper_width is None else "y"  # narrow panels: no second name
-        ax.set_title(f"{a} vs {b}\n{who} lower on {below}, higher on {above}", fontsize=_fs(9))
-        ax.set_xlabel(f"{b}: {label}")
-        ax.set_ylabel(f"{a}: {label}")
+        narrow = (width - 1.25) / ncols < 1.4  # counts on lines of their own
+        ax.set_title(f"{a}\n{below} lower\n{above} higher" if narrow else
+                     f"{a} vs {b}\nlower on {below}, higher on {above}", fontsize=_fs(9))
+        short = _paper_width is not None  # narrow panels: the metric is in the title
+        side = (width - 1.25) / ncols  # a panel's side, inches
+        ax.set_xlabel(b if short else _wrap_title([f"{b}: {label}"], side + 0.2, _fs(9)))
+        ax.set_ylabel(a if short else _wrap_title([f"{a}: {label}"], side + 0.2, _fs(9)))
         ax.grid(linewidth=0.3, alpha=0.6)
     for ax in axes[len(pairs):]:
         ax.set_axis_off()
@@ -413,6 +464,44 @@ def scatter_figure(
 
 
 SUPTITLE_POINTS = 10.0
+MAX_HEIGHT = 8.5
+"""Tallest figure drawn at a paper width (inches, 21.6 cm: within an A4 or LNCS page's
+text height with its caption)."""
+SCREEN_WIDTH = 9.0
+"""Widest figure of the screen layout (inches: 1,080 px at 120 dpi, within the HTML page's
+1,100 px column, so a 1,280 px screen shows every figure at full size)."""
+
+
+def _scatter_grid(panels: int, title: Sequence[str]
+                  ) -> tuple[int, int, float, float, float, str]:
+    """(columns, rows, width, row height, title height, title) of the scatter grid: up to
+    four panels a row on screen (2.35 inches, less to stay within `SCREEN_WIDTH`); at a paper width as many columns as keep the
+    figure within `MAX_HEIGHT` (panels of at least 2.2 inches while they fit)."""
+    n = max(1, panels)
+    if _paper_width is None:
+        ncols = min(4, n)
+        width = min(SCREEN_WIDTH, 2.35 * ncols + 0.9)
+        heading, head = _title_block(title, width)
+        return ncols, math.ceil(n / ncols), width, (width - 1.1) / ncols + 0.95, head, heading
+    width = _paper_width
+    heading, head = _title_block(title, width)
+    ncols, nrows, row_h = _fitting_columns(n, min(n, max(1, int((width - 0.3) // 2.2))),
+                                           lambda c: (width - 0.9) / c * 0.75 + 0.75,
+                                           head + 0.4)
+    return ncols, nrows, width, row_h, head, heading
+
+
+def _fitting_columns(panels: int, ncols: int, row_height: Callable[[int], float],
+                     other: float) -> tuple[int, int, float]:
+    """(columns, rows, row height) of a grid of `panels` at a paper width: from `ncols`
+    columns, one more (narrower panels) until rows · row_height(columns) + `other`
+    inches fit in `MAX_HEIGHT`."""
+    while True:
+        nrows = math.ceil(panels / ncols)
+        row_h = row_height(ncols)
+        if row_h * nrows + other <= MAX_HEIGHT or ncols >= panels:
+            return ncols, nrows, row_h
+        ncols += 1
 
 
 def _panel_grid(panels: int, min_panel: float = 2.3) -> tuple[int, int, float]:
@@ -450,11 +539,17 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
     label = TABLE_METRICS.get(metric, metric)
     heading, head = _title_block([title or f"{label} against training-set size",
                                   "one line per learner; fixed held-out test set"], width)
-    legend_rows = math.ceil(len(learners) / 4)
-    row_h = 3.0 if _paper_width is None else (width - 0.3) / ncols * 0.8 + 0.6
+    legend_cols = _legend_columns(learners, width)
+    legend_rows = math.ceil(len(learners) / legend_cols)
+    if _paper_width is None:
+        row_h = 3.0
+    else:  # as many columns as keep the figure within a page
+        ncols, nrows, row_h = _fitting_columns(
+            max(1, len(datasets)), ncols, lambda c: (width - 0.3) / c * 0.8 + 0.6,
+            head + 0.6 + 0.25 * legend_rows)
     height = row_h * nrows + head + 0.6 + 0.25 * legend_rows
     fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.75 / width, right=1 - 0.2 / width, top=1 - head / height,
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.35 / width, top=1 - head / height,
                         bottom=(0.6 + 0.25 * legend_rows) / height, wspace=0.35, hspace=0.55)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     colours = learner_colours(learners)
@@ -476,8 +571,8 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
         ax.set_axis_off()
     handles = [matplotlib.lines.Line2D([], [], marker="o", color=colours[name], label=name)
                for name in learners]
-    fig.legend(handles=handles, loc="lower center", ncols=min(4, len(learners)),
-               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles=handles, loc="lower center", ncols=legend_cols,
+               frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
     fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig
 
@@ -495,10 +590,14 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
     heading, head = _title_block(["Count tables: share of the naive layout saved by the "
                                   "compact one", "(impossible same-attribute value "
                                   "combinations left out)"], width, gap=0.45)
-    height = 3.6 + head
+    legend_cols = _legend_columns(names, width - 0.2)
+    legend_h = 0.25 * math.ceil(len(names) / legend_cols) if paper else 0.0
+    label_h = 0.25 + 0.075 * max((len(str(d)) for d in wide.index), default=4)
+    height = 2.3 + label_h + legend_h + head
+    right = 0.1 if paper else 0.75 + max(_text_inches(n, 8.0) for n in names)
     fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.7 / width, right=1 - (0.1 if paper else 1.6) / width,
-                        top=1 - head / height, bottom=(1.6 if paper else 1.3) / height)
+    fig.subplots_adjust(left=0.7 / width, right=1 - right / width,
+                        top=1 - head / height, bottom=(label_h + legend_h) / height)
     ax = fig.subplots()
     colours = learner_colours(learners)
     step = 0.8 / max(1, len(names))
@@ -511,8 +610,9 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
     ax.set_ylabel("memory saved (%)")
     ax.set_xlim(-0.6, wide.shape[0] - 0.4)
     ax.grid(axis="y", linewidth=0.3, alpha=0.6)
-    if paper:
-        ax.legend(loc="upper right", frameon=False, fontsize=_fs(8), ncols=len(names))
+    if paper:  # below the data set names
+        fig.legend(loc="lower center", frameon=False, fontsize=_fs(8), ncols=legend_cols,
+                   bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
     else:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
     fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
@@ -616,9 +716,11 @@ def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Seq
     n_sets = len(set(summary["dataset"]))
     width = _width(max(6.0, 1.6 + 0.32 * n_sets))
     heading, head = _title_block([title], width, gap=0.35)
-    legend_h = 0.25 * math.ceil(len(learners) / 4)
+    legend_cols = _legend_columns(learners, width)
+    legend_h = 0.25 * math.ceil(len(learners) / legend_cols)
     label_h = 0.1 + 0.07 * max((len(str(d)) for d in summary["dataset"]), default=4)
-    panel_h = 2.4
+    panel_h = 2.4 if _paper_width is None else max(
+        1.2, min(1.8, (MAX_HEIGHT - 2 * label_h - head - 0.2 - legend_h) / 2))
     height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
     fig = new_figure(width, height)
     fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
@@ -645,8 +747,8 @@ def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Seq
         ax.set_ylabel(f"{label} time\nrelative to {reference}")
         ax.grid(linewidth=0.3, alpha=0.6)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=min(4, max(1, len(learners))),
-               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, labels, loc="lower center", ncols=legend_cols,
+               frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
     fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig
 

@@ -19,10 +19,11 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
 CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;
 max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}
+div.wide{overflow-x:auto;max-width:100%}p,li,figcaption{overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:0.6em 0 1.2em 0;font-size:0.85em}
 th,td{border:1px solid #bbb;padding:2px 6px;text-align:center;white-space:nowrap}
 td:first-child,th:first-child{text-align:left;font-weight:600}
-figure{margin:1em 0 2em 0}figure img{max-width:100%;border:1px solid #ddd}
+figure{margin:1em 0 2em 0}figure img{max-width:100%;height:auto;border:1px solid #ddd}
 figcaption{font-size:0.9em;color:#444;max-width:900px}
 code{background:#f3f3f3;padding:0 3px}.timestamp{color:#777;font-size:0.85em}
 nav.toc{border:1px solid #ddd;background:#fafafa;padding:0.4em 1.2em;margin:1em 0;
@@ -145,13 +146,13 @@ def markdown_to_html(md: str, title: str, base_dir: Path | None = None) -> str:
                 i += 1
             header = _cells(block[0])
             rows = [_cells(b) for b in block[2:]] if len(block) > 1 else []
-            body.append("<table>")
+            body.append('<div class="wide"><table>')  # wide tables scroll, not the page
             body.append("<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in header)
                         + "</tr></thead>")
             body.append("<tbody>")
             for r in rows:
                 body.append("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>")
-            body.append("</tbody></table>")
+            body.append("</tbody></table></div>")
             continue
         if stripped.startswith("- "):
             flush_para()

@@ -138,6 +138,38 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     return dict(data)
 
 
+def with_overrides(config: Mapping[str, Any], items: list[str]) -> dict[str, Any]:
+    """The config with its ``report:`` options overridden by ``KEY=VALUE`` items (the CLI's
+    ``report --set``): VALUE is read as YAML, a dotted KEY sets a nested option
+    (``bayesian.rope=0.01``); the result is validated as a config's ``report:`` is."""
+    out = dict(config)
+    report = dict(out.get("report") or {})
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. figure_width=lncs")
+        try:
+            value = yamlnum.load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key}: cannot read {text!r} as a value ({exc})") from None
+        *parents, leaf = key.split(".")
+        top = (parents or [leaf])[0]
+        if top not in REPORT_KEYS:
+            close = difflib.get_close_matches(top, REPORT_KEYS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"--set {key}: unknown report option '{top}'{hint} (known: "
+                              f"{', '.join(REPORT_KEYS)})")
+        node = report
+        for name in parents:
+            child = node.get(name)
+            node[name] = dict(child) if isinstance(child, Mapping) else {}
+            node = node[name]
+        node[leaf] = value
+    out["report"] = report
+    return out
+
+
 def resolve_path(value: str | Path, run_dir: Path, config: Mapping[str, Any]) -> Path:
     """Find a relative path from the config (see module docstring for the search order)."""
     p = Path(value).expanduser()

@@ -316,12 +316,16 @@ def per_dataset_tidy(
 
 
 def per_dataset_markdown(tidy: pd.DataFrame, metric: str, learners: Sequence[str]) -> str:
-    """Data set × learner table of one metric, cells ``mean ± std`` (std over folds)."""
+    """Data set × learner table of one metric, cells ``value ± std`` (std over folds, where
+    stored), headed by the metric's declared title."""
     sub = tidy[tidy["metric"] == metric]
     learners = [name for name in learners if name in set(sub["learner"])]
-    title = TABLE_METRICS.get(metric, metric)
+    declared = registry_of_metrics.METRICS.get(metric)
+    title = declared.title if declared is not None else metric
+    # the title says how folds combine (pooled, total, mean); a ± is a std over folds
+    spread = " (± std over folds)" if sub["std"].notna().any() else ""
     lines = [
-        f"### {title} per data set (mean ± std over folds)\n",
+        f"### {title} per data set{spread}\n",
         "| data set | group | n | " + " | ".join(learners) + " |",
         "|---|---|---:|" + "---:|" * len(learners),
     ]
