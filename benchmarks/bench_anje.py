@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.learners.anje.objective import Problem
 from workbench.learners.anje.optimize import stochastic
-from workbench.learners.counts import AnDECounts
+from workbench.learners.counting import AnDECounts
 from workbench.learners.joins import JoinIndex
 
 

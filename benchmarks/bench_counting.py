@@ -21,7 +21,7 @@ of the two is the reference, and the table says which. Training and both loops r
 turn, --repeats times each (interleaved, so drift hits all three alike); the fastest CPU
 time of each is used. The fraction is training's CPU rate over the reference's CPU rate
 (above 1 where small tables are counted from bit sets of the rows,
-`workbench.learners.counts.BITMAP_MAX_CELLS`). With --n-jobs > 1 training's CPU sums its
+`workbench.learners.counting.BITMAP_MAX_CELLS`). With --n-jobs > 1 training's CPU sums its
 threads, the bare loops run on one.
 """
 
@@ -38,7 +38,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from workbench.learners.counts import next_colex
+from workbench.learners.counting import next_colex
 
 
 def peak_mib() -> float:

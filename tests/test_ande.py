@@ -12,10 +12,10 @@ import pytest
 
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import LearnerError, WorkbenchError
-from workbench.learners import counts as counts_mod
+from workbench.learners.counting import blocks as counts_mod
 from workbench.learners import registry
 from workbench.learners.ande import AnDE
-from workbench.learners.counts import AnDECounts, BlockStore, colex_combinations
+from workbench.learners.counting import AnDECounts, BlockStore, colex_combinations
 
 from conftest import needs_shared, shared_file
 
@@ -862,7 +862,7 @@ def test_a_left_out_constant_missing_in_a_later_chunk_is_counted_from_then_on():
 # memory: the layout sizes (Salem et al., Section 3), model_bytes and the budget
 # ----------------------------------------------------------------------------------------------
 def test_layout_sizes_on_the_papers_aode_example():
-    from workbench.learners.counts import elementary_symmetric, layout_cells
+    from workbench.learners.counting.budget import elementary_symmetric, layout_cells
     # attributes A (2 values) and B (3 values): the 2-combinations a_i b_j are 6 of the
     # naive matrix's C(5, 2) = 10 off-diagonal cells (a1a2, b1b2, b1b3, b2b3 are impossible)
     assert elementary_symmetric([2, 3], 2) == [1, 5, 6]
@@ -941,7 +941,7 @@ def test_count_tables_over_the_memory_budget_fail_before_allocating(tmp_path, mo
 
 def test_fit_report_gives_the_layout_and_the_fold_its_memory_saved():
     from workbench.evaluation.pipeline import FoldResult
-    from workbench.learners.counts import layout_cells
+    from workbench.learners.counting import layout_cells
     train = make([[0, 1, 0], [1, 0, 1], [1, 2, 1], [None, 2, 0]], cards=[2, 3])
     for n in (1, 2):
         rep = AnDE(n=n).fit(train).fit_report()

@@ -17,7 +17,7 @@ from workbench.errors import LearnerError
 from workbench.learners import registry
 from workbench.learners.ande import AnDE
 from workbench.learners.ande.selection import mi_order
-from workbench.learners.counts import AnDECounts
+from workbench.learners.counting import AnDECounts
 
 from conftest import train_in_passes
 from test_ande import make, random_data

@@ -35,7 +35,7 @@ __all__ = [
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from workbench.data.dataset import Attribute, Dataset
     from workbench.learners.base import Learner
-    from workbench.learners.counts import AnDECounts, BlockStore
+    from workbench.learners.counting import AnDECounts, BlockStore
     from workbench.learners.registry import create, register
     from workbench.plugins import load_plugins
     from workbench.store import load_results
@@ -46,8 +46,8 @@ _LAZY = {
     "Learner": "workbench.learners.base",
     "create": "workbench.learners.registry",
     "register": "workbench.learners.registry",
-    "AnDECounts": "workbench.learners.counts",
-    "BlockStore": "workbench.learners.counts",
+    "AnDECounts": "workbench.learners.counting",
+    "BlockStore": "workbench.learners.counting",
     "load_plugins": "workbench.plugins",
     "load_results": "workbench.store",
 }

@@ -21,7 +21,8 @@ from math import comb
 import numpy as np
 
 from workbench.errors import LearnerError
-from workbench.learners.counts import colex_combinations, memory_budget
+from workbench.learners.counting.budget import memory_budget
+from workbench.learners.counting.combinations import colex_combinations
 from workbench.learners.tuples import TupleCounts
 
 LOG_FLOOR = 1e-75

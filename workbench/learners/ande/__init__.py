@@ -16,7 +16,7 @@ The package follows the computation:
 - `predict`: which values take part (subsumption resolution), fallback, the A1DE fast path;
 - `weights`: MI weights of parent sets;
 - `model`: the `AnDE` learner and its registered variants.
-Counts come from `workbench.learners.counts.AnDECounts` (one pass, additive).
+Counts come from `workbench.learners.counting.AnDECounts` (one pass, additive).
 """
 
 from workbench.learners.ande.model import MAX_ORDER, AnDE

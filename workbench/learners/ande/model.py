@@ -26,17 +26,16 @@ from workbench.learners.ande.selection import (
 from workbench.learners.ande.tables import Inputs, Tables, new_work, tables_of
 from workbench.learners.ande.weights import mi_weights
 from workbench.learners.base import CountingLearner, MultiPassLearner, choice, integer, number
-from workbench.learners.counts import (
+from workbench.learners.counting.ande import AnDECounts
+from workbench.learners.counting.budget import (
     MEMORY_BUDGET_ENV,
     MEMORY_FRACTION,
-    AnDECounts,
-    code_dtype,
-    code_range,
-    colex_combinations,
     estimate_block_bytes,
     layout_cells,
     memory_budget,
 )
+from workbench.learners.counting.combinations import colex_combinations
+from workbench.learners.counting.layout import code_dtype, code_range
 from workbench.learners.registry import register
 
 MAX_ORDER = 3

@@ -24,7 +24,7 @@ from workbench.jit import by_classes, numba
 
 from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
 from workbench.learners.ande.tables import insert_sorted, read
-from workbench.learners.counts import next_colex
+from workbench.learners.counting.combinations import next_colex
 
 _CHUNK_BYTES = 64 << 20
 _NO_UNDERFLOW = np.log(1e-280)

@@ -20,7 +20,8 @@ import numpy as np
 from workbench.learners.ande.estimates import (RESCALE, add_log, joint_term, log_joint_term,
                                                rescale, times_child_missing)
 from workbench.learners.ande.tables import read_call, read_row
-from workbench.learners.counts import KIND_DENSE, next_colex
+from workbench.learners.counting.combinations import next_colex
+from workbench.learners.counting.layout import KIND_DENSE
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

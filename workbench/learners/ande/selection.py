@@ -26,7 +26,9 @@ from workbench.jit import by_classes, numba
 import numpy as np
 
 from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
-from workbench.learners.counts import KIND_DENSE, memory_budget, next_colex
+from workbench.learners.counting.budget import memory_budget
+from workbench.learners.counting.combinations import next_colex
+from workbench.learners.counting.layout import KIND_DENSE
 
 TAU = 1e-9
 DBL_MAX = float(np.finfo(np.float64).max)

@@ -14,7 +14,8 @@ from collections import namedtuple
 from workbench.jit import numba
 import numpy as np
 
-from workbench.learners.counts import KIND_DENSE, AnDECounts, lookup_sparse
+from workbench.learners.counting.ande import AnDECounts
+from workbench.learners.counting.layout import KIND_DENSE, lookup_sparse
 
 Tables = namedtuple("Tables", ["kind", "off", "vbase", "dense", "skeys", "svals", "lbase",
                                "binom", "miss_base", "cards", "K"])

@@ -1,0 +1,90 @@
+"""What a count layout costs and what the machine allows: the memory budget of one
+model, the compact and naive layouts' cells (Salem et al., Section 3) and the bytes a
+`BlockStore` would allocate, computed before allocating anything."""
+
+from __future__ import annotations
+
+import os
+import re
+from math import comb
+from typing import Sequence
+
+import numpy as np
+
+from workbench.errors import LearnerError
+from workbench.learners.counting.combinations import colex_combinations
+from workbench.learners.counting.layout import SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR
+
+# ----- sizes: what a layout costs, and what the machine allows ---------------------------------
+MEMORY_FRACTION = 0.5
+"""Default memory budget of one model: this share of the machine's physical memory."""
+MEMORY_BUDGET_ENV = "WORKBENCH_MEMORY_BUDGET"
+"""Environment variable overriding the budget: bytes, with an optional K/M/G/T suffix."""
+ENUMERATE_BLOCKS = 2_000_000
+"""Levels with at most this many attribute combinations are sized block by block (dense or
+sparse as `BlockStore` would store them); larger ones by the all-dense bound."""
+BLOCK_META_BYTES = 16
+"""Bytes of `BlockStore` bookkeeping per block and per int64 field (with transient copies)."""
+
+
+def memory_budget() -> int:
+    """Bytes one model may allocate: ``$WORKBENCH_MEMORY_BUDGET`` if set, else
+    `MEMORY_FRACTION` of physical memory."""
+    text = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if text:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text, flags=re.IGNORECASE)
+        if not m:
+            raise LearnerError(f"{MEMORY_BUDGET_ENV}={text!r}: expected bytes with an optional "
+                               "K, M, G or T suffix (e.g. 8G)")
+        scale = 1024 ** " KMGT".index(m.group(2).upper() or " ")
+        return int(float(m.group(1)) * scale)
+    try:
+        return int(MEMORY_FRACTION * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # no POSIX sysconf: no limit we can read
+        return 1 << 62
+
+
+def elementary_symmetric(values: Sequence[int], top: int) -> list[int]:
+    """[e_0, …, e_top] of the values (exact integers): e_l = Σ over l-subsets of Π values,
+    the number of cells of all l-attribute combinations over `values` cardinalities."""
+    e = [1] + [0] * top
+    for v in values:
+        for l in range(top, 0, -1):
+            e[l] += e[l - 1] * int(v)
+    return e
+
+
+def layout_cells(cardinalities: Sequence[int], n_classes: int, n: int) -> tuple[int, int]:
+    """(compact, naive) cells of AnDE-of-order-n frequency tables (Salem et al., Section 3).
+
+    Compact: one table per attribute combination of size 1..n+1, K · Σ_l e_l(|X_i|).
+    Naive: the (n+1)-dimensional matrix over all V = Σ|X_i| attribute values with the
+    lower-order frequencies on its diagonals, K · C(V + n, n + 1) — it also holds the
+    impossible combinations of two values of one attribute. The paper's AODE example
+    (|X| = 2, 3): 2-combinations 10 naive → 6 compact."""
+    cards = [int(c) for c in cardinalities]
+    e = elementary_symmetric(cards, n + 1)
+    return n_classes * sum(e[1:]), n_classes * comb(sum(cards) + n, n + 1)
+
+
+def estimate_block_bytes(cardinalities: Sequence[int], n_classes: int, levels: Sequence[int],
+                         rows: int, conditioned: int = 0) -> int:
+    """Bytes a `BlockStore` of every attribute combination of each size in `levels` would
+    allocate for `rows` training rows (cells and bookkeeping), `conditioned` times more for
+    the "child missing" copies of the parent levels; computed before allocating anything."""
+    cards = np.asarray(cardinalities, dtype=np.int64)
+    d = int(cards.shape[0])
+    sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * int(rows))
+    e = elementary_symmetric(cards.tolist(), max(levels, default=0))
+    total = 0
+    for l in levels:
+        blocks = comb(d, l)
+        meta = blocks * BLOCK_META_BYTES * (3 * l + 8)
+        if 0 < blocks <= ENUMERATE_BLOCKS:
+            size = np.prod(cards[colex_combinations(d, l)], axis=1) * n_classes
+            cells = int(np.where(size > sparse_min, 0, size).sum()) * 4
+            cells += int(np.minimum(size[size > sparse_min], rows).sum()) * 16
+        else:
+            cells = e[l] * n_classes * 4
+        total += (1 + conditioned) * (meta + cells) if l < max(levels) else meta + cells
+    return int(total)

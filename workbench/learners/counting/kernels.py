@@ -1,0 +1,316 @@
+"""The counting kernels: one pass over a chunk of coded rows adds its counts into the
+blocks (`count_kernel`: an increment per row; `bitmap_kernel`: popcounts of the AND of
+per-value row bit sets, for small dense blocks), and block totals (`totals_kernel`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from workbench.jit import numba
+from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, KIND_SPARSE
+
+# ----- numba kernels ---------------------------------------------------------------------
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
+                  dense, keybuf, row0, nrows):
+    """Count rows [row0, row0+nrows) into dense blocks; write sparse keys to keybuf.
+
+    The common dense blocks — unconditioned of 1–4 attributes, missing-child of 1–2 — have
+    loops with the attribute indices and cardinalities in locals (hoisted out of the row
+    loop)."""
+    nb = battrs.shape[0]
+    for b in range(nb):
+        k = kind[b]
+        if k == KIND_EMPTY:
+            continue
+        l = blen[b]
+        c = bcond[b]
+        slot = sslot[b]
+        if k == KIND_DENSE and c < 0 and 1 <= l <= 4:
+            o = off[b]
+            a0 = battrs[b, 0]
+            if l == 1:
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    if v0 >= 0:
+                        dense[o + v0 * K + y[r]] += 1
+            elif l == 2:
+                a1 = battrs[b, 1]
+                c1 = battrs[b, 3]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    if v0 >= 0 and v1 >= 0:
+                        dense[o + (v0 * c1 + v1) * K + y[r]] += 1
+            elif l == 3:
+                a1 = battrs[b, 1]
+                a2 = battrs[b, 2]
+                c1 = battrs[b, 4]
+                c2 = battrs[b, 5]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    v2 = codes_t[a2, r]
+                    if v0 >= 0 and v1 >= 0 and v2 >= 0:
+                        dense[o + ((v0 * c1 + v1) * c2 + v2) * K + y[r]] += 1
+            else:
+                a1 = battrs[b, 1]
+                a2 = battrs[b, 2]
+                a3 = battrs[b, 3]
+                c1 = battrs[b, 5]
+                c2 = battrs[b, 6]
+                c3 = battrs[b, 7]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    v2 = codes_t[a2, r]
+                    v3 = codes_t[a3, r]
+                    if v0 >= 0 and v1 >= 0 and v2 >= 0 and v3 >= 0:
+                        dense[o + (((v0 * c1 + v1) * c2 + v2) * c3 + v3) * K + y[r]] += 1
+            continue
+        if k == KIND_DENSE and c >= 0 and 1 <= l <= 2:  # missing-child blocks of A1DE, A2DE
+            o = off[b]
+            a0 = battrs[b, 0]
+            if l == 1:
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    if codes_t[c, r] < 0 and v0 >= 0:
+                        dense[o + v0 * K + y[r]] += 1
+            else:
+                a1 = battrs[b, 1]
+                c1 = battrs[b, 3]
+                for r in range(row0, row0 + nrows):
+                    v0 = codes_t[a0, r]
+                    v1 = codes_t[a1, r]
+                    if codes_t[c, r] < 0 and v0 >= 0 and v1 >= 0:
+                        dense[o + (v0 * c1 + v1) * K + y[r]] += 1
+            continue
+        for rr in range(nrows):
+            r = row0 + rr
+            if k == KIND_SPARSE:
+                keybuf[slot, rr] = -1
+            if c >= 0 and codes_t[c, r] >= 0:
+                continue
+            loc = 0
+            ok = True
+            for t in range(l):
+                a = battrs[b, t]
+                v = codes_t[a, r]
+                if v < 0:
+                    ok = False
+                    break
+                loc = loc * battrs[b, l + t] + v  # cardinality stored after attrs
+            if not ok:
+                continue
+            loc = loc * K + y[r]
+            if k == KIND_DENSE:
+                dense[off[b] + loc] += 1
+            else:
+                keybuf[slot, rr] = vbase[b] + loc
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """Set bits of a 64-bit integer (LLVM's ctpop: one instruction, vectorised in loops)."""
+    if not isinstance(x, types.Integer) or x.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [args[0].type])
+        return builder.call(fn, [args[0]])
+
+    return types.uint64(x), codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _and_count(bits, i, j, nw):
+    """Rows in both bit sets i and j (their AND's popcount)."""
+    s = np.uint64(0)
+    p = bits[i, :nw]  # slices: indexed from 0, so the loop is vectorised
+    q = bits[j, :nw]
+    for w in range(nw):
+        s += _popcount(p[w] & q[w])
+    return np.int64(s)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_cells(bits, src, m, j0, c, nw, nset, full, dense, cell, stride, tg):
+    """dense[cell + v·stride] += rows in both set src (m rows) and value set j0 + v, for
+    v < c. Value sets go two to a pass over src; when ``full`` (every row of the
+    chunk has a value: the sets partition it), the last value gets m minus the others."""
+    nt = 0
+    for v in range(c - 1 if full else c):
+        if nset[j0 + v]:
+            tg[nt] = v
+            nt += 1
+    p = bits[src, :nw]
+    for g in range(0, nt, 2):
+        r0 = bits[j0 + tg[g], :nw]
+        s0 = np.uint64(0)
+        s1 = np.uint64(0)
+        if g + 1 < nt:
+            r1 = bits[j0 + tg[g + 1], :nw]
+            for w in range(nw):
+                x = p[w]
+                s0 += _popcount(x & r0[w])
+                s1 += _popcount(x & r1[w])
+            dense[cell + tg[g + 1] * stride] += np.int64(s1)
+            m -= np.int64(s1)
+        else:
+            for w in range(nw):
+                s0 += _popcount(p[w] & r0[w])
+        dense[cell + tg[g] * stride] += np.int64(s0)
+        m -= np.int64(s0)
+    if full:
+        dense[cell + (c - 1) * stride] += m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _and_into(bits, dst, i, j, nw):
+    """Bit set dst = i AND j; returns its popcount."""
+    s = np.uint64(0)
+    p = bits[i, :nw]
+    q = bits[j, :nw]
+    o = bits[dst, :nw]
+    for w in range(nw):
+        x = p[w] & q[w]
+        o[w] = x
+        s += _popcount(x)
+    return np.int64(s)
+
+
+_COMPARE_MAX = 8
+"""Attributes of at most this many values build their bit sets by comparing 64 codes with
+each value (vectorised), larger ones by setting one bit per row."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _equal_bits(x, lo, nrows, v, bits, row):
+    """Bit set `row` = the rows r < nrows with x[lo + r] == v (v of x's type)."""
+    nfull = nrows >> 6
+    for w in range(nfull):
+        m = np.uint64(0)
+        seg = x[lo + w * 64: lo + w * 64 + 64]  # a slice: indexed from 0, so vectorised
+        for r in range(64):
+            m |= np.uint64(seg[r] == v) << np.uint64(r)
+        bits[row, w] = m
+    if nrows & 63:
+        m = np.uint64(0)
+        seg = x[lo + nfull * 64: lo + nrows]
+        for r in range(seg.shape[0]):
+            m |= np.uint64(seg[r] == v) << np.uint64(r)
+        bits[row, nfull] = m
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, needmiss,
+                   dense, bits, nset, row0, nrows):
+    """Count rows [row0, row0+nrows) (at most 64·bits.shape[1]) into the dense blocks `ids`
+    (see `BITMAP_MAX_CELLS`) from bit sets of the chunk's rows.
+
+    Bit set rows: [0, V·K) value i = voff[a] + v and class k at i·K + k; [V·K, V·K + V)
+    value i; then one per attribute (its value missing, built where ``needmiss``); then one
+    per class; the last two are scratch. Attributes with voff[a] < 0 get no value sets.
+    ``nset`` receives each set's popcount (empty sets are skipped)."""
+    d = codes_t.shape[0]
+    V = voff[d]
+    VK = V * K
+    miss0 = VK + V
+    cls0 = miss0 + d
+    t0 = cls0 + K
+    t1 = t0 + 1
+    nw = (nrows + 63) >> 6
+    one = np.uint64(1)
+    ycode = np.empty(1, dtype=y.dtype)
+    for k in range(K):
+        ycode[0] = k
+        _equal_bits(y, row0, nrows, ycode[0], bits, cls0 + k)
+    code = np.empty(1, dtype=codes_t.dtype)
+    for a in range(d):
+        base = voff[a]
+        ca = cards[a] if base >= 0 else 0
+        x = codes_t[a]
+        if ca <= _COMPARE_MAX:
+            for v in range(ca):
+                code[0] = v
+                _equal_bits(x, row0, nrows, code[0], bits, VK + base + v)
+            if needmiss[a]:
+                code[0] = -1
+                _equal_bits(x, row0, nrows, code[0], bits, miss0 + a)
+            continue
+        for i in range(VK + base, VK + base + ca):
+            for w in range(nw):
+                bits[i, w] = 0
+        for w in range(nw):
+            bits[miss0 + a, w] = 0
+        for r in range(nrows):
+            v = x[row0 + r]
+            bit = one << np.uint64(r & 63)
+            if v < 0:
+                bits[miss0 + a, r >> 6] |= bit
+            else:
+                bits[VK + base + v, r >> 6] |= bit
+    for i in range(V):
+        s = _and_count(bits, VK + i, VK + i, nw)
+        nset[VK + i] = s
+        for k in range(K):
+            nset[i * K + k] = _and_into(bits, i * K + k, VK + i, cls0 + k, nw) if s else 0
+    full = np.zeros(d, dtype=np.bool_)  # a's value sets cover every row of the chunk
+    for a in range(d):
+        if voff[a] >= 0:
+            full[a] = nset[VK + voff[a]: VK + voff[a] + cards[a]].sum() == nrows
+    tg = np.empty(max(V, 1), dtype=np.int64)
+    for q in range(ids.shape[0]):
+        b = ids[q]
+        l = blen[b]
+        c = bcond[b]
+        o = off[b]
+        a0 = battrs[b, 0]
+        c0 = battrs[b, l]
+        for v0 in range(c0):
+            for k in range(K):
+                src = (voff[a0] + v0) * K + k
+                m = nset[src]
+                if m and c >= 0:  # rows whose attribute c is missing
+                    m = _and_into(bits, t0, src, miss0 + c, nw)
+                    src = t0
+                if m == 0:
+                    continue
+                if l == 1:
+                    dense[o + v0 * K + k] += m
+                    continue
+                a1 = battrs[b, 1]
+                c1 = battrs[b, l + 1]
+                if l == 2:
+                    _add_cells(bits, src, m, VK + voff[a1], c1, nw, nset, full[a1], dense,
+                               o + v0 * c1 * K + k, K, tg)
+                    continue
+                a2 = battrs[b, 2]
+                c2 = battrs[b, 5]
+                for v1 in range(c1):
+                    j1 = VK + voff[a1] + v1
+                    if nset[j1] == 0:
+                        continue
+                    m1 = _and_into(bits, t1, src, j1, nw)
+                    if m1:
+                        _add_cells(bits, t1, m1, VK + voff[a2], c2, nw, nset, full[a2],
+                                   dense, o + (v0 * c1 + v1) * c2 * K + k, K, tg)
+
+
+@numba.njit(cache=True, nogil=True)
+def totals_kernel(ids, kind, off, vbase, bsize, dense, skeys, svals, out):
+    for q in range(ids.shape[0]):
+        b = ids[q]
+        t = 0
+        if kind[b] == KIND_DENSE:
+            for i in range(off[b], off[b] + bsize[b]):
+                t += dense[i]
+        elif kind[b] == KIND_SPARSE:
+            i = np.searchsorted(skeys, vbase[b])
+            hi = vbase[b] + bsize[b]
+            while i < skeys.shape[0] and skeys[i] < hi:
+                t += svals[i]
+                i += 1
+        out[b] = t

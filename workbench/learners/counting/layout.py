@@ -1,0 +1,79 @@
+"""How count tables lay out their cells and how kernels read them.
+
+A block counts ``#(x_a1, …, x_al, y)`` for one ordered tuple of attributes; its cells are
+laid out densely as ``((x_a1·|X_a2| + x_a2)·… + x_al)·K + y`` (class innermost, so the K
+counts of a value combination are adjacent), or, when the dense size is much larger than
+the number of rows, sparsely as sorted ``(virtual key, count)`` pairs. Numba kernels read a
+block through `lookup_k` over `BlockStore.arrays()`; codes are stored in `code_dtype`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.jit import numba
+
+KIND_DENSE = 0
+KIND_SPARSE = 1
+KIND_EMPTY = 2
+
+SPARSE_MIN_CELLS = 1 << 16
+"""Blocks with at most this many cells are always dense."""
+SPARSE_ROW_FACTOR = 16
+"""A block larger than SPARSE_MIN_CELLS is sparse if its cells exceed this × rows."""
+
+
+@numba.njit(cache=True, nogil=True)
+def code_range(codes_t):
+    """(lowest, highest) code of each attribute of a (d, n) code matrix, in one pass."""
+    d, n = codes_t.shape
+    lo = np.zeros(d, dtype=np.int64)
+    hi = np.zeros(d, dtype=np.int64)
+    for j in range(d):
+        x = codes_t[j]  # a row: indexed from 0, so the loop is vectorised
+        a = 0
+        b = 0
+        if n:
+            a = x[0]
+            b = a
+        for r in range(n):
+            v = x[r]
+            a = min(a, v)
+            b = max(b, v)
+        lo[j] = a
+        hi[j] = b
+    return lo, hi
+
+
+def code_dtype(cardinalities: np.ndarray) -> type:
+    """The narrowest signed integer type holding every code (and −1): less for the counting
+    kernels to stream per block."""
+    top = int(np.max(cardinalities)) if len(cardinalities) else 0
+    return np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
+
+
+@numba.njit(cache=True, nogil=True)
+def lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out):
+    """`lookup_k` for a sparse or empty block (kept out of line: inlining the search into
+    every caller's hot loop makes the dense reads several times slower)."""
+    for yy in range(K):
+        out[yy] = 0
+    if kind[b] != KIND_SPARSE:
+        return
+    key = vbase[b] + loc0
+    i = np.searchsorted(skeys, key)
+    n = skeys.shape[0]
+    while i < n and skeys[i] < key + K:
+        out[skeys[i] - key] = svals[i]
+        i += 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def lookup_k(kind, off, vbase, dense, skeys, svals, b, loc0, K, out):
+    """out[y] = count of cell loc0 + y of block b (loc0 = value-combination index · K)."""
+    if kind[b] == KIND_DENSE:
+        base = off[b] + loc0
+        for yy in range(K):
+            out[yy] = dense[base + yy]
+    else:
+        lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out)
