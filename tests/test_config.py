@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import pytest
 
 from workbench.__main__ import main
 from workbench.errors import ConfigError
-from workbench.experiment.config import load_config, parse_config, resolve_datasets
+from workbench.experiment.config import load_config, parse_config
+from workbench.experiment.datasets import resolve_datasets
+
+from conftest import REPO
 
 PLUGIN = textwrap.dedent(
     """
@@ -233,8 +237,8 @@ def test_config_errors_name_the_field_and_write_nothing(case, tmp_path, plugin_f
                                                        monkeypatch, capsys):
     body, expected = BAD_CASES[case]
     path = write(tmp_path, body, plugin_file)
-    with pytest.raises(ConfigError) as err:
-        load_config(path)
+    with pytest.raises(ConfigError) as err:  # data sets are looked up by a later step
+        resolve_datasets(load_config(path))
     message = str(err.value)
     assert "\n" not in message
     for part in expected:
@@ -301,3 +305,24 @@ def test_parsing_runs_no_user_code(tmp_path):
         parse_config(text)  # a run loads it: its failure is the plugins field's error
     with pytest.raises(ConfigError, match="unknown learner"):  # no plugins: still checked
         parse_config("name: t\ndatasets: [iris]\nlearners: [Nope]\n", load_user_code=False)
+
+
+def test_config_is_pure_data_sets_are_resolved_by_a_separate_step(tmp_path, plugin_file):
+    path = write(tmp_path, """
+        name: x
+        datasets: [iris, vote, data/none.arff]
+        learners: [CfgStandIn]
+        """, plugin_file)
+    config = load_config(path)  # no file is looked for while parsing
+    assert config.datasets == ("iris", "vote", str((tmp_path / "data/none.arff").resolve()))
+    with pytest.raises(ConfigError, match=r"exp.yaml:3: datasets.2: data set file not found: "):
+        resolve_datasets(config)
+    (tmp_path / "data").mkdir()
+    shutil.copy(REPO / "datasets" / "labor.arff.gz", tmp_path / "data" / "none.arff.gz")
+    config = load_config(write(tmp_path, """
+        name: x
+        datasets: [iris, vote, data/none.arff.gz]
+        learners: [CfgStandIn]
+        """, plugin_file))
+    found, missing = resolve_datasets(config)
+    assert [r.name for r in found] == ["house-votes-84", "iris", "none"] and not missing

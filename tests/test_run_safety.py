@@ -27,7 +27,8 @@ from workbench.__main__ import main
 from workbench.errors import ConfigError
 from workbench import store
 from workbench.experiment import rundir
-from workbench.experiment.config import load_config, resolve_datasets
+from workbench.experiment.config import load_config
+from workbench.experiment.datasets import resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 
 from test_runner import (assert_same_results, make_config, metrics_frame, run_cli,

@@ -36,7 +36,6 @@ from typing import Any, Mapping
 import yaml
 
 from workbench import yamlnum
-from workbench.data import catalog
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.evaluation import protocols
 from workbench.store import safe_name
@@ -135,6 +134,8 @@ class ExperimentConfig:
     plugins: tuple[str, ...] = ()
     source: Path | None = None
     output_text: str | None = None  # ``output:`` as written (None: the default was used)
+    # each `datasets` item's ``file:line: datasets.i``, for the resolution step's errors
+    dataset_where: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def base_dir(self) -> Path:
@@ -289,16 +290,20 @@ class _Validator:
         self.load_user_code = load_user_code
         self.has_plugins = False
         self.base_dir = source.parent if source is not None else Path.cwd()
+        self.dataset_where: dict[str, str] = {}
 
-    def error(self, path: tuple[str, ...], message: str) -> ConfigError:
+    def location(self, path: tuple[str, ...]) -> str:
+        """``file:line: field`` of a config field, for an error message."""
         line = None
         for n in range(len(path), -1, -1):
             line = self.lines.get(path[:n])
             if line is not None:
                 break
         loc = f"{self.where}:{line}" if line is not None else self.where
-        field_name = ".".join(path)
-        return ConfigError(f"{loc}: {field_name}: {message}" if field_name else f"{loc}: {message}")
+        return f"{loc}: {'.'.join(path)}" if path else loc
+
+    def error(self, path: tuple[str, ...], message: str) -> ConfigError:
+        return ConfigError(f"{self.location(path)}: {message}")
 
     # ----- generic checks ------------------------------------------------------------------
     def expect(self, value: Any, kind: type | tuple[type, ...], path: tuple[str, ...], what: str):
@@ -339,7 +344,7 @@ class _Validator:
         data_dirs = self.data_dirs(data.get("data_dirs", []))
         plugins = self.plugins(data.get("plugins", []))
         protocol = self.protocol(data.get("protocol", {}))
-        datasets = self.datasets(data["datasets"], data_dirs)
+        datasets = self.datasets(data["datasets"])
         learners = self.learners(data["learners"])
         baseline = self.baseline(data.get("baseline", "NB"), learners, "baseline" in data)
         output = data.get("output")
@@ -365,6 +370,7 @@ class _Validator:
             plugins=plugins,
             source=self.source,
             output_text=None if output is None else str(output),
+            dataset_where=dict(self.dataset_where),
         )
 
     def data_dirs(self, value: Any) -> tuple[Path, ...]:
@@ -431,7 +437,7 @@ class _Validator:
             raise self.error(("protocol", field_name), str(exc).split(": ", 1)[-1]) from None
         return Protocol(plan=plan, discretize_sample=sample)
 
-    def datasets(self, value: Any, data_dirs: tuple[Path, ...]) -> tuple[str, ...]:
+    def datasets(self, value: Any) -> tuple[str, ...]:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not value:
@@ -444,22 +450,12 @@ class _Validator:
         for i, item in enumerate(value):
             path = ("datasets", str(i))
             text = self.nonempty_str(item, path)
-            if text in (ALL, *GROUPS) or _is_known_slug(text, data_dirs):
-                pass
-            elif _looks_like_path(text):
-                p = Path(text).expanduser()
-                p = p if p.is_absolute() else self.base_dir / p
-                if not p.is_file():
-                    raise self.error(path, f"data set file not found: {p}")
-                text = str(p.resolve())
-            else:
-                raise self.error(
-                    path,
-                    f"unknown data set {text!r} (not a catalog slug, alias or group "
-                    f"({ALL}, {', '.join(GROUPS)}), and not found in the search path)",
-                )
+            if looks_like_path(text):  # made absolute here; its existence is checked when
+                p = Path(text).expanduser()  # the data sets are resolved (`datasets.py`)
+                text = str((p if p.is_absolute() else self.base_dir / p).resolve())
             if text not in out:
                 out.append(text)
+                self.dataset_where[text] = self.location(path)
         return tuple(out)
 
     def learners(self, value: Any) -> tuple[LearnerConfig, ...]:
@@ -543,110 +539,10 @@ class _Validator:
         return text
 
 
-# ----- data set resolution ------------------------------------------------------------------
-def _looks_like_path(text: str) -> bool:
+def looks_like_path(text: str) -> bool:
+    """A data set item naming a file (else a catalog slug, alias, group or a name to find in
+    the search path)."""
     return "/" in text or "\\" in text or text.endswith((".arff", ".arff.gz"))
-
-
-def _is_known_slug(slug: str, data_dirs: tuple[Path, ...]) -> bool:
-    """A catalog slug, a catalog alias, or a file found in the search path."""
-    if _looks_like_path(slug):
-        return False
-    if catalog.get_entry(slug) is not None:  # a slug of a source paper, or an alias
-        return True
-    try:
-        return catalog.find_dataset(slug, extra_dirs=data_dirs) is not None
-    except WorkbenchError:
-        return False
-
-
-def _canonical_slug(slug: str) -> str:
-    """The catalog slug for `slug` (resolving aliases such as vote → house-votes-84)."""
-    for attr in ("resolve_slug", "canonical_slug"):
-        fn = getattr(catalog, attr, None)
-        if callable(fn):
-            try:
-                out = fn(slug)
-            except WorkbenchError:
-                return slug
-            if isinstance(out, str):
-                return out
-            return getattr(out, "slug", slug)
-    aliases = getattr(catalog, "ALIASES", None)
-    if isinstance(aliases, Mapping):
-        return aliases.get(slug, slug)
-    return slug
-
-
-def resolve_datasets(
-    config: ExperimentConfig,
-) -> tuple[list[DatasetRef], list[str]]:
-    """Expand `all` / groups / slugs into data sets found on disk, largest first.
-
-    Returns (found, missing): missing are catalog slugs with no file in the search path
-    (listed once by the caller and skipped, not fatal).
-    """
-    by_slug = {e.slug: e for e in catalog.CATALOG + catalog.OTHER_PAPERS}
-    wanted: list[str] = []
-    for item in config.datasets:
-        if item == ALL:
-            names = [e.slug for e in catalog.CATALOG]
-        elif item in GROUPS:
-            names = [e.slug for e in catalog.CATALOG if e.group == item]
-        elif _looks_like_path(item):
-            names = [item]
-        else:
-            names = [_canonical_slug(item)]
-        for n in names:
-            if n not in wanted:
-                wanted.append(n)
-    found: list[DatasetRef] = []
-    missing: list[str] = []
-    for slug in wanted:
-        if _looks_like_path(slug):
-            p = Path(slug)
-            found.append(DatasetRef(_stem(p), p, None))
-            continue
-        path = catalog.find_dataset(slug, extra_dirs=config.data_dirs)
-        if path is None:
-            missing.append(slug)
-            continue
-        entry = by_slug.get(slug)
-        found.append(DatasetRef(slug, Path(path), entry.instances if entry else None))
-    # largest first (catalog size, else file size as a proxy), ties by name
-    def size_key(ref: DatasetRef) -> tuple[float, str]:
-        n = ref.n_instances
-        if n is None:
-            try:
-                n = ref.path.stat().st_size / 100.0
-            except OSError:
-                n = 0
-        return (-float(n), ref.name)
-
-    found.sort(key=size_key)
-    by_name: dict[str, DatasetRef] = {}
-    for ref in found:
-        other = by_name.setdefault(ref.name, ref)
-        if other is not ref and Path(other.path).resolve() != Path(ref.path).resolve():
-            raise ConfigError(
-                f"{config.source or '<config>'}: datasets: two data sets are named "
-                f"'{ref.name}': {other.path} and {ref.path}; their results would be stored "
-                "as one (rename a file, or list only one)")
-    found = [r for r in found if by_name[r.name] is r]
-    return found, missing
-
-
-def canonical_dataset_names(names: list[str]) -> list[str]:
-    """Canonical slugs for user-given names (aliases resolved)."""
-    return [_canonical_slug(n) for n in names]
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".arff.gz", ".arff"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
 
 
 # ----- helpers --------------------------------------------------------------------------------

@@ -44,12 +44,8 @@ from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import summarize
 from workbench import log, store
 from workbench.experiment import rundir, workers
-from workbench.experiment.config import (
-    DatasetRef,
-    ExperimentConfig,
-    canonical_dataset_names,
-    resolve_datasets,
-)
+from workbench.experiment.config import DatasetRef, ExperimentConfig
+from workbench.experiment.datasets import canonical_dataset_names, resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
 from workbench.experiment.provenance import provenance
@@ -65,20 +61,50 @@ class RunError(WorkbenchError):
 
 
 @dataclass(frozen=True)
+class LearnerRecipe:
+    """How a worker gets a learner, in one form: its registry name and parameter overrides,
+    and where the name comes from when the worker does not know it yet — the config's
+    plugins (imported) or the pickled spec of a name registered at run time."""
+
+    name: str  # registry name
+    params: str  # parameter overrides as canonical JSON (hashable, nested ok)
+    plugins: tuple[str, ...] = ()
+    plugin_dir: str = ""
+    spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
+
+    def parameters(self) -> dict[str, Any]:
+        return json.loads(self.params)
+
+    def register(self) -> None:
+        """Make the name known in this process (plugins first: a plugin file's classes
+        unpickle only once the plugin is loaded)."""
+        if self.plugins:
+            load_plugins(self.plugins, base_dir=Path(self.plugin_dir) if self.plugin_dir
+                         else None)
+        if self.spec is not None and self.name not in registry.names():
+            s = pickle.loads(self.spec)
+            registry.register(s.name, s.factory, source=s.source, description=s.description,
+                              **s.defaults)
+
+    @property
+    def session_only(self) -> bool:
+        """Built only in this Python session: registered at run time, not picklable and no
+        plugin to load it from (a forked worker inherits it; a spawned one cannot)."""
+        return not self.plugins and self.spec is None and \
+            registry.get(self.name).source != "builtin"
+
+
+@dataclass(frozen=True)
 class Task:
     """One fold of one (data set, learner): everything a worker needs, picklable."""
 
     dataset: str
     path: str
     learner: str  # display name
-    registry_name: str
-    params: str  # the learner's parameter overrides as canonical JSON (hashable, nested ok)
+    recipe: LearnerRecipe
     round: int
     fold: int
     protocol: Protocol  # the plan (frozen, hashable): fold (round, fold) of it
-    plugins: tuple[str, ...] = ()
-    plugin_dir: str = ""
-    spec: bytes | None = None  # pickled LearnerSpec of a name registered at run time
     discretize_sample: int | None = None  # protocol.discretize_sample
     data_sha256: str = ""  # content hash of the data file, recorded with the fold
     notes: bool = True  # the worker says on stderr when it compiles kernels
@@ -121,19 +147,11 @@ def run_task(task: Task) -> dict[str, Any]:
     try:
         if task.notes:
             note_compiling()
-        if task.plugins:
-            load_plugins(task.plugins, base_dir=Path(task.plugin_dir) if task.plugin_dir else None)
-        if task.spec is not None:
-            if task.registry_name not in registry.names():
-                # unpickled only when needed: a plugin file's classes import only after the
-                # plugin is loaded, so the plugin route above must go first
-                s = pickle.loads(task.spec)
-                registry.register(s.name, s.factory, source=s.source,
-                                  description=s.description, **s.defaults)
+        task.recipe.register()
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
-        result = protocol_fold(data, task.registry_name, json.loads(task.params), task.protocol,
-                               spec, task.discretize_sample)
+        result = protocol_fold(data, task.recipe.name, task.recipe.parameters(),
+                               task.protocol, spec, task.discretize_sample)
         record = result.to_record()
         record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
         record[store.DATA_HASH_KEY] = task.data_sha256
@@ -435,7 +453,7 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
     tasks: list[Task] = []
     remaining: dict[tuple[str, str], int] = {}
     to_summarize: list[tuple[str, str]] = []
-    specs = _runtime_specs(config, learners)
+    recipes = _recipes(config, learners)
     new_metrics: dict[str, list[tuple[str, str, bool]]] = {}
     for ref in refs:
         sha = infos[ref.name].sha256
@@ -452,15 +470,10 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 continue
             result.folds_reused += p.n_folds_total - len(todo)
             remaining[(ref.name, name)] = len(todo)
-            lc = config.learner(name)
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
-                    registry_name=lc.learner,
-                    params=json.dumps(dict(lc.params), sort_keys=True, default=str),
-                    round=r, fold=f, protocol=p.plan, plugins=tuple(config.plugins),
-                    plugin_dir=str(Path(config.base_dir).resolve()),
-                    spec=specs.get(lc.learner),
+                    recipe=recipes[name], round=r, fold=f, protocol=p.plan,
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                 ))
     _say_new_metrics(new_metrics, stream)
@@ -680,20 +693,27 @@ def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
     """Some task's learner exists only in this Python session (registered at run time,
     not picklable, no plugin to load it from), so no spawned worker process can build it
     (a forked one inherits it)."""
-    return not config.plugins and any(
-        t.spec is None and registry.get(t.registry_name).source != "builtin" for t in tasks)
+    return any(t.recipe.session_only for t in tasks)
 
 
-def _runtime_specs(config: ExperimentConfig, names: Sequence[str]) -> dict[str, bytes]:
-    """Specs of learners registered at run time (tests, plugins) to ship to workers."""
+def _recipes(config: ExperimentConfig, names: Sequence[str]) -> dict[str, LearnerRecipe]:
+    """One `LearnerRecipe` per learner column: a learner registered at run time (tests,
+    plugins) travels as its pickled spec when it pickles."""
     out = {}
+    plugins = tuple(config.plugins)
+    plugin_dir = str(Path(config.base_dir).resolve())
     for name in names:
-        spec = registry.get(config.learner(name).learner)
-        if spec.source != "builtin" and spec.name not in out:
+        lc = config.learner(name)
+        spec = registry.get(lc.learner)
+        shipped = None
+        if spec.source != "builtin":
             try:
-                out[spec.name] = pickle.dumps(spec)
+                shipped = pickle.dumps(spec)
             except Exception:  # not picklable (e.g. a local class): workers need a plugin
                 pass
+        out[name] = LearnerRecipe(
+            lc.learner, json.dumps(dict(lc.params), sort_keys=True, default=str),
+            plugins, plugin_dir, shipped)
     return out
 
 
