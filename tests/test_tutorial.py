@@ -41,22 +41,29 @@ def _env() -> dict:
 def test_tutorial_runs_end_to_end(tmp_path):
     script = tutorial_script()
     assert "file=" not in script and "laplace_nb.py" in script and "my-smoke.yaml" in script
+    assert "check_learner" in script and "register_metric" in script
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path,
                           env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = tmp_path / "my-experiment" / "results" / "my-smoke"
     assert not str(run_dir.resolve()).startswith(str(REPO))  # outside the package
     assert "LaplaceNB" in proc.stdout
+    assert "2 passed" in proc.stdout  # the contract suite, run by the reader's own pytest
 
     wdl = pd.read_csv(run_dir / "report" / "tables" / "wdl.csv")
     ours = wdl[(wdl["row"] == "LaplaceNB") | (wdl["col"] == "LaplaceNB")]
-    assert {"NB", "A1DE", "A2DE", "LaplaceNB-0.1"} <= set(ours["row"]) | set(ours["col"])
-    assert set(wdl["metric"]) >= {"zero_one_loss", "rmse", "bias", "variance"}
+    assert {"NB", "A1DE", "A1DE-m0.5", "A2DE", "LaplaceNB-0.1"} <= set(ours["row"]) | set(
+        ours["col"])
+    assert set(wdl["metric"]) >= {"zero_one_loss", "rmse", "bias", "variance",
+                                  "balanced_accuracy"}
     # 4 data sets per comparison on the 'all' collection
     all_rows = ours[(ours["collection"] == "all") & (ours["metric"] == "zero_one_loss")]
     assert ((all_rows["wins"] + all_rows["draws"] + all_rows["losses"]) == 4).all()
     report = (run_dir / "report" / "report.md").read_text()
     assert "LaplaceNB-0.1" in report
+    assert "Higher is better for" in report and "Balanced accuracy" in report
+    summary = pd.read_csv(run_dir / "summary.csv")
+    assert summary["balanced_accuracy"].between(0, 1).all()
 
 
 @pytest.mark.parametrize("plugin_text, expected", [
