@@ -1003,3 +1003,76 @@ def test_parent_major_factors_score_as_the_block_major_kernels(n, monkeypatch):
                 mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
                 np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12,
                                            atol=1e-15, err_msg=f"{kw} masks={masks is not None}")
+
+
+def test_parent_weights_is_the_public_hook_mi_weights_use():
+    """A subclass sets parent weights through `parent_weights`: unit weights give the
+    unweighted AnDE, the MI weights read back from `weights()` give A1DE-W / A2DE-W, one
+    parent set alone gives that SPODE, and a wrong answer is one clear error."""
+    data = random_data(200, 5, [2, 3, 4, 2, 3], 3, seed=21, missing=0.05)
+    test = random_data(60, 5, [2, 3, 4, 2, 3], 3, seed=22, missing=0.05)
+
+    class Given(AnDE):
+        given = None
+
+        def parent_weights(self, parents):
+            return None if self.given is None else self.given(parents)
+
+    for n in (1, 2):
+        plain = AnDE(n=n).fit(data).predict_proba(test)
+        mi = AnDE(n=n, weighting="mi").fit(data)
+        model = Given(n=n).fit(data)
+        model.given = lambda parents: np.ones(len(parents))
+        model._prepared = None
+        np.testing.assert_allclose(model.predict_proba(test), plain, rtol=1e-12, atol=1e-15)
+        levels = {lev: mi.weights(lev) for lev in range(1, n + 1)}
+        model.given = lambda parents: np.array([levels[len(s)][AnDECounts(
+            [2] * 5, 3, len(s)).rank(s)] for s in parents])
+        model._prepared = None
+        np.testing.assert_allclose(model.predict_proba(test), mi.predict_proba(test),
+                                   rtol=1e-12, atol=1e-15)
+    # all the weight on one parent = that SPODE = A1DE with only it allowed as a parent
+    full = random_data(200, 5, [2, 3, 4, 2, 3], 3, seed=23)
+    rows = random_data(60, 5, [2, 3, 4, 2, 3], 3, seed=24)
+    spode = Given(n=1).fit(full)
+    spode.given = lambda parents: np.array([1.0 if s == (2,) else 0.0 for s in parents])
+    masked = AnDE(n=1).fit(full)
+    masked.parent_mask_ = np.array([False, False, True, False, False])
+    masked._prepared = None
+    np.testing.assert_allclose(spode.predict_proba(rows), masked.predict_proba(rows),
+                               rtol=1e-12, atol=1e-15)
+    spode.given = lambda parents: -np.ones(len(parents))
+    spode._prepared = None
+    with pytest.raises(LearnerError, match="parent_weights must give 5 finite weights ≥ 0"):
+        spode.predict_proba(test)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_every_scoring_path_gives_the_same_probabilities(n, monkeypatch):
+    """The same fitted model scored through each kernel path — parent-major, block-major,
+    and for A1DE the instance-major fast path — gives the same distributions (to
+    rounding: the paths fold the same SPEC §2 factors in different orders)."""
+    from workbench.learners.ande import model as model_mod
+
+    data = random_data(250, 6, [2, 3, 4, 2, 3, 2], 3, seed=31, missing=0.06)
+    test = random_data(90, 6, [2, 3, 4, 2, 3, 2], 3, seed=32, missing=0.08)
+    real_fast = model_mod.a1de_fast_ok
+    for kw in ({}, {"subsumption": 20, "weighting": "mi"}, {"frequency_limit": 25}):
+        model = AnDE(n=n, **kw).fit(data)
+        results = {}
+        for major in (True, False):
+            for fast in ((True, False) if n == 1 else (False,)):
+                with monkeypatch.context() as mp:
+                    if not major:
+                        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
+                    mp.setattr(model_mod, "a1de_fast_ok",
+                               real_fast if fast else (lambda *a: False))
+                    model._prepared = None
+                    results[(major, fast)] = model.predict_proba(test)
+        if n == 1:  # the fast path really ran somewhere
+            prep = model._prepare()
+            assert real_fast(prep["tb"], prep["est"], 1) or kw
+        first = next(iter(results.values()))
+        for key, proba in results.items():
+            np.testing.assert_allclose(proba, first, rtol=1e-12, atol=1e-15,
+                                       err_msg=f"{kw} parent-major={key[0]} fast={key[1]}")

@@ -4,7 +4,7 @@ MI weights) and the registered variants NB, A1DE, A1DE-S, …, A3DE."""
 from __future__ import annotations
 
 from math import comb
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -430,13 +430,12 @@ class AnDE(CountingLearner, MultiPassLearner):
             for a in range(d):
                 nb_den[a] = st.block(int(ct.levels.base[1]) + a).sum(axis=0)
         tb = tables_of(ct)
-        if self.weighting == "mi":
-            wts = np.zeros(st.n_blocks, dtype=np.float64)
-            if parent_ids.size:
-                mi_weights(parent_ids, st.blen, st.battrs, tb, self.m, ptot, ct.class_counts,
-                           float(ct.n), self.mi_estimate == "reference" and self.n == 1, wts)
-        else:
-            wts = np.ones(st.n_blocks, dtype=np.float64)
+        parents = [st.block_attributes(int(b)) for b in parent_ids]
+        chosen = self.parent_weights(parents)
+        wts = np.ones(st.n_blocks, dtype=np.float64)
+        if chosen is not None:
+            wts[:] = 0.0
+            wts[parent_ids] = self._checked_weights(chosen, len(parents))
         full = [np.ones(len(self.cards_), dtype=np.bool_) if mk is None else
                 np.asarray(mk, dtype=np.bool_) for mk in (self.parent_mask_, self.child_mask_)]
         keep = ~self.constant_
@@ -446,13 +445,43 @@ class AnDE(CountingLearner, MultiPassLearner):
                      ct.class_counts, nb_den)
         gen = generalisations(tb, None if self.subsumption is None else int(self.subsumption))
         self._prepared = {"tb": tb, "est": est, "constant_parents": full[0] & self.constant_,
-                          "generalisations": gen}
+                          "generalisations": gen, "weighted": chosen is not None}
         return self._prepared
 
+    def parent_weights(self, parents: list[tuple[int, ...]]) -> np.ndarray | None:
+        """The weight of each parent set in SPEC §2's weighted average (the public hook for
+        weighting schemes): `parents` are the attribute tuples of `counts_` (levels 1..n,
+        colex order; `counts_.joint(s)` gives a set's counts). Return one finite weight ≥ 0
+        per set, or None for the unweighted average (the paper's AnDE). The built-in user
+        is ``weighting='mi'``: each set's mutual information with the class (SPEC §2).
+        A subclass overrides this for its own scheme."""
+        if self.weighting != "mi":
+            return None
+        ct = self.counts_
+        st = ct.store
+        ids = np.asarray([ct.block_id(s) for s in parents], dtype=np.int64)
+        out = np.zeros(st.n_blocks, dtype=np.float64)
+        if ids.size:
+            mi_weights(ids, st.blen, st.battrs, tables_of(ct), self.m, st.block_totals(ids),
+                       ct.class_counts, float(ct.n),
+                       self.mi_estimate == "reference" and self.n == 1, out)
+        return out[ids]
+
+    def _checked_weights(self, weights: Any, n: int) -> np.ndarray:
+        """`parent_weights`' answer as floats, or one error saying what is wrong."""
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
+            raise LearnerError(
+                f"{type(self).__name__}: parent_weights must give {n} finite weights ≥ 0 "
+                f"(one per parent set), got {np.asarray(weights).shape} values"
+                + ("" if w.shape != (n,) else " with a negative or non-finite one"))
+        return w
+
     def weights(self, level: int | None = None) -> np.ndarray:
-        """MI weights of the parent sets of one level (colex order over all attributes), as
-        used in scoring: a set with left-out single-valued attributes weighs as the set of
-        its counted attributes (their MI is the same), a set of only those weighs 0 (MI)."""
+        """Weights of the parent sets of one level (colex order over all attributes), as
+        used in scoring (`parent_weights`; 1 when unweighted): a set with left-out
+        single-valued attributes weighs as the set of its counted attributes (their MI is
+        the same), a set of only those weighs 0 when weighted."""
         ct = self.counts_
         if ct is None:
             raise LearnerError(f"{type(self).__name__}: weights requested before fit")
@@ -465,7 +494,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         rank = np.where(counted, ct.binom[np.where(counted, index, 0), t], 0).sum(axis=1)
         size = counted.sum(axis=1)
         ids = ct.levels.base[np.minimum(size, ct.max_level)] + rank
-        alone = 0.0 if self.weighting == "mi" else 1.0
+        alone = 0.0 if self._prepare()["weighted"] else 1.0
         return np.where(size > 0, w[np.minimum(ids, len(w) - 1)] if len(w) else 0.0, alone)
 
     # ----- classification --------------------------------------------------------------
@@ -488,7 +517,7 @@ class AnDE(CountingLearner, MultiPassLearner):
                                  crit, gen)
         if not self.constant_.any() and parent_major_ok(tb, est, top, codes.shape[0]):
             X = np.ascontiguousarray(codes, dtype=np.int64)
-            out, done = log_scores_parent_major(X, top, tb, est, self.weighting is not None,
+            out, done = log_scores_parent_major(X, top, tb, est, prep["weighted"],
                                                 sr, crit, gen)
             if not done.all():  # no parent set qualified: `log_scores` falls back
                 rest = np.flatnonzero(~done)
@@ -503,7 +532,7 @@ class AnDE(CountingLearner, MultiPassLearner):
             np.ascontiguousarray(codes[:, ~const], dtype=np.int64),
             np.ascontiguousarray(codes[:, const] >= 0), prep["constant_parents"][const],
             np.flatnonzero(~const), np.flatnonzero(const), min(self.n, len(const)), top, tb,
-            est, ws, sr, crit, gen, fast1, self.weighting is not None)
+            est, ws, sr, crit, gen, fast1, prep["weighted"])
 
     def _batch_size(self, n_test: int, n_sets: int) -> int:
         """Test instances scored together (block-major) within a `_BATCH_BYTES` workspace."""
