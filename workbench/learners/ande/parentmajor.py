@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench.jit import by_classes, numba
 
+from workbench.learners.ande.estimates import inverse_total, m_estimate
 from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
 from workbench.learners.ande.tables import insert_sorted, read
 from workbench.learners.counting.combinations import next_colex
@@ -98,7 +99,7 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
                     loc = loc * tb.cards[S[t]] + xv
                 read(tb, b2, loc, cc)
                 for y in range(K):
-                    fac[o + xc * K + y] = (cc[y] + madd) / (cnt[y] - mc[y] + m)
+                    fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
     return ncell
 
 
@@ -171,7 +172,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt)
             w = est.wts[b]
             scale = w / (est.ptot[b] + m)
-            scale1 = 1.0 / (est.ptot[b] + m)
+            scale1 = inverse_total(est.ptot[b], m)
             prior = m / (K * nv)
             for r in range(n):
                 ok = True

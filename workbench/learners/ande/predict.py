@@ -11,7 +11,8 @@ from collections import namedtuple
 from workbench.jit import numba
 import numpy as np
 
-from workbench.learners.ande.estimates import RESCALE, add_log, joint_term
+from workbench.learners.ande.estimates import (RESCALE, add_log, inverse_total, joint_term,
+                                               m_estimate, m_estimate_inv, times_m_estimate)
 from workbench.learners.ande.scoring import score_level
 from workbench.learners.ande.tables import read
 
@@ -144,7 +145,7 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
     m = est.m
     for y in range(K):
         prod[y] = 1.0
-        lp[r, y] = np.log((est.class_counts[y] + m / K) / (est.N + m))
+        lp[r, y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
     for t in range(na):
         c = actl[r, t]
         if children_only and not est.child_ok[c]:
@@ -152,7 +153,7 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
         read(tb, tb.lbase[1] + c, X[r, c], cnt)
         madd = m / tb.cards[c]
         for y in range(K):
-            prod[y] *= (cnt[y] + madd) / (est.nb_den[c, y] + m)
+            prod[y] *= m_estimate(cnt[y], madd, est.nb_den[c, y], m)
             if prod[y] < RESCALE:
                 lp[r, y] += np.log(prod[y])
                 prod[y] = 1.0
@@ -313,7 +314,7 @@ def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
                 cv = tb.dense[o + y]
                 tot += cv
                 s_cnt[t, y] = cv
-                s_inv[t, y] = 1.0 / (cv + m)
+                s_inv[t, y] = inverse_total(cv, m)
                 s_prod[t, y] = 1.0
             s_used[t] = tot >= est.F and est.parent_ok[a]
             s_child[t] = est.child_ok[a]
@@ -338,21 +339,25 @@ def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
                 if s_used[t] and into_t:
                     if mb1[j] < 0:
                         for y in range(K):
-                            s_prod[t, y] *= (tb.dense[o + y] + s_madd[u]) * s_inv[t, y]
+                            s_prod[t, y] *= m_estimate_inv(tb.dense[o + y], s_madd[u],
+                                                           s_inv[t, y])
                     else:  # parent i, child j missing in training: #(y, x_i, x_j ?)
                         om = tb.off[mb1[j] + i] + X[r, i] * K
                         for y in range(K):
-                            s_prod[t, y] = s_prod[t, y] * (tb.dense[o + y] + s_madd[u]) / (
-                                s_cnt[t, y] - tb.dense[om + y] + m)
+                            s_prod[t, y] = times_m_estimate(s_prod[t, y], tb.dense[o + y],
+                                                            s_madd[u],
+                                                            s_cnt[t, y] - tb.dense[om + y], m)
                 if into_u and s_child[t]:
                     if mb1[i] < 0:
                         for y in range(K):
-                            s_prod[u, y] *= (tb.dense[o + y] + s_madd[t]) * s_inv[u, y]
+                            s_prod[u, y] *= m_estimate_inv(tb.dense[o + y], s_madd[t],
+                                                           s_inv[u, y])
                     else:  # parent j, child i missing in training
                         om = tb.off[mb1[i] + j] + xj * K
                         for y in range(K):
-                            s_prod[u, y] = s_prod[u, y] * (tb.dense[o + y] + s_madd[t]) / (
-                                s_cnt[u, y] - tb.dense[om + y] + m)
+                            s_prod[u, y] = times_m_estimate(s_prod[u, y], tb.dense[o + y],
+                                                            s_madd[t],
+                                                            s_cnt[u, y] - tb.dense[om + y], m)
         equal = wsum <= 0.0
         for y in range(K):
             acc[y] = 0.0

@@ -17,8 +17,9 @@ from __future__ import annotations
 from workbench.jit import numba
 import numpy as np
 
-from workbench.learners.ande.estimates import (RESCALE, add_log, joint_term, log_joint_term,
-                                               rescale, times_child_missing)
+from workbench.learners.ande.estimates import (RESCALE, add_log, inverse_total, joint_term,
+                                               log_joint_term, rescale, times_child_missing,
+                                               times_m_estimate_inv)
 from workbench.learners.ande.tables import read_call, read_row
 from workbench.learners.counting.combinations import next_colex
 from workbench.learners.counting.layout import KIND_DENSE
@@ -54,7 +55,7 @@ def parent_pass(X, act, nb, lev, d, tb, est, ws, nused, wsum, n_values):
             for y in range(K):
                 tot += cnt[y]
                 ws.cnt[q, r, y] = cnt[y]
-                ws.inv[q, r, y] = 1.0 / (cnt[y] + est.m)
+                ws.inv[q, r, y] = inverse_total(cnt[y], est.m)
                 ws.prod[q, r, y] = 1.0
                 ws.lacc[q, r, y] = 0.0
             used = tot >= est.F
@@ -139,7 +140,7 @@ def _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, o_block, tb, w
                 continue
             sm = False
             for y in range(K):
-                pv = prod[q, r, y] * (dense[o + y] + ma) * inv[q, r, y]
+                pv = times_m_estimate_inv(prod[q, r, y], dense[o + y], ma, inv[q, r, y])
                 prod[q, r, y] = pv
                 sm |= pv < RESCALE
             small[r] |= sm
@@ -189,7 +190,7 @@ def _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb
             if mb < 0:
                 sm = False
                 for y in range(K):
-                    pv = prod[q, r, y] * (ccb[i, y] + ma) * inv[q, r, y]
+                    pv = times_m_estimate_inv(prod[q, r, y], ccb[i, y], ma, inv[q, r, y])
                     prod[q, r, y] = pv
                     sm |= pv < RESCALE
                 small[r] |= sm

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from workbench.jit import by_classes, numba
 import numpy as np
 
+from workbench.learners.ande.estimates import inverse_total, m_estimate, m_estimate_inv
 from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
 from workbench.learners.counting.budget import memory_budget
 from workbench.learners.counting.combinations import next_colex
@@ -231,8 +232,8 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
         ib = g0 + qv * (K + 1)
         tot = 0
         for y in range(K):
-            den[y] = 1.0 / (pc[y] + 1.0)
-            held[y] = 1.0 / ((pc[y] - 1) + 1.0) if pc[y] >= 1 else 0.0
+            den[y] = inverse_total(pc[y], 1.0)  # SPEC §5: m = 1, leave-one-out
+            held[y] = inverse_total(pc[y] - 1, 1.0) if pc[y] >= 1 else 0.0
             fac[ib + y] = (pc[y] + jadd) / n * scale
             fac[h + ib + y] = ((pc[y] - 1) + jadd) / n * scale
             tot += pc[y]
@@ -259,8 +260,8 @@ def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard,
                 read(tb, cblk[s], base + xc * cs, cnt)
                 o = gofs[s] + (qv * ccard[s] + xc) * K
                 for y in range(K):
-                    fac[o + y] = (cnt[y] + inv) * den[y]
-                    fac[h + o + y] = (cnt[y] - 1 + inv) * held[y]
+                    fac[o + y] = m_estimate_inv(cnt[y], inv, den[y])
+                    fac[h + o + y] = m_estimate_inv(cnt[y] - 1, inv, held[y])
     return g
 
 
@@ -411,7 +412,7 @@ def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff,
         return False
     for y in range(K):
         prod[y] = (cnt[y] + jadd) / n * scale
-        den[y] = 1.0 / (cnt[y] + 1.0)
+        den[y] = inverse_total(cnt[y], 1.0)
     for s in range(d):
         if not member[s]:
             o = coff[s]
@@ -421,12 +422,12 @@ def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff,
                 o += loc * K
                 for y in range(K):  # #'(x_Q, x_c, y): the row's own class less 1
                     cy = dense[o + y] - np.int64(y == ys)
-                    prod[y] *= (cy + inv) * den[y]
+                    prod[y] *= m_estimate_inv(cy, inv, den[y])
             else:
                 read_call(tb, cblk[s], loc, cnt)
                 cnt[ys] -= 1
                 for y in range(K):
-                    prod[y] *= (cnt[y] + inv) * den[y]
+                    prod[y] *= m_estimate_inv(cnt[y], inv, den[y])
         for y in range(K):
             if K <= 4:
                 acc[b, y, s] += prod[y]
@@ -693,7 +694,7 @@ def bse_pass(tb, X, yv, n, parents, children, mode, sse_now, sse, bad):
                     continue
                 inv = 1.0 / tb.cards[c]
                 for y in range(K):
-                    f = (pair[p, c, y] + inv) / (single[p, y] + 1.0)
+                    f = m_estimate(pair[p, c, y], inv, single[p, y], 1.0)
                     fac[p, c, y] = f
                     spode[p, y] *= f
             for y in range(K):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from workbench.jit import numba
 import numpy as np
 
+from workbench.learners.ande.estimates import m_estimate
 from workbench.learners.ande.tables import read
 
 MI_THRESHOLD = 1e-6
@@ -20,7 +21,7 @@ def mi_weights(ids, blen, battrs, tb, m, ptot, class_counts, N, single_px_n, out
     K = tb.K
     py = np.empty(K)
     for y in range(K):
-        py[y] = (class_counts[y] + m / K) / (N + m)
+        py[y] = m_estimate(class_counts[y], m / K, N, m)
     cnt = np.empty(K, dtype=np.int64)
     for q in range(ids.shape[0]):
         b = ids[q]
@@ -28,14 +29,13 @@ def mi_weights(ids, blen, battrs, tb, m, ptot, class_counts, N, single_px_n, out
         vs = 1
         for t in range(l):
             vs *= tb.cards[battrs[b, t]]
-        denom = ptot[b] + m
-        px_den = (N + m) if (single_px_n and l == 1) else denom
+        px_total = N if (single_px_n and l == 1) else ptot[b]
         mi = 0.0
         for v in range(vs):
             read(tb, b, v, cnt)
-            px = (cnt.sum() + m / vs) / px_den
+            px = m_estimate(cnt.sum(), m / vs, px_total, m)
             for y in range(K):
-                pxy = (cnt[y] + m / (K * vs)) / denom
+                pxy = m_estimate(cnt[y], m / (K * vs), ptot[b], m)
                 pp = px * py[y]
                 if pxy < MI_THRESHOLD or pp < MI_THRESHOLD:
                     continue
