@@ -74,3 +74,23 @@ def load(text: str) -> Any:
 def compose(text: str) -> Any:
     """The node tree (for line numbers), with the same resolver as `load`."""
     return yaml.compose(text, Loader=NumberLoader)
+
+
+def assignments(items: list[str]) -> dict[str, Any]:
+    """``["m=0.5", "weighting=null"]`` → ``{"m": 0.5, "weighting": None}``: the ``--set
+    KEY=VALUE`` items of the command line, values read as configs read them (``1e-3`` is a
+    number); one `ConfigError` naming the item otherwise."""
+    from workbench.errors import ConfigError
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = load(value) if value.strip() else None
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+            raise ConfigError(f"--set {item!r}: cannot parse value: {first}") from None
+    return out

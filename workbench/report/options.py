@@ -144,15 +144,7 @@ def with_overrides(config: Mapping[str, Any], items: list[str]) -> dict[str, Any
     (``bayesian.rope=0.01``); the result is validated as a config's ``report:`` is."""
     out = dict(config)
     report = dict(out.get("report") or {})
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. figure_width=lncs")
-        try:
-            value = yamlnum.load(text) if text.strip() else None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {key}: cannot read {text!r} as a value ({exc})") from None
+    for key, value in yamlnum.assignments(items).items():
         *parents, leaf = key.split(".")
         top = (parents or [leaf])[0]
         if top not in REPORT_KEYS:
