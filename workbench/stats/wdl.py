@@ -26,7 +26,7 @@ learner ``learners[j]`` for every j < i.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -158,24 +158,16 @@ def lower_triangle(learners: Sequence[str]) -> list[tuple[str, str]]:
     return [(learners[i], learners[j]) for i in range(1, len(learners)) for j in range(i)]
 
 
-def wdl_table(
-    summary: pd.DataFrame,
-    metric: str,
-    learners: Sequence[str],
-    datasets: Iterable[str] | None = None,
-    decimals: int | None = None,
-    alpha: float = ALPHA,
-    pairs: str = "lower",
-    tails: int = 2,
-    lower_is_better: bool = True,
-) -> pd.DataFrame:
-    """Tidy W/D/L table of ``metric`` for learner pairs (columns ``WDL_COLUMNS``).
+def wdl_table(summary: pd.DataFrame, metric: str, learners: Sequence[str],
+              datasets: Iterable[str] | None = None, **options: Any) -> pd.DataFrame:
+    """Tidy W/D/L table of ``metric`` for learner pairs (columns ``WDL_COLUMNS``) over
+    ``datasets`` (default all); ``options`` as `wdl_from_matrix` takes them.
 
     ``pairs="lower"`` gives the paper's lower triangle in config order; ``"all"`` every
     ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
     """
     wide = metric_matrix(summary, metric, list(learners), datasets)
-    return wdl_from_matrix(wide, learners, decimals, alpha, pairs, tails, lower_is_better)
+    return wdl_from_matrix(wide, learners, **options)
 
 
 def wdl_from_matrix(
@@ -189,12 +181,7 @@ def wdl_from_matrix(
 ) -> pd.DataFrame:
     """`wdl_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
-    if pairs == "lower":
-        pair_list = lower_triangle(learners)
-    elif pairs == "all":
-        pair_list = [(r, c) for r in learners for c in learners if r != c]
-    else:
-        raise ValueError(f"pairs must be 'lower' or 'all', got {pairs!r}")
+    pair_list = _pair_list(learners, pairs)
     cols = {name: wide[name].to_numpy() if name in wide.columns
             else np.full(len(wide), np.nan) for name in learners}
     rows = []
