@@ -49,24 +49,29 @@ def _lnf(x: float, old_rules: bool) -> float:
 
 
 @numba.njit(cache=True, nogil=True)
+def _in_bits(nats, tot):
+    """Σ-weighted nats over a table of total weight `tot` as bits per unit weight (0 for
+    an empty table, as Weka's ContingencyTables)."""
+    return 0.0 if abs(tot) < 1e-6 else nats / (tot * LN2)
+
+
+@numba.njit(cache=True, nogil=True)
 def _h_cols(T, nb, C, old_rules):
-    acc = 0.0
-    tot = 0.0
+    """Entropy of the class distribution (the column sums of T)."""
+    acc, tot = 0.0, 0.0
     for j in range(C):
         s = 0.0
         for b in range(nb):
             s += T[b, j]
         acc -= _lnf(s, old_rules)
         tot += s
-    if abs(tot) < 1e-6:
-        return 0.0
-    return (acc + _lnf(tot, old_rules)) / (tot * LN2)
+    return _in_bits(acc + _lnf(tot, old_rules), tot)
 
 
 @numba.njit(cache=True, nogil=True)
 def _h_rows(T, nb, C, old_rules):
-    acc = 0.0
-    tot = 0.0
+    """Entropy of the class conditioned on the rows (branches) of T."""
+    acc, tot = 0.0, 0.0
     for b in range(nb):
         r = 0.0
         for j in range(C):
@@ -74,9 +79,7 @@ def _h_rows(T, nb, C, old_rules):
             r += T[b, j]
         acc -= _lnf(r, old_rules)
         tot += r
-    if abs(tot) < 1e-6:
-        return 0.0
-    return -acc / (tot * LN2)
+    return _in_bits(-acc, tot)
 
 
 @numba.njit(cache=True, nogil=True)
