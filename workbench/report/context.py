@@ -5,7 +5,7 @@ from a run directory's stored results (`prepare`)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -44,7 +44,6 @@ class ReportContext:
     fold_metrics: pd.DataFrame | None  # as passed in (None: read from the run when needed)
     folds_used: pd.DataFrame | None = None  # per-fold values the W/D/L decides by
     outcome: Callable[..., Any] | None = None  # the per-data-set fold test
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def baseline(self) -> str | None:
