@@ -496,7 +496,12 @@ def test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly(tmp_path, plugin_file
     _wait_folds(proc, out, 3)
     assert proc.poll() is None, "the run ended before three folds were seen"
     os.killpg(proc.pid, signal.SIGINT)
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # say what the run was doing, then fail
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the run did not stop within 30 s of Ctrl-C; it said:\n"
+                    + proc.communicate()[1][-3000:])
     err = proc.stderr.read()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Warning" not in err and "joblib" not in err

@@ -134,10 +134,32 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
                     if f.done() and not f.cancelled() and f.exception() is None]
         for f in pending:
             f.cancel()
-        executor.shutdown(wait=True, kill_workers=True)
+        _kill_pool(executor)
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, StoppedEarly):
             raise StoppedEarly(finished, exc) from None
         raise
+
+
+KILL_WAIT = 10.0
+"""Seconds a stopping run waits for loky to shut its pool down before it kills the worker
+processes itself (a worker that the Ctrl-C met while it was starting can leave loky's
+shutdown waiting for it)."""
+
+
+def _kill_pool(executor: Any) -> None:
+    """Shut the pool down killing its workers, within `KILL_WAIT` seconds whatever loky
+    does: stop means stop."""
+    closer = threading.Thread(target=executor.shutdown,
+                              kwargs={"wait": True, "kill_workers": True}, daemon=True)
+    closer.start()
+    closer.join(KILL_WAIT)
+    if closer.is_alive():
+        for proc in list((getattr(executor, "_processes", None) or {}).values()):
+            try:
+                proc.kill()
+            except (OSError, AttributeError, ValueError):
+                pass
+        closer.join(2.0)
 
 
 FORK = sys.platform.startswith("linux")
