@@ -157,7 +157,8 @@ def test_higher_is_better_plugin_metric_decides_the_right_way(tmp_path, capsys,
     assert "Cohen's kappa, AUC (plugin): there a win, rank 1 and 'better' go to the higher" \
         in report
     assert (out / "report" / "figures" / "cd_plugin_auc.png").is_file()
-    assert "AUC (plugin)" in (tables / "wdl_plugin_auc.md").read_text()
+    assert "win = row has the higher AUC (plugin)" in (tables / "wdl_plugin_auc.md").read_text()
+    assert "win = row has the lower 0-1 loss" in (tables / "wdl_zero_one_loss.md").read_text()
 
 
 def _run_process(cfg: Path, out: Path) -> str:

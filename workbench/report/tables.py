@@ -209,8 +209,10 @@ def latex_table(tidy: pd.DataFrame, learners: Sequence[str], caption: str, label
 
 def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: int = 2,
              correction: str = "none") -> str:
-    """One sentence: what a win is for this metric under ``method``."""
+    """One sentence: what a win is for this metric under ``method``, in its direction."""
     title = TABLE_METRICS.get(metric, metric)
+    lower = registry_of_metrics.lower_is_better(metric)
+    better, worse = ("lower", "higher") if lower else ("higher", "lower")
     test = "two-tailed sign test" if tails == 2 else \
         "one-tailed sign test (in the direction of the larger count)"
     if correction != "none":
@@ -220,9 +222,9 @@ def wdl_rule(metric: str, alpha: float = ALPHA, method: str = WDL_SIGN, tails: i
               "Weka's corrected resampled t-test (two-sided)")
         return (f"Row learner vs column learner over data sets: a data set is a win when "
                 f"{by} over the paired per-fold {title} values gives p < {alpha:g} and the "
-                f"row learner is lower, a loss when p < {alpha:g} and it is higher, "
+                f"row learner is {better}, a loss when p < {alpha:g} and it is {worse}, "
                 f"otherwise a draw; **bold** = {test} on those wins vs losses p < {alpha:g}.")
-    return (f"Row learner vs column learner over data sets (win = row has the lower "
+    return (f"Row learner vs column learner over data sets (win = row has the {better} "
             f"{title}); **bold** = {test} p < {alpha:g}.")
 
 
