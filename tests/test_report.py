@@ -383,6 +383,7 @@ def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
     the W/D/L tables, not of the ranks."""
     learners = ["NB", "KDB1", "KDB2", "SKDB"]
     summary = synthetic_summary(learners, counts=(2, 3, 5))
+    summary["auc"] = 1.0 - summary["rmse"]  # higher is better: the oracle takes the highest
     name = "best KDB k per data set"
     run = write_run(tmp_path / "run", summary,
                     {"oracle": {"name": name, "learners": ["KDB1", "KDB2"]},
@@ -394,8 +395,12 @@ def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
     chosen = pd.read_csv(out / "tables" / "oracle.csv")
     for (ds, m), g in chosen.groupby(["dataset", "metric"]):
         both = summary[(summary.dataset == ds) & summary.learner.isin(["KDB1", "KDB2"])]
-        assert g["value"].iloc[0] == pytest.approx(both[m].min(), rel=1e-12)
-        assert g["learner"].iloc[0] == both.loc[both[m].idxmin(), "learner"]
+        best = both[m].max() if m == "auc" else both[m].min()
+        assert g["value"].iloc[0] == pytest.approx(best, rel=1e-12)
+        pick = both[m].idxmax() if m == "auc" else both[m].idxmin()
+        assert g["learner"].iloc[0] == both.loc[pick, "learner"]
+    assert set(chosen["metric"]) >= {"auc", "zero_one_loss"}
+    assert "the lowest value (the highest for auc)" in (out / "report.md").read_text()
     wdl = pd.read_csv(out / "tables" / "wdl.csv")
     cell = wdl[(wdl.metric == "zero_one_loss") & (wdl.collection == "all") &
                (wdl.row == name) & (wdl.col == "KDB1")].iloc[0]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.metrics import metric_names
+from workbench.evaluation.metrics import lower_is_better, metric_names
 from workbench.report import tables as tb
 from workbench.report._io import write_csv
 from workbench.report.options import ReportOptions, options_from_config, read_config
@@ -177,9 +177,11 @@ def _with_oracle(ctx: ReportContext) -> None:
                                                   ctx.metrics)
     write_csv(ctx.out / "tables" / "oracle.csv", chosen)
     ctx.learners = ctx.learners + [oracle["name"]]
+    higher = [m for m in ctx.metrics if not lower_is_better(m)]
+    lowest = "the lowest value" + (f" (the highest for {', '.join(higher)})" if higher else "")
     ctx.opts.notes.append(
         f"'{oracle['name']}' is not a learner: for each data set and metric it takes "
-        f"the lowest value among {', '.join(oracle['learners'])} (chosen a posteriori, "
+        f"{lowest} among {', '.join(oracle['learners'])} (chosen a posteriori, "
         "from the stored results; report.oracle), with that learner's per-fold values. It "
         "is a column of the W/D/L and per-data-set tables, not of the ranks. The choices "
         "are in `tables/oracle.csv`.")
@@ -190,8 +192,6 @@ def add_oracle(data: pd.DataFrame, folds: pd.DataFrame | None, oracle: Mapping[s
     """The summary (and per-fold values) with the oracle's rows: per data set and metric
     the member learner with the best value (the lowest, the highest where higher is
     better; ties: the first listed) and its values."""
-    from workbench.evaluation.metrics import lower_is_better
-
     name, members = oracle["name"], list(oracle["learners"])
     rank = {m: i for i, m in enumerate(members)}
     part = data[data["learner"].isin(members)].assign(_o=lambda f: f["learner"].map(rank))
