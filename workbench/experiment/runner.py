@@ -528,9 +528,10 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
                 store.remove_pair(run_dir, dataset, learner)
                 return "run"
             held = len(folds) >= p.n_folds_total
-            for metric in _new_metrics(row):
+            added = _new_metrics(row)
+            for metric in added:
                 new_metrics.setdefault(metric, []).append((dataset, learner, held))
-            if isinstance(row.get(store.PER_FOLD_KEY), dict) and not _new_metrics(row):
+            if isinstance(row.get(store.PER_FOLD_KEY), dict) and not added:
                 return "complete"
             # summary-only pairs have no folds; an older summary gets its per-fold values
             # and the metrics registered since
@@ -693,7 +694,7 @@ def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
     """Some task's learner exists only in this Python session (registered at run time,
     not picklable, no plugin to load it from), so no spawned worker process can build it
     (a forked one inherits it)."""
-    return any(t.recipe.session_only for t in tasks)
+    return any(recipe.session_only for recipe in {t.recipe for t in tasks})
 
 
 def _recipes(config: ExperimentConfig, names: Sequence[str]) -> dict[str, LearnerRecipe]:
