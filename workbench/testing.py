@@ -69,10 +69,13 @@ def check_learner(learner: str | Callable[..., Any], params: Mapping[str, Any] |
         if max_rows is not None and data.n_instances > max_rows:
             data = data.take(np.arange(max_rows))
         where = f"learner {name!r} on {data.name or 'data'} ({data.n_instances} rows)"
+        base = None  # (model, distributions, prepared data) of one fit, shared by the checks
         for check in _CHECKS:
             what = check.__doc__.split(":")[0]
             try:
-                done = check(learner, params, data, seed)
+                if base is None:  # fitted inside the first check's try: its errors name it
+                    base = _fitted_proba(learner, params, data, seed)
+                done = check(learner, params, data, seed, base)
                 if done:
                     ran.append(done if isinstance(done, str) else what)
             except ContractError as exc:
@@ -117,9 +120,9 @@ def _chunks(data: Dataset, parts: int = 3) -> list[Dataset]:
 
 
 # ----- the checks (each returns whether it applied) ---------------------------------------------
-def _distributions(learner, params, data, seed) -> bool:
+def _distributions(learner, params, data, seed, base) -> bool:
     """distributions: finite, non-negative rows summing to 1; predict = first maximum"""
-    model, proba, prepared = _fitted_proba(learner, params, data, seed)
+    model, proba, prepared = base
     if proba.shape != (data.n_instances, data.n_classes):
         raise ContractError(f"distributions: predict_proba gave shape {proba.shape}, "
                             f"expected ({data.n_instances}, {data.n_classes})")
@@ -134,20 +137,19 @@ def _distributions(learner, params, data, seed) -> bool:
     return True
 
 
-def _deterministic(learner, params, data, seed) -> bool:
+def _deterministic(learner, params, data, seed, base) -> bool:
     """deterministic: the same seed gives the same distributions"""
-    _, a, _ = _fitted_proba(learner, params, data, seed)
+    a = base[1]
     _, b, _ = _fitted_proba(learner, params, data, seed)
     _same(a, b, "deterministic: a second fit with the same seed")
     return True
 
 
-def _row_order(learner, params, data, seed) -> bool:
+def _row_order(learner, params, data, seed, base) -> bool:
     """row order: reordered training rows give the same model (order-free learners)"""
-    model = make_learner(learner, params, seed)
-    if not _order_free(model):
+    first, a, prepared = base
+    if not _order_free(first):
         return False
-    first, a, prepared = _fitted_proba(learner, params, data, seed)
     order = np.random.RandomState(seed).permutation(data.n_instances)
     other = make_learner(learner, params, seed)
     shuffled, _ = _prepared(other, data.take(order))
@@ -164,16 +166,16 @@ def _order_free(model: Any) -> bool:
     return bool(flag() if callable(flag) else flag)
 
 
-def _pickle(learner, params, data, seed) -> bool:
+def _pickle(learner, params, data, seed, base) -> bool:
     """pickle: a restored model predicts the same"""
-    model, proba, prepared = _fitted_proba(learner, params, data, seed)
+    model, proba, prepared = base
     restored = pickle.loads(pickle.dumps(model))
     _same(proba, np.asarray(restored.predict_proba(prepared), dtype=np.float64),
           "pickle: the model after pickle.dumps / loads")
     return True
 
 
-def _in_parts(learner, params, data, seed) -> str | None:
+def _in_parts(learner, params, data, seed, base) -> str | None:
     """training in parts: partial_fit over chunks (a `CountingLearner`) or passes over
     chunks (a `MultiPassLearner`) equals fit; returns 'chunks' / 'passes', None if
     neither applies (a learner may refuse its parameters: `chunk_refusal`,
@@ -185,7 +187,7 @@ def _in_parts(learner, params, data, seed) -> str | None:
         kind, how = "passes", "passes over three chunks"
     else:
         return None
-    _, whole, prepared = _fitted_proba(learner, params, data, seed)
+    _, whole, prepared = base
     parts = _chunks(prepared)
     if kind == "chunks":
         for part in parts:
@@ -203,7 +205,7 @@ def _in_parts(learner, params, data, seed) -> str | None:
     return kind
 
 
-def _scikit_learn(learner, params, data, seed) -> bool:
+def _scikit_learn(learner, params, data, seed, base) -> bool:
     """scikit-learn: the wrapper clones and fits a data frame to sound distributions"""
     if not isinstance(learner, str):
         return False
