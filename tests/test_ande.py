@@ -1041,9 +1041,14 @@ def test_parent_weights_is_the_public_hook_mi_weights_use():
     masked._prepared = None
     np.testing.assert_allclose(spode.predict_proba(rows), masked.predict_proba(rows),
                                rtol=1e-12, atol=1e-15)
-    spode.given = lambda parents: -np.ones(len(parents))
+    # a set weighing ≤ 0 takes no part (SPEC §2's MI estimate can be slightly negative)
+    spode.given = lambda parents: np.array([1.0 if s == (2,) else -1e-6 for s in parents])
     spode._prepared = None
-    with pytest.raises(LearnerError, match="parent_weights must give 5 finite weights ≥ 0"):
+    np.testing.assert_allclose(spode.predict_proba(rows), masked.predict_proba(rows),
+                               rtol=1e-12, atol=1e-15)
+    spode.given = lambda parents: np.array([np.nan] * len(parents))
+    spode._prepared = None
+    with pytest.raises(LearnerError, match="parent_weights must give 5 finite weights"):
         spode.predict_proba(test)
 
 

@@ -451,10 +451,12 @@ class AnDE(CountingLearner, MultiPassLearner):
     def parent_weights(self, parents: list[tuple[int, ...]]) -> np.ndarray | None:
         """The weight of each parent set in SPEC §2's weighted average (the public hook for
         weighting schemes): `parents` are the attribute tuples of `counts_` (levels 1..n,
-        colex order; `counts_.joint(s)` gives a set's counts). Return one finite weight ≥ 0
-        per set, or None for the unweighted average (the paper's AnDE). The built-in user
-        is ``weighting='mi'``: each set's mutual information with the class (SPEC §2).
-        A subclass overrides this for its own scheme."""
+        colex order; `counts_.joint(s)` gives a set's counts). Return one finite weight per
+        set, or None for the unweighted average (the paper's AnDE); a set weighing ≤ 0
+        takes no part (SPEC §2's MI estimate, built from m-estimates, can be slightly
+        negative for a set nearly independent of the class: connect-4 has −8.6e-6). The
+        built-in user is ``weighting='mi'``: each set's mutual information with the class
+        (SPEC §2). A subclass overrides this for its own scheme."""
         if self.weighting != "mi":
             return None
         ct = self.counts_
@@ -470,11 +472,11 @@ class AnDE(CountingLearner, MultiPassLearner):
     def _checked_weights(self, weights: Any, n: int) -> np.ndarray:
         """`parent_weights`' answer as floats, or one error saying what is wrong."""
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
-        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
+        if w.shape != (n,) or not np.isfinite(w).all():
             raise LearnerError(
-                f"{type(self).__name__}: parent_weights must give {n} finite weights ≥ 0 "
+                f"{type(self).__name__}: parent_weights must give {n} finite weights "
                 f"(one per parent set), got {np.asarray(weights).shape} values"
-                + ("" if w.shape != (n,) else " with a negative or non-finite one"))
+                + ("" if w.shape != (n,) else " with a non-finite one"))
         return w
 
     def weights(self, level: int | None = None) -> np.ndarray:
@@ -515,24 +517,20 @@ class AnDE(CountingLearner, MultiPassLearner):
         if top == 0 and not self.constant_.any():  # (left-out constants can be parents)
             return log_scores_nb(np.ascontiguousarray(codes, dtype=np.int64), tb, est, sr,
                                  crit, gen)
-        if not self.constant_.any() and parent_major_ok(tb, est, top, codes.shape[0]):
-            X = np.ascontiguousarray(codes, dtype=np.int64)
-            out, done = log_scores_parent_major(X, top, tb, est, prep["weighted"],
-                                                sr, crit, gen)
-            if not done.all():  # no parent set qualified: `log_scores` falls back
-                rest = np.flatnonzero(~done)
-                out[rest] = log_scores(np.ascontiguousarray(X[rest]), top, tb, est, ws, sr,
-                                       crit, gen, fast1)
-            return out
-        if not self.constant_.any():
-            return log_scores(np.ascontiguousarray(codes, dtype=np.int64), top, tb, est, ws,
-                              sr, crit, gen, fast1)
         const = self.constant_
-        return log_scores_reduced(
-            np.ascontiguousarray(codes[:, ~const], dtype=np.int64),
-            np.ascontiguousarray(codes[:, const] >= 0), prep["constant_parents"][const],
-            np.flatnonzero(~const), np.flatnonzero(const), min(self.n, len(const)), top, tb,
-            est, ws, sr, crit, gen, fast1, prep["weighted"])
+        order = min(self.n, len(const))
+        X = np.ascontiguousarray(codes[:, ~const], dtype=np.int64)
+        XU = np.ascontiguousarray(codes[:, const] >= 0)
+        if parent_major_ok(tb, est, top, codes.shape[0]):
+            return log_scores_parent_major(X, XU, prep["constant_parents"][const],
+                                           np.flatnonzero(~const), np.flatnonzero(const),
+                                           order, top, tb, est, prep["weighted"], sr, crit,
+                                           gen)
+        if not const.any():
+            return log_scores(X, top, tb, est, ws, sr, crit, gen, fast1)
+        return log_scores_reduced(X, XU, prep["constant_parents"][const], np.flatnonzero(~const),
+                                  np.flatnonzero(const), order, top, tb, est, ws, sr, crit, gen,
+                                  fast1, prep["weighted"])
 
     def _batch_size(self, n_test: int, n_sets: int) -> int:
         """Test instances scored together (block-major) within a `_BATCH_BYTES` workspace."""

@@ -10,10 +10,21 @@ while they are in cache, and each row's weighted sum over parent sets accumulate
 The result is `score_level`'s (same estimates, products in another order: equal to
 rounding), with one division per factor per chunk instead of per row.
 
+No product underflows, whatever the number of attributes or the training size. Child
+factors are ≤ 1, so a product that ends normal never underflowed on the way: each row's
+product is checked once per parent set, and the rare one too small for its term to be a
+normal double is recomputed by `_scaled_row`, whose chains are checked every
+`rescale_group` factors and, when below 2⁻²⁵⁶, multiplied by 2²⁵⁶ (exact: the bits are
+those of the unscaled product) with the count kept per class; its terms are scaled back
+when added, or folded in log space if too small for a double.
+
+Single-valued attributes left out of the counts (``AnDE.constant_``) cost nothing here:
+each level 1..top is scored over the counted attributes (the lower ones only for the rows
+that need them) and combined per row as `predict._combine_orders` says.
+
 Used at every order ≥ 1 when building costs less than scoring (Σ cells · Σ|X| ≤ rows · d
-per parent set, i.e. the test set is not tiny) and no product can underflow (otherwise the
-instance-major A1DE or block-major kernels, with their rescaling, run); the caller handles
-the fallback orders. Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster.
+per parent set, i.e. the test set is not tiny; otherwise the instance-major A1DE or
+block-major kernels run). Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster.
 """
 
 from __future__ import annotations
@@ -22,28 +33,77 @@ import numpy as np
 
 from workbench.jit import by_classes, numba
 
-from workbench.learners.ande.estimates import inverse_total, m_estimate
-from workbench.learners.ande.predict import active_values, mark_listed, value_scratch
+from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
+from workbench.learners.ande.predict import (_combine_orders, active_values, mark_listed,
+                                             nb_scores, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read
 from workbench.learners.counting.combinations import next_colex
 
 _CHUNK_BYTES = 64 << 20
-_NO_UNDERFLOW = np.log(1e-280)
+_LOW = 2.0 ** -256  # a chain below this is multiplied by _UP (exact) …
+_UP = 2.0 ** 256
+_DOWN_LOG = 256 * np.log(2.0)  # … and its term divided again when added
+_TINY = 2.2250738585072014e-308  # smallest normal double
 
 
 def parent_major_ok(tb, est, lev: int, n_rows: int) -> bool:
     """Use the parent-major path at order `lev` ≥ 1 for `n_rows` rows? Building a parent
-    set's factors (its cells × Σ|X|) must cost less than the rows' reads (rows × d), and no
-    product of d factors ≥ (m/max|X|)/(N+m) times the parent estimate may underflow."""
+    set's factors (its cells × Σ|X|) must cost less than the rows' reads (rows × d)."""
     d = tb.cards.shape[0]
     if lev < 1 or d <= lev:
         return False
     cards = tb.cards.astype(np.float64)
-    max_cells = float(np.prod(np.sort(cards)[-lev:]))  
-    if max_cells * cards.sum() > max(n_rows, 1) * d:
-        return False
-    fmin = (est.m / max(int(tb.cards.max()), 1)) / (est.N + est.m)
-    return bool((d + 1) * np.log(fmin) > _NO_UNDERFLOW)
+    max_cells = float(np.prod(np.sort(cards)[-lev:]))
+    return bool(max_cells * cards.sum() <= max(n_rows, 1) * d)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_fmin(est, tb):
+    """log of the smallest possible child factor, (m/max|X|)/(N+m)."""
+    return min(np.log((est.m / max(tb.cards.max(), 1)) / (est.N + est.m)), -1e-300)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def rescale_group(lfmin):
+    """Child factors a chain may take between two checks: g of them stay ≥ 2⁻²⁵⁶ (g ≥ 1),
+    so a chain checked every g factors stays ≥ 2⁻⁵¹²."""
+    return max(1, min(1 << 30, int(_DOWN_LOG / -lfmin)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _renormalise(pr, e, K):
+    """Chain pr below 2⁻²⁵⁶: times 2²⁵⁶ (exact), e counts it."""
+    for y in range(K):
+        if pr[y] < _LOW:
+            pr[y] *= _UP
+            e[y] += 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_term(acc, mx, sm, r, y, v, e):
+    """acc[r, y] += v · 2^(−256 e): exactly when that is a normal double, else in log space
+    (mx, sm: `add_log`'s running max and scaled sum)."""
+    if e == 0:
+        acc[r, y] += v
+        return
+    x = v
+    for _ in range(e):
+        x *= _LOW
+    if x >= _TINY:
+        acc[r, y] += x
+    elif v > 0.0:
+        add_log(mx[r], sm[r], y, np.log(v) - e * _DOWN_LOG)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_total(acc, mx, sm, r, y):
+    """log of acc[r, y] plus the log-space part."""
+    a = np.log(acc[r, y])
+    if sm[r, y] <= 0.0:
+        return a
+    b = mx[r, y] + np.log(sm[r, y])
+    hi = max(a, b)
+    return hi + np.log(np.exp(a - hi) + np.exp(b - hi))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -103,6 +163,40 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
     return ncell
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale, scale1, pos,
+                weighted, acc, mx, sm, acc1, mx1, sm1, pr0, pr1, e0, e1):
+    """One row's term of one parent set when its product may leave the normal range: two
+    chains renormalised every `step` factors (`_renormalise`), terms added by `_add_term`."""
+    for y in range(K):
+        pr0[y] = 1.0
+        pr1[y] = 1.0
+        e0[y] = 0
+        e1[y] = 0
+    t = 0
+    while t < kc:
+        end = min(t + step, kc)
+        while t + 1 < end:
+            o0 = base + coff[r, t]
+            o1 = base + coff[r, t + 1]
+            for y in range(K):
+                pr0[y] *= fac[o0 + y]
+                pr1[y] *= fac[o1 + y]
+            t += 2
+        if t < end:  # (only at the end: step is even)
+            for y in range(K):
+                pr0[y] *= fac[base + coff[r, t] + y]
+            t += 1
+        _renormalise(pr0, e0, K)
+        _renormalise(pr1, e1, K)
+    for y in range(K):
+        joint = (pcnt[cell, y] + prior) * (pr0[y] * pr1[y])
+        if pos:
+            _add_term(acc, mx, sm, r, y, joint * scale, e0[y] + e1[y])
+        if weighted:
+            _add_term(acc1, mx1, sm1, r, y, joint * scale1, e0[y] + e1[y])
+
+
 def _score_kernel(kc: int):
     """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables)."""
 
@@ -144,6 +238,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     cc = np.empty(K, dtype=np.int64)
     acc = np.zeros((n, K))
     acc1 = np.zeros((n, K) if weighted else (1, K))
+    mx = np.full((n, K), -np.inf)  # log-space parts of acc / acc1 (terms too small for it)
+    sm = np.zeros((n, K))
+    mx1 = np.full(acc1.shape, -np.inf)
+    sm1 = np.zeros(acc1.shape)
     nused = np.zeros(n, dtype=np.int64)
     act = np.zeros((d, n), dtype=np.bool_)
     coff = np.empty((n, d), dtype=np.int64)  # factor offset of each active child
@@ -160,6 +258,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
         nch[r] = k
     pr0 = np.empty(K)
     pr1 = np.empty(K)
+    e0 = np.empty(K, dtype=np.int64)
+    e1 = np.empty(K, dtype=np.int64)
+    lfmin = _log_fmin(est, tb)
+    step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
     q = 0
     while True:
         b = tb.lbase[lev] + q
@@ -174,6 +276,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             scale = w / (est.ptot[b] + m)
             scale1 = inverse_total(est.ptot[b], m)
             prior = m / (K * nv)
+            small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
+            lim = _TINY / (prior * small)  # a product below gives a subnormal term
             for r in range(n):
                 ok = True
                 for t in range(lev):
@@ -191,10 +295,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 nused[r] += 1
                 wout[r] += w
                 base = cell * rowlen
+                kc = nch[r]
                 for y in range(K):
                     pr0[y] = 1.0
                     pr1[y] = 1.0
-                kc = nch[r]
                 t = 0
                 while t + 1 < kc:  # two independent product chains
                     o0 = base + coff[r, t]
@@ -207,8 +311,17 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                     o0 = base + coff[r, t]
                     for y in range(K):
                         pr0[y] *= fac[o0 + y]
+                low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
-                    joint = (pcnt[cell, y] + prior) * (pr0[y] * pr1[y])
+                    pr0[y] *= pr1[y]
+                    low |= pr0[y] < lim
+                if low:  # (rare) again, with renormalised chains
+                    _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale,
+                                scale1, w > 0.0, weighted, acc, mx, sm, acc1, mx1, sm1, pr0,
+                                pr1, e0, e1)
+                    continue
+                for y in range(K):
+                    joint = (pcnt[cell, y] + prior) * pr0[y]
                     if w > 0.0:
                         acc[r, y] += joint * scale
                     if weighted:
@@ -220,26 +333,31 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
         done[r] = nused[r] > 0
         if not done[r]:
             continue
-        src = acc1 if weighted and wout[r] <= 0.0 else acc
         for y in range(K):
-            lp[r, y] = np.log(src[r, y])
+            if weighted and wout[r] <= 0.0:
+                lp[r, y] = _log_total(acc1, mx1, sm1, r, y)
+            else:
+                lp[r, y] = _log_total(acc, mx, sm, r, y)
 
 
 @numba.njit(cache=True, nogil=True)
-def _chunk_actives(Xb, nb, tb, sr, crit, gen, actl, nact, vc, deleted, isu, hit, iidx, none,
-                   cnt):
-    """actl[r, 0:nact[r]] = the attributes of rows 0..nb−1 of Xb that take part."""
-    need_counts = sr and gen.ptr.shape[0] == 0
+def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl, nact, ux,
+                   vc, deleted, isu, hit, cnt):
+    """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take part,
+    ux[r] = how many left-out single-valued ones (XUb) do and may be parents."""
+    need_counts = XUb.shape[1] > 0 or (sr and gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
     for rr in range(nb):
-        if sr and need_counts:  # subsumption resolution from the counts
-            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen,
-                                  actl, vc, deleted, isu, hit, cnt, need_counts)
+        if need_counts:  # left-out attributes or subsumption resolution from the counts
+            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen,
+                                  actl, vc, deleted, isu, hit, cnt, True)
         else:  # the present values, less those their generalisation lists delete (the
             na = 0  # general helper, built for left-out attributes too, costs 3× here)
+            u = 0
             for a in range(d):
                 if Xb[rr, a] >= 0:
                     actl[rr, na] = a
+                    isu[na] = False
                     na += 1
             if sr:
                 mark_listed(gen, Xb, rr, actl, na, isu, hit)
@@ -253,28 +371,64 @@ def _chunk_actives(Xb, nb, tb, sr, crit, gen, actl, nact, vc, deleted, isu, hit,
                         k += 1
                 na = k
         nact[rr] = na
+        ux[rr] = u
 
 
-def log_scores_parent_major(X: np.ndarray, top: int, tb, est, weighted: bool, sr: bool,
-                            crit: int, gen) -> tuple[np.ndarray, np.ndarray]:
-    """log P̂(y, x) at order `top` for every row of X, in chunks of rows; done[r] = False for
-    the rows no parent set qualifies for (the caller scores those with `log_scores`, which
-    falls back to lower orders). The chunks are walked here, in Python (a few per million
-    rows), so that only the kernel of this class count is compiled."""
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
+             cnt, prod, out):
+    """Each row's score from its levels (`_combine_orders`; naive Bayes over the children is
+    level 0) or, when no order has a used parent set, naive Bayes over all its values."""
+    n_ok = est.N >= est.F
+    for r in range(nb):
+        if not need[r]:
+            out[r] = llp[top, r]
+            continue
+        if ux[r] > 0:
+            nb_scores(tb, est, Xb, r, actl, nact[r], llp[0], cnt, prod, True)
+        if not _combine_orders(order, top, ux[r], r, llp, ldone, lw, weighted, n_ok, out[r]):
+            nb_scores(tb, est, Xb, r, actl, nact[r], llp[0], cnt, prod, False)
+            out[r] = llp[0, r]
+
+
+def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
+                            iidx: np.ndarray, uidx: np.ndarray, order: int, top: int, tb, est,
+                            weighted: bool, sr: bool, crit: int, gen) -> np.ndarray:
+    """log P̂(y, x) of AnDE of order `order` for every row of X (the counted attributes, whose
+    attribute indices are iidx; XU[r, j] = left-out single-valued attribute uidx[j] present
+    in row r, uparent[j] = it may be a parent; top = the highest level over the counted
+    ones), in chunks of rows. Level `top`
+    is scored for every row; the lower levels, and naive Bayes, for the rows with left-out
+    attributes or without a usable parent set at `top` (SPEC §2's fallback). The chunks are
+    walked here, in Python (a few per million rows), so that only the kernel of this class
+    count is compiled."""
     n, d = X.shape
+    dU = XU.shape[1]
     K = int(tb.K)
-    out = np.zeros((n, K))
-    done = np.zeros(n, dtype=np.bool_)
-    B = min(max(_CHUNK_BYTES // (d * 24 + K * 16), 1024), max(n, 1))
-    actl = np.empty((B, d), dtype=np.int64)
+    out = np.empty((n, K))
+    B = min(max(_CHUNK_BYTES // (d * 24 + K * 16 * (top + 1)), 1024), max(n, 1))
+    actl = np.empty((B, d + dU), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
-    scratch = value_scratch(n, d, K)
-    wout = np.empty(B)
+    ux = np.empty(B, dtype=np.int64)
+    vc, deleted, isu, hit, _, _, cnt = value_scratch(0, d + dU, K)
+    llp = np.zeros((top + 1, B, K))
+    ldone = np.zeros((top + 1, B), dtype=np.bool_)
+    lw = np.zeros((top + 1, B))
+    prod = np.empty(K)
     score = score_parent_major(K)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
-        _chunk_actives(Xb, nb, tb, sr, crit, gen, actl, nact, *scratch)
-        score(Xb, actl, nact, nb, top, tb, est, weighted, done[r0:r0 + nb],
-              out[r0:r0 + nb], wout)
-    return out, done
+        _chunk_actives(Xb, XU[r0:r0 + nb], uparent, iidx, uidx, np.int64(est.N), nb, tb, sr,
+                       crit, gen, actl, nact, ux, vc, deleted, isu, hit, cnt)
+        ldone[:, :nb] = False
+        score(Xb, actl, nact, nb, top, tb, est, weighted, ldone[top], llp[top], lw[top])
+        need = (ux[:nb] > 0) | ~ldone[top, :nb]
+        if top > 1 and need.any():
+            low = np.where(need, nact[:nb], 0)
+            for lev in range(top - 1, 0, -1):
+                score(Xb, actl, low, nb, lev, tb, est, weighted, ldone[lev], llp[lev],
+                      lw[lev])
+        _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
+                 cnt, prod, out[r0:r0 + nb])
+    return out
