@@ -19,7 +19,8 @@ milliseconds). The table prints the minimum and the median over the repeats; rat
 Java (< 1: we are faster).
 
 References: Weka 3.6 (Debian ``weka``; ``WEKA_JAR`` overrides ``/usr/share/java/weka.jar``)
-gives ``AODE -F 1 -M -W 1`` for A1DE and ``AODEsr -C 100 -F 1 -M 1`` for A1DE-S. The
+gives ``NaiveBayes`` for NB (the authors' package has no NB of its own; the paper ran
+Weka's), ``AODE -F 1 -M -W 1`` for A1DE and ``AODEsr -C 100 -F 1 -M 1`` for A1DE-S. The
 authors' own code is used when ``ANDE_CP`` names its class path: each learner's Java class
 is ``ANDE_CLASS_<LEARNER>`` (e.g. ``ANDE_CLASS_A2DE``; ``ANDE_CLASS`` for any learner not
 named), its options ``ANDE_OPTS_<LEARNER>`` as that class takes them (``-`` in a learner's
@@ -27,6 +28,19 @@ name becomes ``_``); a learner with no class is skipped with a line. The JVM's h
 the machine's memory (``JAVA_HEAP`` overrides, e.g. ``6g``); a data set that does not fit
 in it is skipped with a line naming the heap.
 No Java code of Weka or of the authors is part of this repository.
+
+Building the authors' classes (outside this repository): fetch ``ptorrijos99/mAnDE``, copy
+``src/main/java/weka/classifiers/bayes/AveragedNDependenceEstimators/{A1DE,A2DE}.java``,
+change ``weka.classifiers.AbstractClassifier`` to ``weka.classifiers.Classifier`` (Debian's
+Weka 3.6 has no AbstractClassifier), ``javac -cp /usr/share/java/weka.jar -d classes *.java``
+and run with::
+
+    P=weka.classifiers.bayes.AveragedNDependenceEstimators
+    ANDE_CP=classes ANDE_CLASS_A1DE=$P.A1DE ANDE_OPTS_A1DE="-F 1 -M 1" \
+    ANDE_CLASS_A1DE_SW=$P.A1DE ANDE_OPTS_A1DE_SW="-F 1 -M 1 -S 100 -W" \
+    ANDE_CLASS_A2DE=$P.A2DE ANDE_OPTS_A2DE="-F 1 -M 1" \
+    ANDE_CLASS_A2DE_SW=$P.A2DE ANDE_OPTS_A2DE_SW="-F 1 -M 1 -S 100 -W" \
+    python benchmarks/bench_vs_java.py
 """
 
 from __future__ import annotations
@@ -45,13 +59,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 WEKA_JAR = Path(os.environ.get("WEKA_JAR", "/usr/share/java/weka.jar"))
 DATASETS = ["kr-vs-kp", "nursery", "magic", "letter", "adult", "splice", "optdigits",
-            "connect-4", "poker-hand"]
+            "connect-4", "poker-hand", "musk1"]
 # (our learner, reference label, Java class or None for the authors' code, Java options)
-WEKA_ROWS = [("A1DE", "Weka AODE -F 1 -M -W 1", "weka.classifiers.bayes.AODE",
+WEKA_ROWS = [("NB", "Weka NaiveBayes", "weka.classifiers.bayes.NaiveBayes", []),
+             ("A1DE", "Weka AODE -F 1 -M -W 1", "weka.classifiers.bayes.AODE",
               ["-F", "1", "-M", "-W", "1"]),
              ("A1DE-S", "Weka AODEsr -C 100", "weka.classifiers.bayes.AODEsr",
               ["-C", "100", "-F", "1", "-M", "1"])]
-AUTHOR_ROWS = ["A1DE", "A2DE", "A2DE-SW"]
+AUTHOR_ROWS = ["A1DE", "A1DE-SW", "A2DE", "A2DE-SW"]
 
 
 class JavaOutOfMemory(Exception):

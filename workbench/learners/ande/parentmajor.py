@@ -107,9 +107,10 @@ def _log_total(acc, mx, sm, r, y):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt):
-    """Factors of parent set q (attributes idx[0:lev], colex rank q) into fac and its
-    #(y, x_s) into pcnt, by cell; returns the number of cells."""
+def _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fac, pcnt):
+    """Factors of parent set q (attributes idx[0:lev], colex rank q) into fac (KP ≥ K slots
+    per value, the padding 1.0) and its #(y, x_s) into pcnt, by cell; returns the number
+    of cells."""
     d = tb.cards.shape[0]
     K = tb.K
     m = est.m
@@ -131,9 +132,9 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
             member = False
             for t in range(lev):
                 member |= idx[t] == c
-            o = row0 + cstart[c] * K
+            o = row0 + cstart[c] * KP
             if member or not est.child_ok[c]:
-                for k in range(tb.cards[c] * K):
+                for k in range(tb.cards[c] * KP):
                     fac[o + k] = 1.0
                 continue
             mb = tb.miss_base[lev, c]
@@ -159,8 +160,46 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
                     loc = loc * tb.cards[S[t]] + xv
                 read(tb, b2, loc, cc)
                 for y in range(K):
-                    fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
+                    fac[o + xc * KP + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
+                for y in range(K, KP):
+                    fac[o + xc * KP + y] = 1.0
     return ncell
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _chains(fac, base, coff, r, kc, yb, W):
+    """Π over row r's kc active children of the factors of classes yb … yb+W−1 (W ≤ 4, a
+    compile-time constant): two chains (even and odd children, the last odd one in the
+    first) of W local scalars each, which stay in registers where arrays would be
+    re-read after every store (they might alias `fac`)."""
+    a0 = a1 = a2 = a3 = 1.0
+    b0 = b1 = b2 = b3 = 1.0
+    t = 0
+    while t + 1 < kc:
+        o0 = base + coff[r, t] + yb
+        o1 = base + coff[r, t + 1] + yb
+        a0 *= fac[o0]
+        b0 *= fac[o1]
+        if W > 1:
+            a1 *= fac[o0 + 1]
+            b1 *= fac[o1 + 1]
+        if W > 2:
+            a2 *= fac[o0 + 2]
+            b2 *= fac[o1 + 2]
+        if W > 3:
+            a3 *= fac[o0 + 3]
+            b3 *= fac[o1 + 3]
+        t += 2
+    if t < kc:
+        o0 = base + coff[r, t] + yb
+        a0 *= fac[o0]
+        if W > 1:
+            a1 *= fac[o0 + 1]
+        if W > 2:
+            a2 *= fac[o0 + 2]
+        if W > 3:
+            a3 *= fac[o0 + 3]
+    return a0 * b0, a1 * b1, a2 * b2, a3 * b3
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -223,7 +262,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     cstart = np.zeros(d, dtype=np.int64)
     for a in range(1, d):
         cstart[a] = cstart[a - 1] + tb.cards[a - 1]
-    rowlen = (cstart[d - 1] + tb.cards[d - 1]) * K
+    KP = K if K <= 3 else (K + 3) // 4 * 4  # slots per child value (`_chains`)
+    rowlen = (cstart[d - 1] + tb.cards[d - 1]) * KP
     idx = np.arange(lev)
     maxcell = 1
     srt = np.sort(tb.cards)
@@ -243,21 +283,24 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     mx1 = np.full(acc1.shape, -np.inf)
     sm1 = np.zeros(acc1.shape)
     nused = np.zeros(n, dtype=np.int64)
-    act = np.zeros((d, n), dtype=np.bool_)
-    coff = np.empty((n, d), dtype=np.int64)  # factor offset of each active child
+    # per attribute, each row's value where it takes part (else −1), and per row the
+    # factor offsets of its active children: both streamed once per parent set, so kept
+    # small and contiguous in the order they are read
+    xt = np.full((d, n), -1, dtype=np.int32)
+    coff = np.empty((n, d), dtype=np.int32)
     nch = np.zeros(n, dtype=np.int64)
     for r in range(n):
         wout[r] = 0.0
         k = 0
         for t in range(nact[r]):
             a = actl[r, t]
-            act[a, r] = True
+            xt[a, r] = X[r, a]
             if est.child_ok[a]:
-                coff[r, k] = (cstart[a] + X[r, a]) * K
+                coff[r, k] = (cstart[a] + X[r, a]) * KP
                 k += 1
         nch[r] = k
-    pr0 = np.empty(K)
-    pr1 = np.empty(K)
+    pr0 = np.empty(KP)
+    pr1 = np.empty(KP)
     e0 = np.empty(K, dtype=np.int64)
     e1 = np.empty(K, dtype=np.int64)
     lfmin = _log_fmin(est, tb)
@@ -271,7 +314,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             allowed = allowed and est.parent_ok[idx[t]]
             nv *= tb.cards[idx[t]]
         if allowed:
-            _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt)
+            _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fac, pcnt)
             w = est.wts[b]
             scale = w / (est.ptot[b] + m)
             scale1 = inverse_total(est.ptot[b], m)
@@ -280,13 +323,13 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             lim = _TINY / (prior * small)  # a product below gives a subnormal term
             for r in range(n):
                 ok = True
-                for t in range(lev):
-                    ok = ok and act[idx[t], r]
-                if not ok:
-                    continue
                 cell = 0
                 for t in range(lev):
-                    cell = cell * tb.cards[idx[t]] + X[r, idx[t]]
+                    v = xt[idx[t], r]
+                    ok = ok and v >= 0
+                    cell = cell * tb.cards[idx[t]] + v
+                if not ok:
+                    continue
                 tot = 0.0
                 for y in range(K):
                     tot += pcnt[cell, y]
@@ -296,24 +339,19 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 wout[r] += w
                 base = cell * rowlen
                 kc = nch[r]
-                for y in range(K):
-                    pr0[y] = 1.0
-                    pr1[y] = 1.0
-                t = 0
-                while t + 1 < kc:  # two independent product chains
-                    o0 = base + coff[r, t]
-                    o1 = base + coff[r, t + 1]
-                    for y in range(K):
-                        pr0[y] *= fac[o0 + y]
-                        pr1[y] *= fac[o1 + y]
-                    t += 2
-                if t < kc:
-                    o0 = base + coff[r, t]
-                    for y in range(K):
-                        pr0[y] *= fac[o0 + y]
+                if K <= 3:
+                    p0, p1, p2, _ = _chains(fac, base, coff, r, kc, 0, K)
+                    pr0[0] = p0
+                    if K > 1:
+                        pr0[1] = p1
+                    if K > 2:
+                        pr0[2] = p2
+                else:
+                    for yb in range(0, KP, 4):
+                        pr0[yb], pr0[yb + 1], pr0[yb + 2], pr0[yb + 3] = _chains(
+                            fac, base, coff, r, kc, yb, 4)
                 low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
-                    pr0[y] *= pr1[y]
                     low |= pr0[y] < lim
                 if low:  # (rare) again, with renormalised chains
                     _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale,
