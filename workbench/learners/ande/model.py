@@ -10,9 +10,10 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.ande.parentmajor import log_scores_parent_major, parent_major_ok
+from workbench.learners.ande.parentmajor import (log_scores_nb, log_scores_parent_major,
+                                                 parent_major_ok)
 from workbench.learners.ande.predict import (a1de_fast_ok, generalisations, log_scores,
-                                             log_scores_nb, log_scores_reduced)
+                                             log_scores_reduced)
 from workbench.learners.ande.selection import (
     ELIMINATIONS,
     BSESearch,

@@ -107,10 +107,9 @@ def _log_total(acc, mx, sm, r, y):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fac, pcnt):
-    """Factors of parent set q (attributes idx[0:lev], colex rank q) into fac (KP ≥ K slots
-    per value, the padding 1.0) and its #(y, x_s) into pcnt, by cell; returns the number
-    of cells."""
+def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt):
+    """Factors of parent set q (attributes idx[0:lev], colex rank q) into fac and its
+    #(y, x_s) into pcnt, by cell; returns the number of cells."""
     d = tb.cards.shape[0]
     K = tb.K
     m = est.m
@@ -132,9 +131,9 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fa
             member = False
             for t in range(lev):
                 member |= idx[t] == c
-            o = row0 + cstart[c] * KP
+            o = row0 + cstart[c] * K
             if member or not est.child_ok[c]:
-                for k in range(tb.cards[c] * KP):
+                for k in range(tb.cards[c] * K):
                     fac[o + k] = 1.0
                 continue
             mb = tb.miss_base[lev, c]
@@ -160,9 +159,7 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fa
                     loc = loc * tb.cards[S[t]] + xv
                 read(tb, b2, loc, cc)
                 for y in range(K):
-                    fac[o + xc * KP + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
-                for y in range(K, KP):
-                    fac[o + xc * KP + y] = 1.0
+                    fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
     return ncell
 
 
@@ -203,6 +200,22 @@ def _chains(fac, base, coff, r, kc, yb, W):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _class_blocks(fac, base, coff, r, kc, K, out):
+    """out[y] = `_chains` products of all K > 3 classes, in blocks of 4 and one of K mod 4."""
+    yb = 0
+    while yb + 4 <= K:
+        out[yb], out[yb + 1], out[yb + 2], out[yb + 3] = _chains(fac, base, coff, r, kc, yb, 4)
+        yb += 4
+    tail = K - yb
+    if tail == 1:
+        out[yb] = _chains(fac, base, coff, r, kc, yb, 1)[0]
+    elif tail == 2:
+        out[yb], out[yb + 1], _, _ = _chains(fac, base, coff, r, kc, yb, 2)
+    elif tail == 3:
+        out[yb], out[yb + 1], out[yb + 2], _ = _chains(fac, base, coff, r, kc, yb, 3)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale, scale1, pos,
                 weighted, acc, mx, sm, acc1, mx1, sm1, pr0, pr1, e0, e1):
     """One row's term of one parent set when its product may leave the normal range: two
@@ -262,8 +275,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     cstart = np.zeros(d, dtype=np.int64)
     for a in range(1, d):
         cstart[a] = cstart[a - 1] + tb.cards[a - 1]
-    KP = K if K <= 3 else (K + 3) // 4 * 4  # slots per child value (`_chains`)
-    rowlen = (cstart[d - 1] + tb.cards[d - 1]) * KP
+    rowlen = (cstart[d - 1] + tb.cards[d - 1]) * K
     idx = np.arange(lev)
     maxcell = 1
     srt = np.sort(tb.cards)
@@ -296,11 +308,11 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             a = actl[r, t]
             xt[a, r] = X[r, a]
             if est.child_ok[a]:
-                coff[r, k] = (cstart[a] + X[r, a]) * KP
+                coff[r, k] = (cstart[a] + X[r, a]) * K
                 k += 1
         nch[r] = k
-    pr0 = np.empty(KP)
-    pr1 = np.empty(KP)
+    pr0 = np.empty(K)
+    pr1 = np.empty(K)
     e0 = np.empty(K, dtype=np.int64)
     e1 = np.empty(K, dtype=np.int64)
     lfmin = _log_fmin(est, tb)
@@ -314,7 +326,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             allowed = allowed and est.parent_ok[idx[t]]
             nv *= tb.cards[idx[t]]
         if allowed:
-            _fill_set(tb, est, lev, q, idx, cstart, rowlen, KP, vals, S, cnt, mc, cc, fac, pcnt)
+            _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt)
             w = est.wts[b]
             scale = w / (est.ptot[b] + m)
             scale1 = inverse_total(est.ptot[b], m)
@@ -347,9 +359,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                     if K > 2:
                         pr0[2] = p2
                 else:
-                    for yb in range(0, KP, 4):
-                        pr0[yb], pr0[yb + 1], pr0[yb + 2], pr0[yb + 3] = _chains(
-                            fac, base, coff, r, kc, yb, 4)
+                    _class_blocks(fac, base, coff, r, kc, K, pr0)
                 low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
                     low |= pr0[y] < lim
@@ -469,4 +479,84 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
                       lw[lev])
         _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
                  cnt, prod, out[r0:r0 + nb])
+    return out
+
+
+def _nb_kernel(kc: int):
+    """`log_scores_nb`'s kernel for kc classes (2, 3; 0: any number)."""
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def nb_rows(X, tb, est, sr, crit, gen, out):
+        _nb_rows(X, tb, est, sr, crit, gen, out, kc if kc else tb.K)
+
+    return nb_rows
+
+
+_nb_for = by_classes(_nb_kernel)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _nb_rows(X, tb, est, sr, crit, gen, out, K):
+    """Naive Bayes log scores of every row of X from one factor table (`_chains` over the
+    row's active values); a row whose product is not a normal double is scored again by
+    `nb_scores`, which rescales."""
+    n, d = X.shape
+    m = est.m
+    cstart = np.zeros(d + 1, dtype=np.int64)
+    for a in range(d):
+        cstart[a + 1] = cstart[a] + tb.cards[a]
+    fac = np.empty(cstart[d] * K)
+    cnt = np.empty(K, dtype=np.int64)
+    for c in range(d):
+        madd = m / tb.cards[c]
+        for v in range(tb.cards[c]):
+            read(tb, tb.lbase[1] + c, v, cnt)
+            for y in range(K):
+                fac[(cstart[c] + v) * K + y] = m_estimate(cnt[y], madd, est.nb_den[c, y], m)
+    lprior = np.empty(K)
+    for y in range(K):
+        lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
+    vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
+    actl = np.empty((1, d), dtype=np.int64)
+    coff = np.empty((1, d), dtype=np.int32)
+    p = np.empty(K)
+    prod = np.empty(K)
+    need_counts = sr and gen.ptr.shape[0] == 0
+    for r in range(n):
+        if sr:
+            na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, 0, 0, sr, crit, gen,
+                                  actl, vc, deleted, isu, hit, cnt, need_counts)
+            for t in range(na):
+                coff[0, t] = (cstart[actl[0, t]] + X[r, actl[0, t]]) * K
+        else:
+            na = 0
+            for a in range(d):
+                if X[r, a] >= 0:
+                    actl[0, na] = a
+                    coff[0, na] = (cstart[a] + X[r, a]) * K
+                    na += 1
+        if K <= 3:
+            p0, p1, p2, _ = _chains(fac, 0, coff, 0, na, 0, K)
+            p[0] = p0
+            if K > 1:
+                p[1] = p1
+            if K > 2:
+                p[2] = p2
+        else:
+            _class_blocks(fac, 0, coff, 0, na, K, p)
+        low = False
+        for y in range(K):
+            low |= p[y] < _TINY
+        if low:  # (rare) again, rescaling as it goes
+            nb_scores(tb, est, X[r:r + 1], 0, actl, na, out[r:r + 1], cnt, prod, False)
+            continue
+        for y in range(K):
+            out[r, y] = lprior[y] + np.log(p[y])
+
+
+def log_scores_nb(X: np.ndarray, tb, est, sr: bool, crit: int, gen) -> np.ndarray:
+    """Naive Bayes (order 0) log P̂(y, x) of every row of X (int64 codes), with subsumption
+    resolution when `sr`."""
+    out = np.empty((X.shape[0], int(tb.K)))
+    _nb_for(int(tb.K))(X, tb, est, sr, crit, gen, out)
     return out

@@ -413,30 +413,6 @@ def _fall_back(X, act, seen, nb, top, d, tb, est, ws, done, lp):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def log_scores_nb(X, tb, est, sr, crit, gen):
-    """Naive Bayes (order 0) log P̂(y, x) of every row of X: `log_scores` at top = 0, on its
-    own so that NB does not compile the parent-set machinery of the higher orders (~50 s
-    on first use)."""
-    n, d = X.shape
-    K = tb.K
-    B = min(1024, max(n, 1))
-    out = np.empty((n, K))
-    vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
-    actl = np.empty((B, d), dtype=np.int64)
-    prod = np.empty(K)
-    need_counts = sr and gen.ptr.shape[0] == 0
-    for r0 in range(0, n, B):
-        nb = min(B, n - r0)
-        Xb = X[r0:r0 + nb]
-        ob = out[r0:r0 + nb]
-        for rr in range(nb):
-            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen, actl,
-                                  vc, deleted, isu, hit, cnt, need_counts)
-            nb_scores(tb, est, Xb, rr, actl, na, ob, cnt, prod, False)
-    return out
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
 def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     """log P̂(y, x) of AnDE of order `top` (falling back per row to lower orders and finally
     naive Bayes), for every row of X, in batches of ws.used.shape[1] rows."""
