@@ -509,11 +509,8 @@ class AnDE(CountingLearner, MultiPassLearner):
         est: Inputs = prep["est"]
         codes = self.recode(data.codes())
         top = self._top()
-        n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
-        ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
         sr = self.subsumption is not None
         crit = int(self.subsumption) if sr else 0
-        fast1 = a1de_fast_ok(tb, est, top)
         gen = prep["generalisations"]
         if top == 0 and not self.constant_.any():  # (left-out constants can be parents)
             return log_scores_nb(np.ascontiguousarray(codes, dtype=np.int64), tb, est, sr,
@@ -527,6 +524,10 @@ class AnDE(CountingLearner, MultiPassLearner):
                                            np.flatnonzero(~const), np.flatnonzero(const),
                                            order, top, tb, est, prep["weighted"], sr, crit,
                                            gen)
+        # few rows: the row-major kernels (no factor tables to build)
+        n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
+        ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
+        fast1 = a1de_fast_ok(tb, est, top)
         if not const.any():
             return log_scores(X, top, tb, est, ws, sr, crit, gen, fast1)
         return log_scores_reduced(X, XU, prep["constant_parents"][const], np.flatnonzero(~const),

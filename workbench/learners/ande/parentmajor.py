@@ -283,6 +283,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
         maxcell *= srt[d - 1 - t]
     fac = np.empty(maxcell * rowlen)
     pcnt = np.empty((maxcell, K))
+    cok = np.empty(maxcell, dtype=np.bool_)
     vals = np.empty(lev, dtype=np.int64)
     S = np.empty(lev + 1, dtype=np.int64)
     cnt = np.empty(K, dtype=np.int64)
@@ -326,7 +327,13 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             allowed = allowed and est.parent_ok[idx[t]]
             nv *= tb.cards[idx[t]]
         if allowed:
-            _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt)
+            ncell = _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac,
+                              pcnt)
+            for cell in range(ncell):  # the cells whose #(x_s) reaches the frequency limit
+                tot = 0.0
+                for y in range(K):
+                    tot += pcnt[cell, y]
+                cok[cell] = tot >= est.F
             w = est.wts[b]
             scale = w / (est.ptot[b] + m)
             scale1 = inverse_total(est.ptot[b], m)
@@ -340,12 +347,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                     v = xt[idx[t], r]
                     ok = ok and v >= 0
                     cell = cell * tb.cards[idx[t]] + v
-                if not ok:
-                    continue
-                tot = 0.0
-                for y in range(K):
-                    tot += pcnt[cell, y]
-                if tot < est.F:
+                if not ok or not cok[cell]:
                     continue
                 nused[r] += 1
                 wout[r] += w
