@@ -107,8 +107,11 @@ class _BayesNetBase(Learner):
         total = int(self.class_counts_.nbytes)
         for t in tables.values():
             total += sum(int(k.nbytes) for k in t.pair_keys)
+            total += sum(int(k.nbytes) for k in t.pair_pos if k is not None)
             total += sum(int(getattr(t, f).nbytes) for f in (
-                "offsets", "cfg_keys", "cfg_counts", "cell_keys", "cell_counts"))
+                "offsets", "cfg_keys", "cfg_counts", "cell_keys", "cell_counts")
+                if getattr(t, f) is not None)
+            total += sum(int(k.nbytes) for k in (t.cfg_pos, t.cell_pos) if k is not None)
         return total
 
     def _log_prior(self) -> np.ndarray:

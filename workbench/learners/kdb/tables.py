@@ -3,15 +3,57 @@ the leave-one-out step of SKDB and the test-time lookups (SPEC §4; see the pack
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from workbench.jit import numba
 import numpy as np
 
-def _lookup(keys: np.ndarray, counts: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Counts of the sorted `keys` at queries `q` (0 where absent)."""
+DENSE_CELLS = 1 << 21
+"""Key spaces up to this size, and at most `DENSE_RATIO` times the keys they hold, are
+handled by direct indexing (a dense array over the whole space) instead of sorting
+(`np.unique`) and binary search (`np.searchsorted`); larger or sparser ones, e.g. KDB5 over
+many-valued attributes, stay sorted. The tables are the same either way."""
+DENSE_RATIO = 8
+
+
+def _dense_ok(size: int, n: int) -> bool:
+    """Index a key space of `size` directly for `n` keys?"""
+    return size <= DENSE_CELLS and size <= DENSE_RATIO * n + 4096
+
+
+def _unique_inverse(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_inverse=True)` for keys in [0, size): by marking a dense
+    array when the space is small (O(n + size), no sort), else by sorting."""
+    if keys.size == 0 or not _dense_ok(size, keys.size):
+        uq, inv = np.unique(keys, return_inverse=True)
+        return uq, inv.reshape(-1).astype(np.int64)
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    uq = np.flatnonzero(seen)
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return uq, rank[keys]
+
+
+def _dense_index(keys: np.ndarray, size: int) -> np.ndarray | None:
+    """pos[k] = the index of k in the sorted `keys`, −1 if absent, over [0, size); None if
+    the space is too large (the lookups then search the keys)."""
+    if not _dense_ok(size, keys.size):
+        return None
+    pos = np.full(size, -1, dtype=np.int64)
+    pos[keys] = np.arange(keys.size, dtype=np.int64)
+    return pos
+
+
+def _lookup(keys: np.ndarray, counts: np.ndarray, q: np.ndarray,
+            pos: np.ndarray | None = None) -> np.ndarray:
+    """Counts of the sorted `keys` at queries `q` ≥ 0 (0 where absent); `pos` = their
+    `_dense_index` when there is one."""
     if keys.size == 0:
         return np.zeros(q.shape, dtype=np.float64)
+    if pos is not None:
+        idx = pos[np.minimum(q, pos.size - 1)]
+        found = (idx >= 0) & (q < pos.size)
+        return np.where(found, counts[np.maximum(idx, 0)], 0).astype(np.float64)
     idx = np.searchsorted(keys, q)
     np.minimum(idx, keys.size - 1, out=idx)
     found = keys[idx] == q
@@ -31,6 +73,21 @@ class _AttributeTable:
     cfg_counts: np.ndarray
     cell_keys: np.ndarray  # sorted (gid * card + x) * K + y
     cell_counts: np.ndarray
+    # direct-index versions of the key lookups (`_dense_index`; None where too large)
+    pair_pos: list = field(default_factory=list)
+    cfg_pos: np.ndarray | None = None
+    cell_pos: np.ndarray | None = None
+
+    def index(self, cards: np.ndarray, K: int) -> None:
+        """Build the direct-index lookups (once, at the end of training)."""
+        self.pair_pos = []
+        prev = 1
+        for j, p in enumerate(self.parents):
+            self.pair_pos.append(_dense_index(self.pair_keys[j], prev * int(cards[p])))
+            prev = len(self.pair_keys[j])
+        n_cfg = int(self.offsets[-1]) + prev if len(self.offsets) else 1
+        self.cfg_pos = _dense_index(self.cfg_keys, n_cfg * K)
+        self.cell_pos = _dense_index(self.cell_keys, n_cfg * self.card * K)
 
 
 def _build_table(
@@ -71,8 +128,7 @@ def _build_table(
     for j in range(len(parents) + 1):
         if j > 0:
             p = parents[j - 1]
-            uq, local = np.unique(local * int(cards[p]) + X[:, p], return_inverse=True)
-            local = local.reshape(-1).astype(np.int64)
+            uq, local = _unique_inverse(local * int(cards[p]) + X[:, p], n_cfg * int(cards[p]))
             pair_keys.append(uq)
             n_cfg = len(uq)
         offsets.append(offset)
@@ -80,8 +136,7 @@ def _build_table(
         nz = np.flatnonzero(ccount)
         cfg_k.append(nz + offset * K)
         cfg_c.append(ccount[nz])
-        ucell, cinv = np.unique(local * card + x, return_inverse=True)
-        cinv = cinv.reshape(-1).astype(np.int64)
+        ucell, cinv = _unique_inverse(local * card + x, n_cfg * card)
         cellcount = np.bincount(cinv * K + y, weights=weights, minlength=len(ucell) * K)
         nz = np.flatnonzero(cellcount)
         cell_k.append((ucell[nz // K] + offset * card) * K + nz % K)
@@ -108,6 +163,7 @@ def _build_table(
         cell_keys=np.concatenate(cell_k).astype(np.int64),
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
+    table.index(cards, K)
     if loo:
         return (
             table,
@@ -186,7 +242,12 @@ def _table_log_probs(
         xp = Xt[:, p]
         keys = t.pair_keys[j - 1]
         q = local * int(cards[p]) + xp
-        if keys.size:
+        pos = t.pair_pos[j - 1] if j - 1 < len(t.pair_pos) else None
+        if keys.size and pos is not None:
+            idx = pos[np.clip(q, 0, pos.size - 1)]
+            found = alive & (xp >= 0) & (idx >= 0)
+            idx = np.maximum(idx, 0)
+        elif keys.size:
             idx = np.searchsorted(keys, q)
             np.minimum(idx, keys.size - 1, out=idx)
             found = alive & (xp >= 0) & (keys[idx] == q)
@@ -202,8 +263,10 @@ def _table_log_probs(
     valid = x >= 0
     ks = np.arange(K, dtype=np.int64)
     seen = gid >= 0
-    A = _lookup(t.cell_keys, t.cell_counts, ((gid * t.card + x) * K)[:, None] + ks)
-    B = _lookup(t.cfg_keys, t.cfg_counts, (gid * K)[:, None] + ks)
+    gq = np.maximum(gid, 0)  # (unseen rows are zeroed below)
+    A = _lookup(t.cell_keys, t.cell_counts, ((gq * t.card + np.maximum(x, 0)) * K)[:, None]
+                + ks, t.cell_pos)
+    B = _lookup(t.cfg_keys, t.cfg_counts, (gq * K)[:, None] + ks, t.cfg_pos)
     unusable = ~(seen & valid)
     if unusable.any():
         A[unusable] = 0.0
