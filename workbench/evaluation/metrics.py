@@ -159,6 +159,21 @@ def cohen_kappa(proba: np.ndarray, y: np.ndarray) -> float:
     return 1.0 if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
 
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks of x with ties given their mean rank (scipy's rankdata 'average',
+    without importing scipy.stats: 1.4 s of a short run's start-up)."""
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    new = np.empty(x.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], x.size)
+    ranks = np.empty(x.size, dtype=np.float64)
+    ranks[order] = ((starts + 1 + ends) / 2.0)[np.cumsum(new) - 1]
+    return ranks
+
+
 def _auc_one_vs_rest(score: np.ndarray, positive: np.ndarray) -> float:
     """Area under the ROC curve of `score` for the `positive` rows against the others:
     the Mann–Whitney statistic, ties counted ½ (Weka's ThresholdCurve and scikit-learn
@@ -167,8 +182,7 @@ def _auc_one_vs_rest(score: np.ndarray, positive: np.ndarray) -> float:
     n_neg = positive.size - n_pos
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    from scipy.stats import rankdata  # scipy loads only when AUC is asked for
-    ranks = rankdata(score, method="average")
+    ranks = average_ranks(score)
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 
 
