@@ -374,6 +374,35 @@ def test_kdb_matches_brute_force_reference(k):
     )
 
 
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
+    """Count tables built and read by direct indexing (small key spaces) give the same
+    tables and bits as sorting and binary search (forced everywhere with no dense space),
+    and a mix of both (a space just too large for one attribute) as well."""
+    from workbench.learners.kdb import tables as tables_mod
+
+    train = random_data(300, 7, 4, 3, seed=41, missing=0.05)
+    test = random_data(120, 7, 4, 3, seed=42, missing=0.1)
+    dense = registry.create(name).fit(train)
+    assert any(t.cell_pos is not None for t in dense.tables_.values())
+    want = dense.predict_proba(test)
+    for limit in (0, 48):
+        with monkeypatch.context() as mp:
+            mp.setattr(tables_mod, "DENSE_CELLS", limit)
+            other = registry.create(name).fit(train)
+            if limit == 0:
+                assert all(t.cell_pos is None and t.cfg_pos is None
+                           for t in other.tables_.values())
+            for a, t in other.tables_.items():
+                for f in ("cfg_keys", "cfg_counts", "cell_keys", "cell_counts", "offsets"):
+                    np.testing.assert_array_equal(getattr(t, f), getattr(dense.tables_[a], f))
+            np.testing.assert_array_equal(other.predict_proba(test), want)
+    # tables built dense, read sorted (and the other way round) also agree
+    for t in dense.tables_.values():
+        t.pair_pos, t.cfg_pos, t.cell_pos = [None] * len(t.parents), None, None
+    np.testing.assert_array_equal(dense.predict_proba(test), want)
+
+
 # ----------------------------------------------------------------------------------------------
 # SKDB
 # ----------------------------------------------------------------------------------------------
