@@ -200,8 +200,17 @@ def _chains(fac, base, coff, r, kc, yb, W):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _class_blocks(fac, base, coff, r, kc, K, out):
-    """out[y] = `_chains` products of all K > 3 classes, in blocks of 4 and one of K mod 4."""
+def _products(fac, base, coff, r, kc, K, out):
+    """out[y] = `_chains` products of all K classes: at once for K ≤ 3 (K a compile-time
+    constant there), else in blocks of 4 and one of K mod 4."""
+    if K <= 3:
+        p0, p1, p2, _ = _chains(fac, base, coff, r, kc, 0, K)
+        out[0] = p0
+        if K > 1:
+            out[1] = p1
+        if K > 2:
+            out[2] = p2
+        return
     yb = 0
     while yb + 4 <= K:
         out[yb], out[yb + 1], out[yb + 2], out[yb + 3] = _chains(fac, base, coff, r, kc, yb, 4)
@@ -353,15 +362,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 wout[r] += w
                 base = cell * rowlen
                 kc = nch[r]
-                if K <= 3:
-                    p0, p1, p2, _ = _chains(fac, base, coff, r, kc, 0, K)
-                    pr0[0] = p0
-                    if K > 1:
-                        pr0[1] = p1
-                    if K > 2:
-                        pr0[2] = p2
-                else:
-                    _class_blocks(fac, base, coff, r, kc, K, pr0)
+                _products(fac, base, coff, r, kc, K, pr0)
                 low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
                     low |= pr0[y] < lim
@@ -537,15 +538,7 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
                     actl[0, na] = a
                     coff[0, na] = (cstart[a] + X[r, a]) * K
                     na += 1
-        if K <= 3:
-            p0, p1, p2, _ = _chains(fac, 0, coff, 0, na, 0, K)
-            p[0] = p0
-            if K > 1:
-                p[1] = p1
-            if K > 2:
-                p[2] = p2
-        else:
-            _class_blocks(fac, 0, coff, 0, na, K, p)
+        _products(fac, 0, coff, 0, na, K, p)
         low = False
         for y in range(K):
             low |= p[y] < _TINY
