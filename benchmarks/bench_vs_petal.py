@@ -1,0 +1,135 @@
+"""KDB, SKDB and TAN against Petal (Webb's C++), paired in one run: train + classify CPU.
+
+    PETAL=/path/to/petal python benchmarks/bench_vs_petal.py [--datasets adult ...]
+        [--repeats 3] [--seed 1]
+
+Per data set (default: adult connect-4 letter splice, found along the catalog search path,
+e.g. ``WORKBENCH_DATA=../shared/datasets/fetched``): a seeded 50/50 split, MDL fitted on
+the training half, both halves written in Petal's own format (a metadata file naming every
+value, comma-separated data, the class last). Each row pairs one of our learners with
+Petal's (``kdb +k2``, ``kdb +k5``, ``selective-kdb +k5``, ``tan``) on the same halves:
+
+- ours: `time.process_time` around `fit` and `predict_proba` (kernels compiled before);
+- Petal: the CPU of its whole process (user + sys of the child) running ``-t test`` with
+  that learner, **minus** the CPU of the same command with ``nb`` (naive Bayes), which
+  reads and parses both files as well: what remains is Petal's learner doing more than
+  naive Bayes, an estimate that favours Petal (its own naive Bayes is subtracted).
+
+The repeats are interleaved (Petal, ours, …); the table prints the minimum over the
+repeats of each side and ratio = ours / Petal (< 1: we are faster) and Petal's test error
+next to ours (the same classifier should make about the same errors).
+
+Building Petal (outside this repository): fetch ``ddd-ctrl/petal`` and run ``make`` in it
+(g++, -O3). No code of Petal is part of this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATASETS = ["adult", "connect-4", "letter", "splice"]
+ROWS = [("KDB2", ["-lkdb", "+k2"]), ("KDB5", ["-lkdb", "+k5"]),
+        ("SKDB", ["-lselective-kdb", "+k5"]), ("TAN", ["-ltan"])]
+
+
+def write_petal(train, test, meta: Path, train_path: Path, test_path: Path) -> None:
+    """Both halves (all nominal) in Petal's format: metadata with values v0, v1, … per
+    attribute (plus `?` as a value where either half has a missing one: our KDB family
+    treats `?` as a value too) and the class last, then comma-separated rows."""
+    codes = [train.codes(), test.codes()]
+    missing = (codes[0] < 0).any(axis=0) | (codes[1] < 0).any(axis=0)
+    lines = [f"a{i}: " + ",".join([f"v{j}" for j in range(max(a.cardinality, 1))]
+                                  + (["?"] if missing[i] else []))
+             for i, a in enumerate(train.attributes)]
+    lines.append(":class:cls: " + ",".join(f"c{k}" for k in range(train.n_classes)))
+    meta.write_text("\n".join(lines) + "\n")
+    for data, c, path in ((train, codes[0], train_path), (test, codes[1], test_path)):
+        with path.open("w") as fh:
+            for r in range(c.shape[0]):
+                vals = ["?" if v < 0 else f"v{v}" for v in c[r]]
+                fh.write(",".join(vals) + f",c{int(data.y[r])}\n")
+
+
+def petal_cpu(petal: str, meta: Path, train: Path, test: Path, learner: list[str]
+              ) -> tuple[float, float | None]:
+    """CPU seconds of one Petal process (user + sys) and the test error it printed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([petal, str(meta), str(train), "-t" + str(test), *learner],
+                         capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    m = re.search(r"0-1 loss\s*[=:]\s*([0-9.]+)", out, re.I)
+    return cpu, (float(m.group(1)) if m else None)
+
+
+def ours_cpu(name: str, train, test) -> tuple[float, float]:
+    from workbench.learners.registry import create
+
+    c0 = time.process_time()
+    proba = create(name).fit(train).predict_proba(test)
+    cpu = time.process_time() - c0
+    return cpu, float((proba.argmax(1) != test.y).mean())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=DATASETS)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    petal = os.environ.get("PETAL")
+    if not petal or not Path(petal).is_file():
+        print("error: set PETAL to the petal executable (see the docstring)", file=sys.stderr)
+        return 2
+    from workbench.data.catalog import find_dataset, load_dataset
+    from workbench.discretize import fit_discretizer
+
+    hdr = (f"{'data set':<10} {'learner':<6} {'petal_s':>8} {'ours_s':>8} {'ratio':>6} "
+           f"{'petal_err':>9} {'ours_err':>8}")
+    print(hdr)
+    print("-" * len(hdr), flush=True)
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for slug in args.datasets:
+            path = find_dataset(slug)
+            if path is None:
+                print(f"{slug:<10} (not found along the search path: skipped)")
+                continue
+            data = load_dataset(path).without_missing_class()
+            perm = np.random.default_rng(args.seed).permutation(data.n_instances)
+            half = data.n_instances // 2
+            raw_tr, raw_te = data.take(np.sort(perm[:half])), data.take(np.sort(perm[half:]))
+            disc = fit_discretizer("mdl", raw_tr)
+            train, test = disc.transform(raw_tr), disc.transform(raw_te)
+            meta, trf, tef = tmp / "meta.txt", tmp / "train.csv", tmp / "test.csv"
+            write_petal(train, test, meta, trf, tef)
+            for ours, learner in ROWS:
+                ours_cpu(ours, train, test)  # compile / load the kernels
+                theirs, mine, perr, oerr = [], [], None, None
+                for _ in range(args.repeats):  # interleaved
+                    full, perr = petal_cpu(petal, meta, trf, tef, learner)
+                    base, _ = petal_cpu(petal, meta, trf, tef, ["-lnb"])
+                    theirs.append(max(full - base, 1e-3))
+                    cpu, oerr = ours_cpu(ours, train, test)
+                    mine.append(cpu)
+                ratio = min(mine) / min(theirs)
+                perr_s = f"{perr:9.4f}" if perr is not None else f"{'-':>9}"
+                print(f"{slug:<10} {ours:<6} {min(theirs):8.3f} {min(mine):8.3f} {ratio:6.2f} "
+                      f"{perr_s} {oerr:8.4f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())
