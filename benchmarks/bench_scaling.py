@@ -44,20 +44,14 @@ def classify_cpu(model, test, repeats: int) -> float:
 
 
 def training_sizes(slug: str, sizes: list[float], repeats: int) -> None:
-    from workbench.data.catalog import find_dataset, load_dataset
-    from workbench.discretize import fit_discretizer
+    from halves import discretised_halves
     from workbench.learners.ande import AnDE
 
-    path = find_dataset(slug)
-    if path is None:
+    halves = discretised_halves(slug)
+    if halves is None:
         print(f"{slug}: not found along the search path (set WORKBENCH_DATA): skipped")
         return
-    data = load_dataset(path).without_missing_class()
-    perm = np.random.default_rng(1).permutation(data.n_instances)
-    half = data.n_instances // 2
-    raw_tr, raw_te = data.take(np.sort(perm[:half])), data.take(np.sort(perm[half:]))
-    disc = fit_discretizer("mdl", raw_tr)
-    train, test = disc.transform(raw_tr), disc.transform(raw_te)
+    train, test = halves
     reps = max(1, 200_000 // train.n_instances)  # a chunk of about 200 k rows
     chunk = train.take(np.tile(np.arange(train.n_instances), reps))
     first = {}

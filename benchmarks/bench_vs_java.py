@@ -54,7 +54,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 WEKA_JAR = Path(os.environ.get("WEKA_JAR", "/usr/share/java/weka.jar"))
@@ -127,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench_learners import warm_up
     from compare_rf_weka import compile_helper
     from workbench.data.arff import save_arff
-    from workbench.data.catalog import find_dataset, load_dataset
-    from workbench.discretize import fit_discretizer
+    from halves import discretised_halves
 
     rows = [(ours, label, [str(WEKA_JAR)], cls, opts) for ours, label, cls, opts in WEKA_ROWS]
     ande_cp = os.environ.get("ANDE_CP")
@@ -158,16 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmpdir)
         classes = compile_helper(tmp, "JavaTime.java")
         for slug in args.datasets:
-            path = find_dataset(slug)
-            if path is None:
+            halves = discretised_halves(slug, args.seed)
+            if halves is None:
                 print(f"{slug:<11} (not found along the search path: skipped)")
                 continue
-            data = load_dataset(path).without_missing_class()
-            perm = np.random.default_rng(args.seed).permutation(data.n_instances)
-            half = data.n_instances // 2
-            raw_tr, raw_te = data.take(np.sort(perm[:half])), data.take(np.sort(perm[half:]))
-            disc = fit_discretizer("mdl", raw_tr)
-            train, test = disc.transform(raw_tr), disc.transform(raw_te)
+            train, test = halves
             save_arff(train, tmp / "train.arff")
             save_arff(test, tmp / "test.arff")
             for ours, label, jars, cls, opts in rows:

@@ -36,7 +36,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DATASETS = ["adult", "connect-4", "letter", "splice"]
@@ -94,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if not petal or not Path(petal).is_file():
         print("error: set PETAL to the petal executable (see the docstring)", file=sys.stderr)
         return 2
-    from workbench.data.catalog import find_dataset, load_dataset
-    from workbench.discretize import fit_discretizer
+    from halves import discretised_halves
 
     hdr = (f"{'data set':<10} {'learner':<6} {'petal_s':>8} {'ours_s':>8} {'ratio':>6} "
            f"{'petal_err':>9} {'ours_err':>8}")
@@ -104,16 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for slug in args.datasets:
-            path = find_dataset(slug)
-            if path is None:
+            halves = discretised_halves(slug, args.seed)
+            if halves is None:
                 print(f"{slug:<10} (not found along the search path: skipped)")
                 continue
-            data = load_dataset(path).without_missing_class()
-            perm = np.random.default_rng(args.seed).permutation(data.n_instances)
-            half = data.n_instances // 2
-            raw_tr, raw_te = data.take(np.sort(perm[:half])), data.take(np.sort(perm[half:]))
-            disc = fit_discretizer("mdl", raw_tr)
-            train, test = disc.transform(raw_tr), disc.transform(raw_te)
+            train, test = halves
             meta, trf, tef = tmp / "meta.txt", tmp / "train.csv", tmp / "test.csv"
             write_petal(train, test, meta, trf, tef)
             for ours, learner in ROWS:
