@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench_learners import warm_up
     from compare_rf_weka import compile_helper
     from workbench.data.arff import save_arff
-    from halves import discretised_halves
+    from halves import each_split
 
     rows = [(ours, label, [str(WEKA_JAR)], cls, opts) for ours, label, cls, opts in WEKA_ROWS]
     ande_cp = os.environ.get("ANDE_CP")
@@ -155,12 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         classes = compile_helper(tmp, "JavaTime.java")
-        for slug in args.datasets:
-            halves = discretised_halves(slug, args.seed)
-            if halves is None:
-                print(f"{slug:<11} (not found along the search path: skipped)")
-                continue
-            train, test = halves
+        for slug, train, test in each_split(args.datasets, args.seed, 11):
             save_arff(train, tmp / "train.arff")
             save_arff(test, tmp / "test.arff")
             for ours, label, jars, cls, opts in rows:

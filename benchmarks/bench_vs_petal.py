@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if not petal or not Path(petal).is_file():
         print("error: set PETAL to the petal executable (see the docstring)", file=sys.stderr)
         return 2
-    from halves import discretised_halves
+    from halves import each_split
 
     hdr = (f"{'data set':<10} {'learner':<6} {'petal_s':>8} {'ours_s':>8} {'ratio':>6} "
            f"{'petal_err':>9} {'ours_err':>8}")
@@ -101,12 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(hdr), flush=True)
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        for slug in args.datasets:
-            halves = discretised_halves(slug, args.seed)
-            if halves is None:
-                print(f"{slug:<10} (not found along the search path: skipped)")
-                continue
-            train, test = halves
+        for slug, train, test in each_split(args.datasets, args.seed, 10):
             meta, trf, tef = tmp / "meta.txt", tmp / "train.csv", tmp / "test.csv"
             write_petal(train, test, meta, trf, tef)
             for ours, learner in ROWS:

@@ -23,3 +23,14 @@ def discretised_halves(slug: str, seed: int = 1, raw: bool = False):
     disc = fit_discretizer("mdl", raw_tr)
     out = (disc.transform(raw_tr), disc.transform(raw_te))
     return out + (raw_tr, raw_te) if raw else out
+
+
+def each_split(slugs: list[str], seed: int = 1, width: int = 10):
+    """(slug, train, test) for each data set found (`discretised_halves`); a line for each
+    one that is not (its name padded to `width`, as the table's first column)."""
+    for slug in slugs:
+        halves = discretised_halves(slug, seed)
+        if halves is None:
+            print(f"{slug:<{width}} (not found along the search path: skipped)", flush=True)
+            continue
+        yield slug, *halves
