@@ -518,21 +518,21 @@ class AnDE(CountingLearner, MultiPassLearner):
         const = self.constant_
         order = min(self.n, len(const))
         X = np.ascontiguousarray(codes[:, ~const], dtype=np.int64)
-        XU = np.ascontiguousarray(codes[:, const] >= 0)
+        # left-out single-valued attributes: present per row, may be parents, indices
+        left_out = (np.ascontiguousarray(codes[:, const] >= 0),
+                    prep["constant_parents"][const], np.flatnonzero(~const),
+                    np.flatnonzero(const))
         if parent_major_ok(tb, est, top, codes.shape[0]):
-            return log_scores_parent_major(X, XU, prep["constant_parents"][const],
-                                           np.flatnonzero(~const), np.flatnonzero(const),
-                                           order, top, tb, est, prep["weighted"], sr, crit,
-                                           gen)
+            return log_scores_parent_major(X, *left_out, order, top, tb, est,
+                                           prep["weighted"], sr, crit, gen)
         # few rows: the row-major kernels (no factor tables to build)
         n_sets = max((comb(ct.d, lev) for lev in range(1, top + 1)), default=1)
         ws = new_work(n_sets, self._batch_size(codes.shape[0], n_sets), ct.K)
         fast1 = a1de_fast_ok(tb, est, top)
         if not const.any():
             return log_scores(X, top, tb, est, ws, sr, crit, gen, fast1)
-        return log_scores_reduced(X, XU, prep["constant_parents"][const], np.flatnonzero(~const),
-                                  np.flatnonzero(const), order, top, tb, est, ws, sr, crit, gen,
-                                  fast1, prep["weighted"])
+        return log_scores_reduced(X, *left_out, order, top, tb, est, ws, sr, crit, gen, fast1,
+                                  prep["weighted"])
 
     def _batch_size(self, n_test: int, n_sets: int) -> int:
         """Test instances scored together (block-major) within a `_BATCH_BYTES` workspace."""
