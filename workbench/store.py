@@ -61,6 +61,8 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
 FOLD_METRICS_CSV = "fold_metrics.csv"
 PER_FOLD_KEY = "per_fold"
+REUSED_KEY = "reused_from"
+"""In a pair's ``summary.json``: the stored run it was copied from (``baselines:``)."""
 FOLD_METRICS_COLUMNS = ["dataset", "learner", "round", "fold", "metric", "value"]
 CONFIG_YAML = "config.yaml"
 CONFIG_HASH = "config_hash"
@@ -207,13 +209,14 @@ def _arrow_text(texts: list[str], sizes: list[int]) -> pa.DictionaryArray:
 def consolidate_pair(run_dir: Path, dataset: str, learner: str,
                      recs: list[dict[str, Any]] | None = None) -> Path:
     """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
-    tested instance: round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
+    tested instance: dataset, learner, round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
     (times, n_train, model_bytes, iterations, peak RSS, preprocessing, cuts, data hash) — and remove
     its per-fold files (27,200 files for PAKDD 2013 become 680). `recs`: the pair's
     `read_folds`, when the caller has just read them."""
     recs = read_folds(run_dir, dataset, learner) if recs is None else recs
     cols: dict[str, Any] = {}
     sizes = [int(np.asarray(r["test_index"]).size) for r in recs]
+    names = {"dataset": dataset, "learner": learner}  # a folder of runs reads as one table
     cols["round"] = np.repeat([int(r["round"]) for r in recs], sizes).astype(np.int32)
     cols["fold"] = np.repeat([int(r["fold"]) for r in recs], sizes).astype(np.int32)
     cols["index"] = np.concatenate([np.asarray(r["test_index"], np.int64) for r in recs])
@@ -224,6 +227,7 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str,
     for key in _FOLD_SCALARS:
         cols[key] = np.repeat([_number(r.get(key)) for r in recs], sizes)
     cols = {key: from_numpy(values) for key, values in cols.items()}
+    cols = {key: _arrow_text([text], [sum(sizes)]) for key, text in names.items()} | cols
     for key in _FOLD_TEXT:
         cols[key] = _arrow_text([str(r.get(key) or "") for r in recs], sizes)
     table = pa.table(cols)
@@ -234,6 +238,27 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str,
     for r, f in npz_folds(run_dir, dataset, learner):
         fold_path(run_dir, dataset, learner, r, f).unlink(missing_ok=True)
     return path
+
+
+def adopt_pair(run_dir: Path, dataset: str, learner: str, source: Path, source_learner: str,
+               row: dict[str, Any], reused_from: dict[str, Any]) -> None:
+    """Store a pair of another run (`source`, its learner column `source_learner`, its
+    summary `row`) as this run's complete pair `learner`: its ``predictions.parquet`` when
+    it has one (dataset/learner columns renamed), then its summary with ``reused_from``."""
+    src = parquet_path(Path(source), dataset, source_learner)
+    if src.is_file():
+        table = _read_parquet(src)
+        n = table.num_rows
+        for key, text in (("dataset", dataset), ("learner", learner)):
+            col = _arrow_text([text], [n])
+            if key in table.column_names:
+                table = table.set_column(table.column_names.index(key), key, col)
+            else:
+                table = table.add_column(0 if key == "dataset" else 1, key, col)
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression="zstd")
+        atomic_write_bytes(parquet_path(run_dir, dataset, learner), buf.getvalue())
+    write_summary(run_dir, dataset, learner, {**row, REUSED_KEY: reused_from})
 
 
 def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
@@ -464,7 +489,7 @@ _SUMMARY_INT_COLUMNS = ("n_instances", "rounds", "folds")
 def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
     """The pair summaries (without their ``per_fold`` lists) in plan order, and their
     columns: dataset, learner, n_instances, then the others in order of first appearance."""
-    rows = [{k: v for k, v in row.items() if k != PER_FOLD_KEY}
+    rows = [{k: v for k, v in row.items() if k not in (PER_FOLD_KEY, REUSED_KEY)}
             for row in iter_summaries(run_dir)]
     first = ["dataset", "learner", "n_instances"]
     seen = dict.fromkeys(k for row in rows for k in row)

@@ -23,6 +23,9 @@ Schema::
                                         # relative to the working directory
     report: {...}                       # passed through to the report stage
     plugins: [my_plugin.py]             # loaded before the learners are validated
+    baselines: [pakdd13, runs/old]      # stored runs (a run directory, or a packaged
+                                        # reproduction by name) whose matching pairs are
+                                        # copied instead of recomputed (`reuse`)
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ TOP_LEVEL_KEYS = (
     "output",
     "report",
     "plugins",
+    "baselines",
 )
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "discretize_sample": None}
@@ -132,6 +136,7 @@ class ExperimentConfig:
     output: Path
     report: Mapping[str, Any] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
+    baselines: tuple[tuple[str, Path], ...] = ()  # (as written, resolved run directory)
     source: Path | None = None
     output_text: str | None = None  # ``output:`` as written (None: the default was used)
     # each `datasets` item's ``file:line: datasets.i``, for the resolution step's errors
@@ -185,7 +190,8 @@ class ExperimentConfig:
             "output": str(self.output),
             "report": _plain(self.report),
             "plugins": [self._absolute_plugin(p) for p in self.plugins],
-        }
+        } | ({"baselines": [str(path) for _, path in self.baselines]}
+             if self.baselines else {})
 
     def _protocol_dict(self) -> dict[str, Any]:
         """The protocol as plain data; ``discretize_sample`` only when set, so configs
@@ -206,7 +212,8 @@ class ExperimentConfig:
         """The part of the config that determines the stored results.
 
         Excluded: name, output, data_dirs (where files are, not what they are), report
-        options, baseline (presentation only). The learners enter with their *effective*
+        options, baseline (presentation only), baselines (where results may be copied
+        from: a copied pair is the pair this config computes). The learners enter with their *effective*
         parameters (registry defaults + overrides + preprocessing), so a changed default is
         detected too.
         """
@@ -354,6 +361,7 @@ class _Validator:
             output_path = Path(self.nonempty_str(output, ("output",))).expanduser()
             if not output_path.is_absolute() and self.source is not None:
                 output_path = self.base_dir / output_path
+        baselines = self.baselines(data.get("baselines", []), output_path)
         report = data.get("report", {})
         if report is None:
             report = {}
@@ -368,6 +376,7 @@ class _Validator:
             output=output_path,
             report=report,
             plugins=plugins,
+            baselines=baselines,
             source=self.source,
             output_text=None if output is None else str(output),
             dataset_where=dict(self.dataset_where),
@@ -384,6 +393,36 @@ class _Validator:
             text = self.nonempty_str(item, ("data_dirs", str(i)))
             p = Path(text).expanduser()
             out.append((p if p.is_absolute() else self.base_dir / p).resolve())
+        return tuple(out)
+
+    def baselines(self, value: Any, output: Path) -> tuple[tuple[str, Path], ...]:
+        """Stored runs to copy matching pairs from: run directories (relative to this file)
+        or packaged reproductions by name."""
+        from workbench import resources
+
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            value = [value]
+        self.expect(value, list, ("baselines",), "a list of run directories or packaged "
+                    "reproduction names")
+        out = []
+        for i, item in enumerate(value):
+            text = self.nonempty_str(item, ("baselines", str(i)))
+            p = Path(text).expanduser()
+            p = p if p.is_absolute() else self.base_dir / p
+            known = resources.reproductions()
+            if not p.is_dir() and text in known:
+                p = known[text]
+            if p.resolve() == output.resolve():
+                raise self.error(("baselines", str(i)), "is this config's own output "
+                                 "directory (a run resumes its own results anyway)")
+            if not (p / "config.yaml").is_file() or not (p / "metadata.json").is_file():
+                raise self.error(("baselines", str(i)),
+                                 f"{text!r} is neither a run directory (config.yaml and "
+                                 "metadata.json) nor a packaged reproduction (packaged: "
+                                 f"{', '.join(known)})")
+            out.append((text, p.resolve()))
         return tuple(out)
 
     def plugins(self, value: Any) -> tuple[str, ...]:

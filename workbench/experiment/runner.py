@@ -43,7 +43,7 @@ from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import summarize
 from workbench import log, store
-from workbench.experiment import rundir, workers
+from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
 from workbench.experiment.datasets import canonical_dataset_names, resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
@@ -123,6 +123,8 @@ class RunResult:
     pairs_completed: int = 0
     folds_run: int = 0
     folds_reused: int = 0
+    pairs_from_baselines: int = 0
+    recomputed_from_baselines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -274,6 +276,7 @@ def run_experiment(
     infos = _inspect_datasets(sel_found, config)
     warnings = [w for ref in sel_found for w in infos[ref.name].warnings]
     warnings += _learner_warnings(config, sel_learners, sel_found, infos)
+    baseline_runs = reuse.open_runs(config)
     for w in warnings:
         print(f"warning: {w}", file=stream)
 
@@ -291,8 +294,14 @@ def run_experiment(
         meta, invocation = _start_metadata(run_dir, config, config_hash, found, missing,
                                            infos, warnings, jobs, backend, scheduler,
                                            datasets, learners, stream)
+        adopted = reuse.adopt(run_dir, config, sel_found, sel_learners,
+                              {name: i.sha256 for name, i in infos.items()}, baseline_runs,
+                              stream)
+        result.pairs_from_baselines = len(adopted.taken)
+        result.recomputed_from_baselines = adopted.recomputed
         tasks, remaining, to_summarize = _plan_tasks(run_dir, config, sel_found, sel_learners,
                                                      infos, result, stream)
+        result.pairs_already_complete -= result.pairs_from_baselines  # counted apart
         if verbosity < log.NORMAL:  # -q: the workers say nothing of compiling either
             tasks = [dataclasses.replace(t, notes=False) for t in tasks]
         model = CostModel()
@@ -425,6 +434,7 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
                                 "packages")},
         "provenance": prov,
         "learner_parameters": config.hash_payload()["learners"],
+        reuse.VERSIONS_KEY: reuse.output_versions(config),
         "plan": {
             "datasets": [r.name for r in found],
             "missing_datasets": missing,
@@ -742,7 +752,9 @@ def _plan_line(result: RunResult, n_tasks: int, found: list[DatasetRef],
     return (
         f"run {result.run_dir}: {len(found)} data set(s) × {len(learners)} learner(s); "
         f"{result.pairs_already_complete} pair(s) already complete, "
-        f"{result.folds_reused} fold(s) already stored, {n_tasks} fold(s) to run"
+        + (f"{result.pairs_from_baselines} pair(s) copied from baselines, "
+           if result.pairs_from_baselines else "")
+        + f"{result.folds_reused} fold(s) already stored, {n_tasks} fold(s) to run"
     )
 
 
@@ -758,6 +770,8 @@ def _finalize(run_dir: Path, meta: dict[str, Any], invocation: dict[str, Any], s
         "folds_reused": result.folds_reused,
         "pairs_completed": result.pairs_completed,
         "pairs_already_complete": result.pairs_already_complete,
+        "pairs_from_baselines": result.pairs_from_baselines,
+        "recomputed_from_baselines": result.recomputed_from_baselines,
         "failures": result.failures,
     })
     meta["finished"] = invocation["finished"]
@@ -779,7 +793,9 @@ def _print_summary(result: RunResult, stream: TextIO) -> None:
         f"done in {result.wall_seconds:.1f}s: ran {result.folds_run} fold(s), "
         f"completed {result.pairs_completed} pair(s); skipped "
         f"{result.pairs_already_complete} pair(s) already complete and reused "
-        f"{result.folds_reused} stored fold(s)",
+        f"{result.folds_reused} stored fold(s)"
+        + (f"; copied {result.pairs_from_baselines} pair(s) from baselines"
+           if result.pairs_from_baselines else ""),
     ]
     if result.missing_datasets:
         lines.append(f"not found (skipped): {', '.join(result.missing_datasets)}")

@@ -100,6 +100,10 @@ class Learner:
     """The fitted model does not depend on the order of the training rows (the contract
     suite, `workbench.testing`, checks it). A learner whose order-dependence depends on
     its parameters defines a property instead (AnJE: its SGD forms are not)."""
+    output_version: ClassVar[int] = 1
+    """Raise it with any change that alters this learner's predictions for the same data
+    and parameters: a run reusing stored results (``baselines:``) recomputes the pairs
+    stored under another version instead of taking them."""
 
     _header: Dataset | None = None
 

@@ -46,6 +46,11 @@ class LearnerSpec:
     source: str = "builtin"
     description: str = ""
 
+    @property
+    def output_version(self) -> int:
+        """The factory's `Learner.output_version` (1 for a factory that declares none)."""
+        return int(getattr(self.factory, "output_version", 1))
+
     def parameters(self) -> dict[str, Any]:
         """All constructor parameters with their effective defaults for this name."""
         declared = declared_parameters(self.factory)

@@ -1,0 +1,172 @@
+"""``baselines:``: pairs copied from stored runs, and every reason a stored pair is not taken.
+
+A small stored run (NB and A1DE on iris and labor, 2 × 2-fold CV) stands for a paper's
+reproduction; a new config adds a learner and names it as a baseline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import EMBEDDED
+from workbench import store
+from workbench.errors import ConfigError
+from workbench.experiment import runner
+from workbench.experiment.config import load_config
+from workbench.learners import registry
+
+
+def write_config(folder: Path, name: str, learners: str, *, baselines: str = "",
+                 seed: int = 1, datasets: str = "[iris, labor]") -> Path:
+    text = textwrap.dedent(f"""
+        name: {name}
+        datasets: {datasets}
+        protocol: {{rounds: 2, folds: 2, seed: {seed}}}
+        learners:
+        """).lstrip() + textwrap.indent(textwrap.dedent(learners).strip() + "\n", "  ")
+    if baselines:
+        text += f"baselines: [{baselines}]\n"
+    text += f"output: {name}\n"
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def run(path: Path) -> tuple[runner.RunResult, str]:
+    out = io.StringIO()
+    result = runner.run_experiment(load_config(path), stream=out)
+    return result, out.getvalue()
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("baseline")
+    result, _ = run(write_config(folder, "base", "NB: NB\nA1DE: A1DE"))
+    assert result.folds_run == 2 * 2 * 4 and not result.failures
+    return folder / "base"
+
+
+def test_only_the_new_learner_runs_and_copied_pairs_equal_the_stored_ones(base, tmp_path):
+    before = tree_digest(base)
+    cfg = write_config(tmp_path, "new", """
+        NB: NB
+        AODE: {learner: A1DE, m: 1}
+        A1DE-m0.5: {learner: A1DE, m: 0.5}
+        """, baselines=str(base))
+    result, said = run(cfg)
+    # NB and A1DE (stored as 'A1DE', here called 'AODE', m given as an int) are copied
+    assert result.pairs_from_baselines == 4
+    assert result.folds_run == 2 * 4  # A1DE-m0.5 on two data sets, 4 folds each
+    assert "recomputing" not in said
+    meta = store.read_metadata(tmp_path / "new")
+    last = meta["invocations"][-1]
+    assert (last["pairs_from_baselines"], last["folds_run"]) == (4, 8)
+    assert meta["learner_output_versions"] == {"NB": 1, "AODE": 1, "A1DE-m0.5": 1}
+
+    new = store.load_summary(tmp_path / "new").set_index(["dataset", "learner"])
+    old = store.load_summary(base).set_index(["dataset", "learner"])
+    for ds in ("iris", "labor"):
+        for mine, theirs in (("NB", "NB"), ("AODE", "A1DE")):
+            a, b = new.loc[(ds, mine)], old.loc[(ds, theirs)]
+            pd.testing.assert_series_equal(a[b.index], b, check_names=False)
+            summary = json.loads(store.summary_path(tmp_path / "new", ds, mine).read_text())
+            assert summary["reused_from"] == {"run": str(base), "baseline": str(base),
+                                              "learner": theirs}
+            p_new = store.load_predictions(tmp_path / "new", ds, mine)
+            p_old = store.load_predictions(base, ds, theirs)
+            pd.testing.assert_frame_equal(p_new, p_old)
+            table = store._read_parquet(store.parquet_path(tmp_path / "new", ds, mine))
+            assert set(table.column("learner").to_pylist()) == {mine}
+            assert set(table.column("dataset").to_pylist()) == {ds}
+    folds = store.load_fold_metrics(tmp_path / "new")
+    assert set(folds["learner"]) == {"NB", "AODE", "A1DE-m0.5"}
+    assert tree_digest(base) == before  # nothing is written into a baseline
+
+    again, _ = run(cfg)  # resuming: everything is this run's own now
+    assert (again.pairs_already_complete, again.pairs_from_baselines, again.folds_run) == \
+        (6, 0, 0)
+
+
+def test_a_stored_run_without_predictions_gives_its_summaries(base, tmp_path):
+    """A packaged reproduction keeps summary.csv and fold_metrics.csv only."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("config.yaml", "metadata.json", "summary.csv", "fold_metrics.csv",
+                 "config_hash"):
+        (bare / name).write_bytes((base / name).read_bytes())
+    result, _ = run(write_config(tmp_path, "new", "NB: NB", baselines=str(bare)))
+    assert (result.pairs_from_baselines, result.folds_run) == (2, 0)
+    new = store.load_fold_metrics(tmp_path / "new")
+    old = store.load_fold_metrics(bare)
+    key = ["dataset", "learner", "round", "fold", "metric"]
+    merged = new.merge(old[old.learner == "NB"], on=key, suffixes=("", "_stored"))
+    assert len(merged) == len(new) > 0
+    np.testing.assert_array_equal(merged["value"], merged["value_stored"])
+
+
+def reasons(said: str) -> list[str]:
+    return [line for line in said.splitlines() if line.startswith("recomputing")]
+
+
+def test_another_parameter_is_recomputed_with_its_reason(base, tmp_path):
+    result, said = run(write_config(tmp_path, "new", "NB: NB\nA1DE: {learner: A1DE, m: 2}",
+                                    baselines=str(base)))
+    assert (result.pairs_from_baselines, result.folds_run) == (2, 8)
+    assert reasons(said) == [
+        f"recomputing {ds} / A1DE: baseline {base} has it from other learner parameters "
+        "(m: 1.0 → 2)" for ds in ("iris", "labor")]
+
+
+def test_another_seed_is_recomputed_with_its_reason(base, tmp_path):
+    result, said = run(write_config(tmp_path, "new", "NB: NB", baselines=str(base), seed=2))
+    assert (result.pairs_from_baselines, result.folds_run) == (0, 8)
+    assert reasons(said) == [
+        f"recomputing {ds} / NB: baseline {base} has it from another protocol (seed: 1 → 2)"
+        for ds in ("iris", "labor")]
+
+
+def test_another_data_file_is_recomputed_with_its_reason(base, tmp_path):
+    text = gzip.decompress((EMBEDDED / "iris.arff.gz").read_bytes()).decode()
+    text = text.replace("5.1,3.5,1.4,0.2", "5.2,3.5,1.4,0.2", 1)  # one value changed
+    (tmp_path / "iris.arff").write_text(text)
+    result, said = run(write_config(tmp_path, "new", "NB: NB", baselines=str(base),
+                                    datasets=f"[{tmp_path / 'iris.arff'}, labor]"))
+    assert (result.pairs_from_baselines, result.folds_run) == (1, 4)
+    assert reasons(said) == [f"recomputing iris / NB: baseline {base} has it from another "
+                             "version of the data file"]
+
+
+def test_another_output_version_is_recomputed_with_its_reason(base, tmp_path, monkeypatch):
+    monkeypatch.setattr(registry.get("NB").factory, "output_version", 2)
+    result, said = run(write_config(tmp_path, "new", "NB: NB", baselines=str(base)))
+    assert (result.pairs_from_baselines, result.folds_run) == (0, 8)
+    assert reasons(said) == [f"recomputing {ds} / NB: baseline {base} has it from learner "
+                             "output version 1, now 2" for ds in ("iris", "labor")]
+
+
+def test_a_packaged_reproduction_is_named_and_bad_baselines_are_refused(tmp_path):
+    cfg = load_config(write_config(tmp_path, "new", "NB: NB", baselines="pakdd13"))
+    assert cfg.baselines[0][0] == "pakdd13"
+    assert (cfg.baselines[0][1] / "PUBLISHED").is_file()
+    assert cfg.config_hash() == load_config(write_config(tmp_path, "plain", "NB: NB")) \
+        .config_hash()  # where pairs may come from does not change what is computed
+    with pytest.raises(ConfigError, match=r"new\.yaml:\d+: baselines\.0: 'nowhere' is "
+                       "neither a run directory"):
+        load_config(write_config(tmp_path, "new", "NB: NB", baselines="nowhere"))
+    with pytest.raises(ConfigError, match="baselines.0: is this config's own output"):
+        load_config(write_config(tmp_path, "new", "NB: NB",
+                                 baselines=str(tmp_path / "new")))
