@@ -326,3 +326,49 @@ def test_config_is_pure_data_sets_are_resolved_by_a_separate_step(tmp_path, plug
         """, plugin_file))
     found, missing = resolve_datasets(config)
     assert [r.name for r in found] == ["house-votes-84", "iris", "none"] and not missing
+
+
+# ----- parameter sweeps ----------------------------------------------------------------------
+def sweep_config(learners: str) -> str:
+    return "name: s\ndatasets: [iris]\nlearners:\n" + textwrap.indent(
+        textwrap.dedent(learners).strip() + "\n", "  ")
+
+
+def test_a_sweep_expands_to_named_variants():
+    cfg = parse_config(sweep_config("""
+        NB: NB
+        A1DE-m: {learner: A1DE, m: [0.1, 0.5, 1, 2, 5]}
+        G: {learner: A2DE, frequency_limit: 30, grid: {m: [1, 2], subsumption: [null, 100]}}
+        W: {learner: WANBIA-bnc, weights: [0.5, 1.0, 0.25, 1.0]}
+        """))
+    got = [(lc.display, lc.learner, dict(lc.params)) for lc in cfg.learners]
+    assert got == [
+        ("NB", "NB", {}),
+        *[(f"A1DE-m[m={v}]", "A1DE", {"m": v}) for v in (0.1, 0.5, 1, 2, 5)],
+        ("G[m=1,subsumption=null]", "A2DE", {"frequency_limit": 30, "m": 1, "subsumption": None}),
+        ("G[m=1,subsumption=100]", "A2DE", {"frequency_limit": 30, "m": 1, "subsumption": 100}),
+        ("G[m=2,subsumption=null]", "A2DE", {"frequency_limit": 30, "m": 2, "subsumption": None}),
+        ("G[m=2,subsumption=100]", "A2DE", {"frequency_limit": 30, "m": 2, "subsumption": 100}),
+        # a parameter that takes a list is given one, not swept
+        ("W", "WANBIA-bnc", {"weights": [0.5, 1.0, 0.25, 1.0]}),
+    ]
+    # the one-parameter sweep is noted for the report's figure; the grid is not
+    assert cfg.report == {"sweeps": {"A1DE-m": {
+        "parameter": "m", "learners": {f"A1DE-m[m={v}]": v for v in (0.1, 0.5, 1, 2, 5)}}}}
+    assert cfg.learner_parameters("A1DE-m[m=0.5]")["m"] == 0.5
+
+
+@pytest.mark.parametrize("learners, message", [
+    ("A: {learner: A1DE, m: []}", r"learners\.A\.grid\.m: expected a non-empty list of "
+                                  "distinct values"),
+    ("A: {learner: A1DE, m: [1, 1]}", r"learners\.A\.grid\.m: expected a non-empty list of "
+                                      "distinct values"),
+    ("A: {learner: A1DE, m: 1, grid: {m: [1, 2]}}", r"learners\.A\.m: given both"),
+    ("A: {learner: A1DE, grid: [1, 2]}", r"learners\.A\.grid: expected a mapping"),
+    ("A: {learner: A1DE, m: [1, -2]}", r"s\.yaml:\d+: learners\.A\.m: .*"),
+])
+def test_sweep_errors_name_the_learner_field(learners, message, tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(sweep_config(learners))
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)

@@ -439,3 +439,24 @@ def test_report_set_overrides_report_options(tmp_path, capsys):
                      item]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
+
+
+def test_a_sweep_reports_each_variants_mean_over_complete_data_sets(tmp_path):
+    names = ["NB", "V[m=0.1]", "V[m=1]", "V[m=10]"]
+    summary = synthetic_summary(names, counts=(1, 1, 3))
+    summary = summary[~((summary.dataset == "syn04") & (summary.learner == "V[m=10]"))]
+    sweep = {"V": {"parameter": "m", "learners": {"V[m=0.1]": 0.1, "V[m=1]": 1,
+                                                  "V[m=10]": 10, "V[m=99]": 99}}}
+    out = render_report(write_run(tmp_path / "run", summary, {"sweeps": sweep}),
+                        figures=True)
+    table = pd.read_csv(out / "tables" / "sweep_V.csv")
+    complete = summary[summary.dataset != "syn04"]  # V[m=10] has no result there
+    for name, value in [("V[m=0.1]", 0.1), ("V[m=1]", 1), ("V[m=10]", 10)]:
+        row = table[(table.learner == name) & (table.metric == "rmse")].iloc[0]
+        assert row["value"] == value and row["datasets"] == 4
+        assert row["mean"] == pytest.approx(complete[complete.learner == name]["rmse"].mean(),
+                                            rel=1e-12)
+    assert "V[m=99]" not in set(table.learner)  # no results: left out
+    assert (out / "figures" / "sweep_V.png").is_file()
+    text = (out / "report.md").read_text()
+    assert "### V: m" in text and "| 10 | V[m=10] |" in text

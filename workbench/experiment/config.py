@@ -18,6 +18,10 @@ Schema::
     learners:                           # display name -> {learner: REGISTRY_NAME, params...}
       NB: NB                            #   (a bare registry name is shorthand)
       A2DE-SW-m0.5: {learner: A2DE-SW, m: 0.5}
+      A1DE-m: {learner: A1DE, m: [0.1, 1, 5]}  # a sweep: one variant per value, named
+                                        #   A1DE-m[m=0.1] ...; or grid: {m: [...], ...}
+                                        #   (every combination); the report draws the
+                                        #   metric against a one-parameter sweep's values
     baseline: NB                        # default NB; must be one of the learners
     output: runs/pakdd13                # relative to this file; default results/<name>
                                         # relative to the working directory
@@ -31,6 +35,7 @@ Schema::
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -298,6 +303,8 @@ class _Validator:
         self.has_plugins = False
         self.base_dir = source.parent if source is not None else Path.cwd()
         self.dataset_where: dict[str, str] = {}
+        self.sweeps: dict[str, dict[str, Any]] = {}  # one-parameter sweeps, for the report
+        self.variant_of: dict[str, str] = {}  # a sweep's variant -> the column it came from
 
     def location(self, path: tuple[str, ...]) -> str:
         """``file:line: field`` of a config field, for an error message."""
@@ -366,6 +373,8 @@ class _Validator:
         if report is None:
             report = {}
         self.expect(report, dict, ("report",), "a mapping of report options")
+        if self.sweeps:  # the figure of each sweep, unless the config draws its own
+            report = {**report, "sweeps": {**self.sweeps, **dict(report.get("sweeps") or {})}}
         return ExperimentConfig(
             name=name,
             datasets=datasets,
@@ -512,8 +521,10 @@ class _Validator:
             )
         out = []
         dirs: dict[str, str] = {}
+        expanded = []
         for display, spec in items:
-            display = str(display)
+            expanded += self.sweep(str(display), spec)
+        for display, spec in expanded:
             lc = self.one_learner(display, spec)
             if display in dirs.values():
                 raise self.error(("learners", display), "listed twice")
@@ -524,8 +535,54 @@ class _Validator:
             out.append(lc)
         return tuple(out)
 
-    def one_learner(self, display: str, spec: Any) -> LearnerConfig:
+    def sweep(self, display: str, spec: Any) -> list[tuple[str, Any]]:
+        """A learner column, or the variants of a sweep: a ``grid: {param: [values]}`` key,
+        or a list given for a parameter that takes no list, gives one variant per value
+        (per combination), named ``display[param=value,...]``; a one-parameter sweep is
+        noted in `sweeps` for the report's figure."""
+        if not isinstance(spec, dict):
+            return [(display, spec)]
+        params = dict(spec)
         path = ("learners", display)
+        grid = params.pop("grid", None)
+        if grid is not None:
+            if not isinstance(grid, dict) or not grid:
+                raise self.error(path + ("grid",), "expected a mapping {parameter: [values]}")
+        grid = dict(grid or {})
+        reg_name = params.get("learner", display)
+        for key, val in list(params.items()):
+            if isinstance(val, list) and key not in ("learner", registry.PREPROCESSING_KEY):
+                try:  # a parameter that takes a list is given one, not swept
+                    registry.create(str(reg_name), **{key: val})
+                    continue
+                except WorkbenchError:
+                    grid[key] = params.pop(key)
+        if not grid:
+            return [(display, spec)]
+        for key, values in grid.items():
+            if key in params:
+                raise self.error(path + (str(key),), "given both as a value and in grid")
+            if not isinstance(values, list) or not values or len(set(map(repr, values))) \
+                    != len(values):
+                raise self.error(path + ("grid", str(key)),
+                                 f"expected a non-empty list of distinct values, got "
+                                 f"{_show(values)}")
+        out = []
+        for combo in itertools.product(*grid.values()):
+            chosen = dict(zip(map(str, grid), combo))
+            name = display + "[" + ",".join(f"{k}={_value_text(v)}"
+                                            for k, v in chosen.items()) + "]"
+            out.append((name, {**params, **chosen}))
+            self.variant_of[name] = display
+        if len(grid) == 1:
+            key = str(next(iter(grid)))
+            self.sweeps[display] = {"parameter": key,
+                                    "learners": {name: v for (name, _), v in
+                                                 zip(out, grid[next(iter(grid))])}}
+        return out
+
+    def one_learner(self, display: str, spec: Any) -> LearnerConfig:
+        path = ("learners", self.variant_of.get(display, display))
         if "/" in display or "\\" in display or display.strip() != display or not display:
             raise self.error(path, "display names must be non-empty, without '/' or spaces "
                              "at either end")
@@ -604,6 +661,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def _value_text(value: Any) -> str:
+    """A swept value as it reads in a variant's name (YAML spelling for booleans/null)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return str(value)
 
 
 def _show(value: Any) -> str:

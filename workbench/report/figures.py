@@ -792,3 +792,41 @@ def rank_figure(ranks: Mapping[str, pd.DataFrame], title: str) -> Figure:
         ax.set_axis_off()
     fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
     return fig
+
+
+# ------------------------------------------------------------------- parameter sweeps
+@styled
+def sweep_figure(table: pd.DataFrame, parameter: str, metrics: Sequence[str],
+                 title: str) -> Figure:
+    """A sweep's mean metric over the data sets against the swept value, one panel per
+    metric; ``table`` has columns value, metric, mean (one row per variant and metric).
+    Numeric values on a log axis when all are positive and span a factor of ten or more;
+    other values as evenly spaced categories."""
+    ncols = len(metrics)
+    width = _width(3.2 * ncols + 0.6)
+    heading, head = _title_block([title, "mean over the data sets where every variant has "
+                                  "results"], width)
+    height = 2.9 + head
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.8 / width, right=1 - 0.3 / width, top=1 - head / height,
+                        bottom=0.6 / height, wspace=0.45)
+    axes = fig.subplots(1, ncols, squeeze=False).ravel()
+    values = list(dict.fromkeys(table["value"]))
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    for ax, metric in zip(axes, metrics):
+        part = table[table["metric"] == metric]
+        if numeric:
+            part = part.sort_values("value", kind="mergesort")
+            x = part["value"].astype(float).to_numpy()
+        else:
+            x = np.array([values.index(v) for v in part["value"]], dtype=float)
+            ax.set_xticks(range(len(values)), [str(v) for v in values])
+        ax.plot(x, part["mean"], marker="o", markersize=3, linewidth=1.0)
+        if numeric and min(x) > 0 and max(x) >= 10 * min(x):
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
+        ax.set_xlabel(parameter)
+        ax.set_ylabel(TABLE_METRICS.get(metric, metric))
+        ax.grid(linewidth=0.3, alpha=0.6)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig

@@ -36,7 +36,10 @@ What the report takes from the config (everything optional):
   CPU seconds summed over data sets for pairs [A, B] side by side, and per data set each
   learner's time relative to the reference, data sets in increasing reference time),
   ``rank_figure`` (``{learners, metrics}``: JMLR 2016's Fig. 9 — the average rank of each
-  learner over the data sets with its standard deviation; the oracle may be listed).
+  learner over the data sets with its standard deviation; the oracle may be listed),
+  ``sweeps`` (``{name: {parameter, learners: {learner: value}}}``: the metrics of learner
+  variants against the value of the parameter they differ in; a config's one-parameter
+  sweep, ``m: [0.1, 1, 5]``, fills it in).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -59,7 +62,7 @@ from workbench.stats.corrections import METHODS as CORRECTIONS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
-               "figure_width", "oracle", "time_figures", "rank_figure")
+               "figure_width", "oracle", "time_figures", "rank_figure", "sweeps")
 PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 BAYESIAN_KEYS = ("rope", "metrics", "pairs", "samples", "seed")
@@ -92,6 +95,8 @@ class ReportOptions:
     oracle: dict[str, Any] | None = None  # {name, learners}: best of `learners` per data set
     time_figures: dict[str, Any] | None = None  # {reference, learners, pairs}
     rank_figure: dict[str, Any] | None = None  # {learners, metrics}
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # {name: {parameter,
+    # learners: {learner with results: value}}}, each with >= 2 learners
     name: str = ""
     notes: list[str] = field(default_factory=list)  # shown in the report's Run section
 
@@ -274,7 +279,28 @@ def options_from_config(
                                        {"reference": str, "learners": list, "pairs": list})
     opts.rank_figure = _learner_lists("rank_figure", report.get("rank_figure"), known,
                                       {"learners": list, "metrics": list})
+    opts.sweeps = _sweeps(report.get("sweeps"), present)
     return opts
+
+
+def _sweeps(value: Any, present: set[str]) -> dict[str, dict[str, Any]]:
+    """``report.sweeps`` checked; variants without results left out, and a sweep with
+    fewer than two variants with results."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError("report.sweeps: expected a mapping {name: {parameter, learners}}")
+    out = {}
+    for name, sweep in value.items():
+        where = f"report.sweeps.{name}"
+        if not isinstance(sweep, Mapping) or set(sweep) != {"parameter", "learners"} or \
+                not isinstance(sweep["learners"], Mapping):
+            raise ConfigError(f"{where}: expected {{parameter: NAME, learners: {{learner: "
+                              "value, ...}}")
+        kept = {str(k): v for k, v in sweep["learners"].items() if str(k) in present}
+        if len(kept) >= 2:
+            out[str(name)] = {"parameter": str(sweep["parameter"]), "learners": kept}
+    return out
 
 
 def _learner_lists(key: str, value: Any, known: set[str], fields: dict[str, type]

@@ -34,13 +34,14 @@ from workbench.report.context import prepare
 from workbench.report.document import Document
 from workbench.report.html import markdown_to_html
 from workbench.report.sections import (agreement, appendix, bayesian, comparisons, curves,
-                                       figures as figure_section, ranks, run, scatter, wdl)
+                                       figures as figure_section, ranks, run, scatter,
+                                       sweeps, wdl)
 
 REPORT_DIR = "report"
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
 
-SECTIONS = (wdl, figure_section, ranks, bayesian, comparisons, scatter, curves, agreement,
-            appendix)
+SECTIONS = (wdl, figure_section, ranks, bayesian, comparisons, scatter, curves, sweeps,
+            agreement, appendix)
 """After the Run section, in report order; each module's ``render(ctx, doc)``."""
 
 
