@@ -170,3 +170,59 @@ def test_a_packaged_reproduction_is_named_and_bad_baselines_are_refused(tmp_path
     with pytest.raises(ConfigError, match="baselines.0: is this config's own output"):
         load_config(write_config(tmp_path, "new", "NB: NB",
                                  baselines=str(tmp_path / "new")))
+
+
+# ----- workbench compare ---------------------------------------------------------------------
+def hand_wdl(a: pd.Series, b: pd.Series) -> str:
+    return f"{int((a < b).sum())}/{int((a == b).sum())}/{int((a > b).sum())}"
+
+
+def test_compare_runs_only_the_new_learner_and_tables_it_against_every_stored_one(
+        base, tmp_path, capsys):
+    from workbench.__main__ import main
+
+    out = tmp_path / "mine"
+    assert main(["compare", "A1DE", "--set", "m=0.5", "--baseline", str(base),
+                 "--output", str(out), "--metrics", "zero_one_loss"]) == 0
+    printed = capsys.readouterr().out
+    meta = store.read_metadata(out)
+    assert meta["invocations"][-1]["folds_run"] == 2 * 4  # iris and labor, 2 × 2 folds
+    assert list(meta["learner_parameters"]) == ["A1DE[m=0.5]"]
+    ours = store.load_summary(out).set_index("dataset")["zero_one_loss"]
+    theirs = store.load_summary(base)
+    tidy = pd.read_csv(out / "compare" / "base.csv")
+    assert list(tidy.col[tidy.collection == "all"]) == ["NB", "A1DE"]
+    for name in ("NB", "A1DE"):
+        b = theirs[theirs.learner == name].set_index("dataset")["zero_one_loss"]
+        cell = hand_wdl(ours[b.index], b)
+        rec = tidy[(tidy.collection == "all") & (tidy.col == name)].iloc[0]
+        assert f"{rec.wins}/{rec.draws}/{rec.losses}" == cell
+        assert f"| {cell} (" in printed.split("### 0-1 loss: All data sets")[1]
+    assert (out / "compare" / "base.md").read_text().strip() == printed.strip()
+
+
+def test_compare_a_config_copies_what_the_baseline_has_and_compares_the_rest(base, tmp_path,
+                                                                             capsys):
+    from workbench.__main__ import main
+
+    cfg = write_config(tmp_path, "cfg", "NB: NB\nA1DE-f30: {learner: A1DE, frequency_limit: 30}")
+    assert main(["compare", str(cfg), "--baseline", str(base)]) == 0
+    meta = store.read_metadata(tmp_path / "cfg")
+    assert meta["invocations"][-1]["pairs_from_baselines"] == 2  # NB on iris and labor
+    tidy = pd.read_csv(tmp_path / "cfg" / "compare" / "base.csv")
+    assert set(tidy.row) == {"A1DE-f30"} and set(tidy.col) == {"NB", "A1DE"}
+    capsys.readouterr()
+    # a run directory is compared as it is (nothing runs)
+    assert main(["compare", str(tmp_path / "cfg"), "--baseline", str(base)]) == 0
+    assert "A1DE-f30 against" in capsys.readouterr().out
+
+
+def test_compare_errors_are_one_line(base, tmp_path, capsys):
+    from workbench.__main__ import main
+
+    assert main(["compare", "NoSuchLearner", "--baseline", str(base)]) == 2
+    assert "unknown learner 'NoSuchLearner'" in capsys.readouterr().err
+    assert main(["compare", "NB", "--baseline", str(tmp_path)]) == 2
+    assert "is not a run directory" in capsys.readouterr().err
+    assert main(["compare", str(base), "--baseline", str(base)]) == 2
+    assert "nothing new to compare" in capsys.readouterr().err

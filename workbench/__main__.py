@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "run an experiment config (resumable, parallel)",
     "status": "show what a run directory has done and what is missing",
     "report": "render tables, figures and paper agreement from a run directory",
+    "compare": "W/D/L of a new learner against a stored run's learners, computing only it",
     "cv": "repeated k-fold cross-validation of one learner on one data set",
     "predict": "train one learner on TRAIN and print class distributions for TEST",
     "fit": "train a count-based learner on a data file out of core (chunks)",

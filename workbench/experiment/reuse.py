@@ -50,7 +50,7 @@ class StoredRun:
     def columns_like(self, effective: dict[str, Any], version: int) -> list[str]:
         """The stored learner columns with these effective parameters and output version."""
         return [name for name, params in self.learners.items()
-                if not _param_diff(params, effective) and self.versions.get(name, 1) == version]
+                if same_learner(params, effective) and self.versions.get(name, 1) == version]
 
 
 def open_runs(config: ExperimentConfig) -> list[StoredRun]:
@@ -155,6 +155,11 @@ def _find(runs: Sequence[StoredRun], dataset: str, name: str, sha: str,
         if why:
             reasons.append(f"baseline {run.label} has it from {', '.join(why)}")
     return None, reasons
+
+
+def same_learner(stored: dict[str, Any], effective: dict[str, Any]) -> bool:
+    """Two effective-parameter records (``learner_parameters``) describe the same learner."""
+    return not _param_diff(stored, effective)
 
 
 def _param_diff(stored: dict[str, Any], effective: dict[str, Any]) -> str:

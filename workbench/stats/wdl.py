@@ -164,7 +164,8 @@ def wdl_table(summary: pd.DataFrame, metric: str, learners: Sequence[str],
     ``datasets`` (default all); ``options`` as `wdl_from_matrix` takes them.
 
     ``pairs="lower"`` gives the paper's lower triangle in config order; ``"all"`` every
-    ordered pair (row != col), so A vs B and B vs A both appear (mirrored records).
+    ordered pair (row != col), so A vs B and B vs A both appear (mirrored records); or a
+    list of (row, col) pairs (``workbench compare``: each new learner against each baseline).
     """
     wide = metric_matrix(summary, metric, list(learners), datasets)
     return wdl_from_matrix(wide, learners, **options)
@@ -175,7 +176,7 @@ def wdl_from_matrix(
     learners: Sequence[str],
     decimals: int | None = None,
     alpha: float = ALPHA,
-    pairs: str = "lower",
+    pairs: Any = "lower",
     tails: int = 2,
     lower_is_better: bool = True,
 ) -> pd.DataFrame:
@@ -400,9 +401,12 @@ def fold_wdl_table(
     return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs, tails)
 
 
-def _pair_list(learners: list[str], pairs: str) -> list[tuple[str, str]]:
+def _pair_list(learners: list[str], pairs: Any) -> list[tuple[str, str]]:
+    """``lower``, ``all`` or an explicit list of (row, col) pairs."""
     if pairs == "lower":
         return lower_triangle(learners)
     if pairs == "all":
         return [(r, c) for r in learners for c in learners if r != c]
-    raise ValueError(f"pairs must be 'lower' or 'all', got {pairs!r}")
+    if isinstance(pairs, (list, tuple)) and all(len(p) == 2 for p in pairs):
+        return [(str(r), str(c)) for r, c in pairs]
+    raise ValueError(f"pairs must be 'lower', 'all' or a list of (row, col), got {pairs!r}")
