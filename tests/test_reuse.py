@@ -226,3 +226,39 @@ def test_compare_errors_are_one_line(base, tmp_path, capsys):
     assert "is not a run directory" in capsys.readouterr().err
     assert main(["compare", str(base), "--baseline", str(base)]) == 2
     assert "nothing new to compare" in capsys.readouterr().err
+
+
+# ----- results of many runs as one table -----------------------------------------------------
+def test_a_folder_of_runs_reads_as_one_table(base, tmp_path):
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    import workbench
+
+    run(write_config(tmp_path, "other", "A1DE-m2: {learner: A1DE, m: 2}"))
+    runs = [base, tmp_path / "other"]
+    both = workbench.load_results([str(r) for r in runs])
+    assert list(both.summary.columns[:3]) == ["run", "dataset", "learner"]
+    for r in runs:
+        one = workbench.load_results(r)
+        part = both.summary[both.summary.run == str(r)].drop(columns="run")
+        pd.testing.assert_frame_equal(part.reset_index(drop=True), one.summary)
+        folds = both.folds[both.folds.run == str(r)].drop(columns="run")
+        pd.testing.assert_frame_equal(folds.reset_index(drop=True), one.folds)
+    assert set(both.predictions().run) == {str(r) for r in runs}
+    # a parent folder is searched for run directories
+    found = workbench.load_results(tmp_path)
+    assert set(found.summary.learner) == {"A1DE-m2"}
+
+    # the Parquet files name their data set and learner: any Parquet reader takes a folder
+    files = sorted(map(str, (tmp_path / "other").rglob("predictions.parquet")))
+    schema = pa.unify_schemas([pq.read_schema(f) for f in files])
+    table = pads.dataset(files, schema=schema, format="parquet").to_table(
+        columns=["dataset", "learner", "round", "fold", "index", "p_0"])
+    frame = table.to_pandas()
+    preds = workbench.load_results(tmp_path / "other").predictions()
+    key = ["dataset", "learner", "round", "fold", "index"]
+    merged = frame.astype({"dataset": str, "learner": str}).merge(preds, on=key)
+    assert len(merged) == len(preds) == len(frame)
+    np.testing.assert_array_equal(merged["p_0_x"], merged["p_0_y"])

@@ -6,6 +6,7 @@ in a temporary directory; then the report tables must show the plugin learner.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -64,6 +65,20 @@ def test_tutorial_runs_end_to_end(tmp_path):
     assert "Higher is better for" in report and "Balanced accuracy" in report
     summary = pd.read_csv(run_dir / "summary.csv")
     assert summary["balanced_accuracy"].between(0, 1).all()
+
+    # section 8: against PAKDD 2013's learners, only LaplaceNB computed
+    vs = pd.read_csv(tmp_path / "my-experiment" / "results" / "vs-pakdd13" / "compare" /
+                     "pakdd13.csv")
+    assert set(vs["row"]) == {"LaplaceNB"} and len(set(vs["col"])) == 11
+    assert ((vs["wins"] + vs["draws"] + vs["losses"])[vs["collection"] == "all"] == 4).all()
+    assert "| LaplaceNB | " in proc.stdout
+    mine = tmp_path / "my-experiment" / "results" / "my-pakdd13"
+    last = json.loads((mine / "metadata.json").read_text())["invocations"][-1]
+    assert last["pairs_from_baselines"] == 3 * 4  # NB, AODE, A2DE-SW on four data sets
+    assert last["folds_run"] == 4 * 4 * 40  # LaplaceNB and its three variants
+    assert "12 pair(s) copied from baselines" in proc.stdout
+    report = (mine / "report" / "report.md").read_text()
+    assert "### LaplaceNB-alpha: alpha" in report
 
 
 @pytest.mark.parametrize("plugin_text, expected", [

@@ -39,7 +39,7 @@ SUBCOMMANDS: dict[str, str] = {
     "discretize": "fit MDL / equal-frequency discretisation and apply it",
 }
 
-PLUGIN_COMMANDS = ("learners", "predict", "cv", "fit", "evaluate")
+PLUGIN_COMMANDS = ("learners", "predict", "cv", "fit", "evaluate", "compare")
 """Subcommands that take ``--plugin`` (run/report get plugins from the config)."""
 
 

@@ -822,33 +822,69 @@ class Results:
     folds: pd.DataFrame
     """Long per-fold values: ``dataset, learner, round, fold, metric, value``."""
     config: dict[str, Any]
-    """The run's resolved config (``config.yaml``)."""
+    """The run's resolved config (``config.yaml``); of several runs: run → config."""
+    runs: list[Path] | None = None
+    """The run directories of results loaded from several runs (None: one run)."""
 
     def predictions(self, dataset: str | None = None,
                     learner: str | None = None) -> pd.DataFrame:
         """Per-instance predictions (``dataset, learner, round, fold, index, y, p_0 …``) of
         the stored pairs, optionally of one data set and/or learner; empty for results
-        kept as summaries only (the committed reproductions)."""
+        kept as summaries only (the committed reproductions). Of several runs: with a
+        leading ``run`` column."""
         import pandas as pd
 
         frames = []
-        for st in pair_statuses(self.run_dir):
-            if (dataset is None or st.dataset == dataset) and \
-                    (learner is None or st.learner == learner) and st.folds_done:
-                part = load_predictions(self.run_dir, st.dataset, st.learner)
-                if len(part):
-                    part.insert(0, "learner", st.learner)
-                    part.insert(0, "dataset", st.dataset)
-                    frames.append(part)
+        for run in self.runs or [self.run_dir]:
+            for st in pair_statuses(run):
+                if (dataset is None or st.dataset == dataset) and \
+                        (learner is None or st.learner == learner) and st.folds_done:
+                    part = load_predictions(run, st.dataset, st.learner)
+                    if len(part):
+                        part.insert(0, "learner", st.learner)
+                        part.insert(0, "dataset", st.dataset)
+                        if self.runs is not None:
+                            part.insert(0, "run", str(run))
+                        frames.append(part)
+        columns = ["run"] * (self.runs is not None) + ["dataset", "learner", "round", "fold",
+                                                        "index", "y"]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-            columns=["dataset", "learner", "round", "fold", "index", "y"])
+            columns=columns)
 
 
-def load_results(run_dir: str | Path) -> Results:
+def load_results(run_dir: str | Path | list[str | Path]) -> Results:
     """The results of a run directory (or of a packaged reproduction by name, e.g.
-    ``"pakdd13"``) as tidy DataFrames: ``.summary``, ``.folds``, ``.predictions()``."""
-    path = run_dir_path(str(run_dir))
-    config_file = path / "config.yaml"
+    ``"pakdd13"``) as tidy DataFrames: ``.summary``, ``.folds``, ``.predictions()``.
+
+    Several runs at once: a list of them, or a folder holding run directories (found at
+    any depth); the frames then start with a ``run`` column (each run's path as found, or
+    the name given), ``.runs`` lists them and ``.config`` maps each to its config."""
+    if isinstance(run_dir, (list, tuple)):
+        paths = [(str(r), run_dir_path(str(r))) for r in run_dir]
+    else:
+        path = run_dir_path(str(run_dir))
+        if looks_like_run_dir(path) or (path / SUMMARY_CSV).is_file():
+            return _one_run(path)
+        paths = [(str(p.parent), p.parent) for p in sorted(path.rglob(CONFIG_YAML))
+                 if looks_like_run_dir(p.parent) or (p.parent / SUMMARY_CSV).is_file()]
+        if not paths:
+            raise WorkbenchError(f"{run_dir}: neither a run directory nor a folder holding "
+                                 "run directories")
+    import pandas as pd
+
+    parts = [(label, _one_run(p)) for label, p in paths]
+    frames = {}
+    for attr in ("summary", "folds"):
+        tables = [getattr(r, attr).assign(run=label) for label, r in parts]
+        df = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+        frames[attr] = df[["run", *[c for c in df.columns if c != "run"]]]
+    return Results(paths[0][1] if len(paths) == 1 else Path(), frames["summary"],
+                   frames["folds"], {label: r.config for label, r in parts},
+                   runs=[p for _, p in paths])
+
+
+def _one_run(path: Path) -> Results:
+    config_file = path / CONFIG_YAML
     config = yaml.safe_load(config_file.read_text(encoding="utf-8")) \
         if config_file.is_file() else {}
     return Results(path, load_summary(path), load_fold_metrics(path), config or {})

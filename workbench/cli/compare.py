@@ -122,6 +122,8 @@ def _learner_config(args: argparse.Namespace, base_cfg: dict, parse_config):
         "data_dirs": base_cfg.get("data_dirs") or [],
         "protocol": base_cfg.get("protocol") or {},
         "learners": {name: {"learner": args.new, **params}},
+        "plugins": [str(Path(p).resolve()) if p.endswith(".py") else p
+                    for p in getattr(args, "plugin", [])],
         "output": args.output or str(Path("results") / f"compare-{name}"),
     }
     return parse_config(yaml.safe_dump(body, sort_keys=False))

@@ -508,8 +508,9 @@ def _say_new_metrics(new: dict[str, list[tuple[str, str, bool]]], stream: TextIO
         if lacking:
             shown = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
             print(f"metric {metric}: not computed for {len(lacking)} pair(s) ({shown}): "
-                  "their predictions are not stored (summary-only results); recompute "
-                  "them in a fresh output directory to have it", file=stream)
+                  "their predictions are not stored (summary-only results, or pairs copied "
+                  "from a baseline that kept none); recompute them in a fresh output "
+                  "directory to have it", file=stream)
 
 
 def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
