@@ -28,6 +28,7 @@ class WanbiaBnc(Learner):
     declared value, as in the rest of SPEC §6 (bnclassify itself refuses incomplete rows)."""
 
     preprocessing = "mdl"
+    output_version = 2  # 2: rows sorted before the weights are fitted (order-free)
 
     parameters = (
         Param("weights", None, "null or a list of numbers in [0, 1]", _weight_list,
@@ -63,6 +64,10 @@ class WanbiaBnc(Learner):
                                    "attributes")
             self.weights_ = np.array(self.weights, dtype=np.float64)
             return
+        # the rows in one canonical order (sorted by class and values): the objective's sums,
+        # and so the optimiser's path, are then the same bits whatever order rows came in
+        order = np.lexsort(np.column_stack([codes, y]).T)
+        codes, y = codes[order], y[order]
         # (N, A, K) ln θ_{x_ij|y} of the training rows
         logs = np.stack([t[codes[:, j]] for j, t in enumerate(self._log_tables)], axis=1)
 
