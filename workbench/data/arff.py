@@ -420,6 +420,18 @@ def save_arff(dataset: Dataset, path: str | os.PathLike) -> None:
     an interrupted write never leaves a half-written file behind.
     """
     path = Path(path)
+    data = arff_text(dataset).encode("utf-8")
+    if path.name.lower().endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    try:
+        atomic_write_bytes(path, data)
+    except WorkbenchError as exc:
+        raise ArffError(str(exc)) from None
+
+
+def arff_text(dataset: Dataset) -> str:
+    """`dataset` as ARFF text, class attribute last (what `save_arff` writes; numbers
+    written so that they read back as the same doubles)."""
     relation = dataset.meta.get("relation") or dataset.name
     out = [f"@relation {_quote(str(relation))}", ""]
     all_attrs = list(dataset.attributes) + [dataset.class_attribute]
@@ -434,13 +446,7 @@ def save_arff(dataset: Dataset, path: str | os.PathLike) -> None:
     y[dataset.y < 0] = np.nan
     columns.append(_column_strings(y, dataset.class_attribute))
     out.extend(",".join(row) for row in zip(*columns))
-    data = ("\n".join(out) + "\n").encode("utf-8")
-    if path.name.lower().endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    try:
-        atomic_write_bytes(path, data)
-    except WorkbenchError as exc:
-        raise ArffError(str(exc)) from None
+    return "\n".join(out) + "\n"
 
 
 

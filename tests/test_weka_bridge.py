@@ -1,0 +1,129 @@
+"""`learner: weka` — Weka's own classifiers through the JPype bridge, checked against the
+workbench's equivalents and a hand computation (runs where Java, Weka and JPype1 are
+installed; CI installs them)."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.data.catalog import load_dataset
+from workbench.errors import ConfigError, LearnerError
+from workbench.evaluation.pipeline import run_fold
+from workbench.learners import registry
+from workbench.learners import weka as bridge
+
+try:
+    import jpype  # noqa: F401
+    bridge.weka_jar()
+    AVAILABLE = ""
+except (ImportError, LearnerError) as exc:
+    AVAILABLE = str(exc) or "JPype1 is not installed"
+
+pytestmark = pytest.mark.skipif(bool(AVAILABLE), reason=f"no Weka bridge here: {AVAILABLE}")
+
+AODE = {"scheme": "weka.classifiers.bayes.AODE", "options": "-M -W 1", "preprocessing": "mdl"}
+FOREST = {"scheme": "weka.classifiers.trees.RandomForest", "options": "-I 10 -S 1"}
+
+
+def halves(name: str, seed: int = 1):
+    data = load_dataset(name)
+    idx = np.random.default_rng(seed).permutation(data.n_instances)
+    return data, idx[: data.n_instances // 2], idx[data.n_instances // 2:]
+
+
+@pytest.mark.parametrize("name", ["labor", "house-votes-84", "iris", "german", "contact-lenses"])
+def test_weka_aode_with_m_estimates_is_our_a1de(name):
+    data, train, test = halves(name)
+    ours = run_fold(data, "A1DE", {}, train, test).proba
+    weka = run_fold(data, "weka", AODE, train, test).proba
+    np.testing.assert_allclose(weka, ours, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["labor", "iris", "german"])
+def test_weka_random_forest_is_our_rf10_under_weka_3_6_14(name):
+    data, train, test = halves(name)
+    ours = run_fold(data, "RF10", {"weka_version": "3.6.14"}, train, test).proba
+    weka = run_fold(data, "weka", FOREST, train, test).proba
+    np.testing.assert_allclose(weka, ours, rtol=0, atol=1e-9)
+
+
+def test_weka_naive_bayes_is_laplace_estimates_with_missing_values_skipped():
+    """Weka's NaiveBayes on nominal data: (count + 1) / (total + values), class prior
+    (n_y + 1) / (n + K); a missing value is left out of its attribute's counts and of the
+    product (house-votes-84 has missing values on both sides)."""
+    data, train, test = halves("house-votes-84")
+    weka = run_fold(data, "weka", {"scheme": "weka.classifiers.bayes.NaiveBayes"},
+                    train, test).proba
+    X, y = data.X, data.y
+    K = data.n_classes
+    Xtr, ytr = X[train], y[train]
+    logp = np.tile(np.log((np.bincount(ytr, minlength=K) + 1.0) / (len(ytr) + K)),
+                   (len(test), 1))
+    for j, a in enumerate(data.attributes):
+        known = ~np.isnan(Xtr[:, j])
+        counts = np.zeros((a.cardinality, K))
+        np.add.at(counts, (Xtr[known, j].astype(int), ytr[known]), 1.0)
+        table = (counts + 1.0) / (counts.sum(axis=0) + a.cardinality)
+        col = X[test, j]
+        rows = ~np.isnan(col)
+        logp[rows] += np.log(table[col[rows].astype(int)])
+    expect = np.exp(logp - logp.max(axis=1, keepdims=True))
+    expect /= expect.sum(axis=1, keepdims=True)
+    assert np.isnan(X[test]).any() and np.isnan(X[train]).any()
+    np.testing.assert_allclose(weka, expect, rtol=0, atol=1e-12)
+
+
+def test_a_weka_learner_keeps_the_learner_contract():
+    from workbench.testing import check_learner
+
+    ran = check_learner("weka", datasets=("contact-lenses", "labor", "iris"), max_rows=200,
+                        params=AODE)
+    assert {"distributions", "deterministic", "pickle"} <= set(ran)
+
+
+def test_a_config_runs_weka_schemes_in_worker_processes(tmp_path):
+    from workbench.experiment import runner
+    from workbench.experiment.config import load_config
+    from workbench import store
+
+    cfg = tmp_path / "w.yaml"
+    cfg.write_text(textwrap.dedent("""
+        name: w
+        datasets: [labor, iris]
+        protocol: {rounds: 2, folds: 2}
+        learners:
+          A1DE: A1DE
+          AODE-weka: {learner: weka, scheme: weka.classifiers.bayes.AODE, options: "-M -W 1",
+                      preprocessing: mdl}
+        output: out
+        """))
+    result = runner.run_experiment(load_config(cfg), jobs=2, stream=io.StringIO())
+    assert not result.failures and result.folds_run == 2 * 2 * 4
+    s = store.load_summary(tmp_path / "out").set_index(["dataset", "learner"])
+    for ds in ("labor", "iris"):
+        assert s.loc[(ds, "AODE-weka"), "log_loss"] == pytest.approx(
+            s.loc[(ds, "A1DE"), "log_loss"], rel=1e-9)
+        # the JVM starts in the warm-up, never inside a timed fit
+        assert s.loc[(ds, "AODE-weka"), "train_cpu_seconds"] < 0.5
+
+
+def test_bad_schemes_are_one_clear_error(tmp_path):
+    data, train, test = halves("iris")
+    with pytest.raises(LearnerError, match="no class weka.classifiers.NoSuch"):
+        run_fold(data, "weka", {"scheme": "weka.classifiers.NoSuch"}, train, test)
+    with pytest.raises(LearnerError, match="java.lang.String is not a Weka classifier"):
+        run_fold(data, "weka", {"scheme": "java.lang.String"}, train, test)
+    with pytest.raises(LearnerError, match="Cannot handle numeric attributes"):
+        run_fold(data, "weka", {"scheme": "weka.classifiers.bayes.AODE"}, train, test)
+    with pytest.raises(LearnerError, match="parameter 'scheme'"):
+        registry.create("weka", scheme="not a class")
+    path = tmp_path / "c.yaml"
+    path.write_text("name: c\ndatasets: [iris]\nlearners:\n  W: {learner: weka, options: 3}\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml:4: learners\.W\.options"):
+        from workbench.experiment.config import load_config
+        load_config(path)
