@@ -284,3 +284,33 @@ def test_one_tailed_sign_test_reproduces_salem_et_als_printed_p_values():
     assert sign_test(43, 15, tails=1) < 0.0005  # printed "<0.001"
     with pytest.raises(ValueError, match="tails must be 1 or 2"):
         sign_test(1, 2, tails=3)
+
+
+def test_exact_wilcoxon_with_ties_is_the_permutation_distribution_of_the_midranks():
+    import itertools
+
+    from scipy.stats import wilcoxon
+
+    from workbench.evaluation.metrics import average_ranks
+
+    def brute(d):
+        ranks = average_ranks(np.abs(d))
+        t = ranks[d > 0].sum()
+        sums = np.array([sum(r for r, s in zip(ranks, signs) if s)
+                         for signs in itertools.product([0, 1], repeat=len(d))])
+        return min(1.0, 2 * min(np.mean(sums <= t + 1e-9), np.mean(sums >= t - 1e-9)))
+
+    rng = np.random.default_rng(3)
+    for n in (5, 8, 11):
+        for _ in range(5):  # with ties: differences on a coarse grid
+            d = rng.integers(-3, 4, n).astype(float)
+            d[d == 0] = 1.0
+            stat, p, m = wilcoxon_test(d, np.zeros(n))
+            assert m == n and p == pytest.approx(brute(d), rel=1e-12)
+        d = rng.normal(0.3, 1.0, n)  # without ties: scipy's exact test
+        ref = wilcoxon(d, np.zeros(n), method="exact")
+        assert wilcoxon_test(d, np.zeros(n))[:2] == (pytest.approx(ref.statistic),
+                                                     pytest.approx(ref.pvalue, rel=1e-12))
+    # five pairs, one sign, tied |differences|: the normal approximation says 0.041; no
+    # exact test goes below 2/32
+    assert wilcoxon_test([0.1, 0.1, 0.2, 0.2, 0.3], [0.0] * 5)[1] == pytest.approx(0.0625)

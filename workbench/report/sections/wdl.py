@@ -63,8 +63,10 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
                   f"(report.wdl = wilcoxon-folds) for {', '.join(by_folds)}: a data set is a "
                   f"win for A when the two-sided Wilcoxon signed-rank test over the paired "
                   f"per-fold values gives p < {opts.alpha:g} and A's values are lower, a loss "
-                  f"when p < {opts.alpha:g} and they are higher, otherwise a draw (exact null "
-                  "distribution, or the normal approximation with ties). ")
+                  f"when p < {opts.alpha:g} and they are higher, otherwise a draw (p from the "
+                  "exact permutation distribution of the signed ranks, midranks for tied "
+                  "differences, up to 50 non-zero differences; above, the normal "
+                  "approximation with tie correction). ")
     if by_folds:
         if plain:
             intro += (f"No per-fold values for {', '.join(plain)}: a win = A has the lower "
