@@ -17,21 +17,23 @@ WIDE = ("labor", "house-votes-84")
 
 DATASETS = {re.compile(r"^(A5JE|ALR5|WANJE5|LR5)\b"): WIDE}
 ORDER_DEPENDENT = re.compile(
-    r"(-SGD|-ADAGRAD|-MSE)$|^(RF10|RF100|RandomTree|SKRF10|sklearn|weka)$")
+    r"(-SGD|-ADAGRAD|-MSE)$|^(RF10|RF100|RandomTree|SKRF10|sklearn|weka|vw|VWLF|VWSF)$")
 """Documented exceptions to row-order invariance: stochastic optimisers visit rows in order,
 the non-convex mse objective, bagging by row position, wrapped scikit-learn and Weka
-schemes."""
+schemes, Vowpal Wabbit's SGD."""
 
 
 def _bridge_missing(name: str) -> str:
     """Why a learner that needs software outside Python cannot run here ('' when it can)."""
-    if name != "weka":
-        return ""
     from workbench.errors import LearnerError
-    from workbench.learners.weka import jvm
 
     try:
-        jvm()
+        if name == "weka":
+            from workbench.learners.weka import jvm
+            jvm()
+        elif name in ("vw", "VWLF", "VWSF"):
+            from workbench.learners.vw import _workspace
+            _workspace("--quiet")
     except LearnerError as exc:
         return str(exc)
     return ""

@@ -31,6 +31,7 @@ _BUILTIN_MODULES = (
     "workbench.learners.external",
     "workbench.learners.forest",
     "workbench.learners.kdb",
+    "workbench.learners.vw",
     "workbench.learners.weka",
 )
 
