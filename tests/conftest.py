@@ -139,3 +139,17 @@ def train_in_passes(model, data, chunk: int, restart: bool = True):
             model = pickle.loads(pickle.dumps(model))
         p += 1
     return model, p
+
+
+def run_config(folder: Path, body: str, jobs: int = 1, name: str = "c"):
+    """Write a config (YAML text, dedented; ``output:`` relative to `folder`) to
+    folder/NAME.yaml and run it with `jobs` workers, quietly: (RunResult, run directory)."""
+    import io
+
+    from workbench.experiment import runner
+    from workbench.experiment.config import load_config
+
+    path = folder / f"{name}.yaml"
+    path.write_text(textwrap.dedent(body))
+    config = load_config(path)
+    return runner.run_experiment(config, jobs=jobs, stream=io.StringIO()), Path(config.output)

@@ -3,12 +3,10 @@ probabilities it gives back, and runs in a config (where `vowpalwabbit` is insta
 
 from __future__ import annotations
 
-import io
-import textwrap
-
 import numpy as np
 import pytest
 
+from conftest import run_config
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import LearnerError
 from workbench.learners import registry
@@ -60,27 +58,22 @@ def test_probabilities_are_vws_own_for_the_logistic_loss():
 
 def test_a_config_runs_vwlf_and_vwsf_in_worker_processes(tmp_path):
     from workbench import store
-    from workbench.experiment import runner
-    from workbench.experiment.config import load_config
 
-    cfg = tmp_path / "v.yaml"
-    cfg.write_text(textwrap.dedent("""
+    body = """
         name: v
         datasets: [labor, iris]
         protocol: {rounds: 2, folds: 2}
         learners: [VWLF, VWSF]
-        output: out
-        """))
-    one = runner.run_experiment(load_config(cfg), jobs=2, stream=io.StringIO())
+        output: OUT
+        """
+    one, out = run_config(tmp_path, body.replace("OUT", "one"), jobs=2)
     assert not one.failures and one.folds_run == 2 * 2 * 4
-    first = store.load_summary(tmp_path / "out")
+    first = store.load_summary(out)
     assert first["zero_one_loss"].between(0, 0.5).all()
     # deterministic whatever the number of workers
-    again = runner.run_experiment(load_config(cfg).with_output(tmp_path / "again"), jobs=1,
-                                  stream=io.StringIO())
+    again, out = run_config(tmp_path, body.replace("OUT", "again"), jobs=1)
     assert not again.failures
-    second = store.load_summary(tmp_path / "again")
-    np.testing.assert_array_equal(first["log_loss"], second["log_loss"])
+    np.testing.assert_array_equal(first["log_loss"], store.load_summary(out)["log_loss"])
 
 
 def test_without_vowpalwabbit_one_clear_error(monkeypatch):
