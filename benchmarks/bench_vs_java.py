@@ -97,7 +97,8 @@ def java_time(classpath: str, cls: str, options: list[str], train: Path, test: P
     return times[-1]
 
 
-def our_times(name: str, train, test, repeats: int, inner: int) -> list[float]:
+def our_times(name: str, train, test, repeats: int, inner: int,
+              params: dict | None = None) -> list[float]:
     """Train + classify CPU seconds of each repeat (the mean of `inner` runs)."""
     from workbench.learners.registry import create
 
@@ -105,7 +106,7 @@ def our_times(name: str, train, test, repeats: int, inner: int) -> list[float]:
     for _ in range(repeats):
         c0 = time.process_time()
         for _ in range(inner):
-            learner = create(name)
+            learner = create(name, **(params or {}))
             learner.fit(train)
             learner.predict_proba(test)
         times.append((time.process_time() - c0) / inner)
@@ -118,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", help="only these of our learners")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bridge", action="store_true",
+                    help="time the Weka rows' own classes through `learner: weka` (our JPype "
+                         "bridge, whole process CPU: ARFF text, Weka's parse, one call per "
+                         "test row) against the same classes in their own JVM")
     args = ap.parse_args(argv)
     if not WEKA_JAR.is_file():
         print(f"error: Weka jar not found at {WEKA_JAR} (apt-get install weka)", file=sys.stderr)
@@ -128,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.data.arff import save_arff
     from halves import each_split
 
-    rows = [(ours, label, [str(WEKA_JAR)], cls, opts) for ours, label, cls, opts in WEKA_ROWS]
+    rows = [(ours, label, [str(WEKA_JAR)], cls, opts, None)
+            for ours, label, cls, opts in WEKA_ROWS]
+    if args.bridge:  # the same Java classes through our bridge: its overhead
+        rows = [("weka", label, jars, cls, opts, {"scheme": cls, "options": " ".join(opts)})
+                for _, label, jars, cls, opts, _ in rows]
     ande_cp = os.environ.get("ANDE_CP")
     if ande_cp:
         for ours in AUTHOR_ROWS:
@@ -140,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             opts = os.environ.get(f"ANDE_OPTS_{key}", "").split()
             rows.append((ours, f"authors' {cls.rsplit('.', 1)[-1]} {' '.join(opts)}".strip(),
-                         [str(WEKA_JAR), ande_cp], cls, opts))
+                         [str(WEKA_JAR), ande_cp], cls, opts, None))
     else:
         print("note: ANDE_CP not set: the rows against the authors' A1DE/A2DE code are "
               "skipped (Weka rows only)")
@@ -158,17 +167,17 @@ def main(argv: list[str] | None = None) -> int:
         for slug, train, test in each_split(args.datasets, args.seed, 11):
             save_arff(train, tmp / "train.arff")
             save_arff(test, tmp / "test.arff")
-            for ours, label, jars, cls, opts in rows:
+            for ours, label, jars, cls, opts, params in rows:
                 cp = os.pathsep.join([*jars, str(classes)])
                 # runs per repeat: a repeat of at least ~0.2 s of our time (small sets)
-                once = min(our_times(ours, train, test, 2, 1))  # the first may compile
+                once = min(our_times(ours, train, test, 2, 1, params))  # 1st: compile/JVM
                 inner = max(1, min(50, int(0.2 / max(once, 1e-4))))
                 java, mine = [], []
                 try:
                     for _ in range(args.repeats):  # interleaved: Java, ours, Java, ours …
                         java.append(java_time(cp, cls, opts, tmp / "train.arff",
                                               tmp / "test.arff", inner))
-                        mine += our_times(ours, train, test, 1, inner)
+                        mine += our_times(ours, train, test, 1, inner, params)
                 except JavaOutOfMemory as exc:
                     print(f"{slug:<11} {ours:<8} {label:<26} (skipped: Java ran out of its "
                           f"{exc} heap; set JAVA_HEAP)", flush=True)
