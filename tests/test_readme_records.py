@@ -1,0 +1,35 @@
+"""Every W/D/L record in the experiments' READMEs is tied to, and equals, its committed table
+cell (`workbench.report.records`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO
+from workbench.report import records
+
+READMES = sorted((REPO / "experiments").glob("*/README.md"))
+
+
+@pytest.mark.parametrize("readme", READMES, ids=lambda p: p.parent.name)
+def test_every_record_in_a_readme_is_its_tables(readme):
+    assert records.check(readme) == []
+
+
+def test_a_wrong_or_unmarked_record_is_found_and_fixed(tmp_path):
+    tables = tmp_path / "run" / "report" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "wdl.csv").write_text(
+        "metric,collection,row,col,wins,draws,losses,p_value,significant,n\n"
+        "rmse,all,B,A,5,1,2,0.45,False,8\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("B vs A: <!--wdl run rmse B | A-->5/0/3; A vs B: <!--wdl run rmse A | B-->"
+                      "2/1/5; loose 1/2/3; paper 6-0-2; <!--wdl run rmse A | C-->1/1/1\n")
+    problems = records.check(readme)
+    assert problems == [
+        f"{readme}:1: record 1/2/3 has no <!--wdl ...--> marker naming its table cell",
+        f"{readme}:1: 5/0/3 but the table says 5/1/2 (run rmse B | A)",
+        f"{readme}:1: no cell rmse/all: A vs C in {tables / 'wdl.csv'}",
+    ]
+    assert records.fix(readme) == 1
+    assert "<!--wdl run rmse B | A-->5/1/2;" in readme.read_text()
