@@ -262,3 +262,14 @@ def test_a_folder_of_runs_reads_as_one_table(base, tmp_path):
     merged = frame.astype({"dataset": str, "learner": str}).merge(preds, on=key)
     assert len(merged) == len(preds) == len(frame)
     np.testing.assert_array_equal(merged["p_0_x"], merged["p_0_y"])
+
+
+def test_two_registry_names_of_one_class_with_the_same_parameters_are_one_learner(base, tmp_path):
+    # NB is the AnDE class at n = 0; A1DE with n: 0 is the same learner under another name
+    result, said = run(write_config(tmp_path, "new", "MyNB: {learner: A1DE, n: 0}",
+                                    baselines=str(base)))
+    assert (result.pairs_from_baselines, result.folds_run) == (2, 0)
+    # and a parameter that differs still tells them apart
+    result, said = run(write_config(tmp_path, "other", "MyNB: {learner: A1DE, n: 0, m: 2}",
+                                    baselines=str(base)))
+    assert (result.pairs_from_baselines, result.folds_run) == (0, 8)

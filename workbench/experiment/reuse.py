@@ -9,7 +9,9 @@ these match:
 * the protocol: the same resolved ``protocol`` mapping (type, rounds, folds, seed,
   stratification, sizes, ``discretize_sample``...) as the stored run's ``config.yaml``;
 * the learner: the same effective parameters as one of the stored run's learner columns
-  (its ``metadata.json`` ``learner_parameters``; the display name may differ) and the same
+  (its ``metadata.json`` ``learner_parameters``; the display name may differ, and so may the
+  registry name when both name the same learner class, e.g. ``VWLF`` and ``vw`` with
+  VWLF's parameters) and the same
   `Learner.output_version` (``learner_output_versions``; a run that records none was made
   by version 1 of every learner).
 
@@ -175,11 +177,20 @@ def _param_diff(stored: dict[str, Any], effective: dict[str, Any]) -> str:
 
     old, new = flat(stored), flat(effective)
     try:
-        defaults = registry.get(str(new["learner"])).parameters()
+        spec = registry.get(str(new["learner"]))
+        defaults = spec.parameters()
+        # two registry names of one learner class (VWLF is vw with its presets) compute the
+        # same thing when their effective parameters agree
+        same_class = registry.get(str(old["learner"])).factory is spec.factory
     except Exception:  # a learner no longer registered: compare what is recorded
-        defaults = {}
-    return _diff(old, new, lambda key: key not in old and key in defaults and
-                 _canonical(new.get(key)) == _canonical(defaults[key]))
+        defaults, same_class = {}, False
+
+    def excused(key: str) -> bool:
+        if key == "learner":
+            return same_class
+        return key not in old and key in defaults and \
+            _canonical(new.get(key)) == _canonical(defaults[key])
+    return _diff(old, new, excused)
 
 
 def _diff(old: dict[str, Any], new: dict[str, Any], same=lambda key: False) -> str:
