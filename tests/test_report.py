@@ -460,3 +460,22 @@ def test_a_sweep_reports_each_variants_mean_over_complete_data_sets(tmp_path):
     assert (out / "figures" / "sweep_V.png").is_file()
     text = (out / "report.md").read_text()
     assert "### V: m" in text and "| 10 | V[m=10] |" in text
+
+
+def test_log_time_figure_is_ln_of_mean_seconds_plus_one_per_collection(tmp_path):
+    summary = synthetic_summary(["NB", "A1DE"], counts=(1, 1, 2))
+    small = sorted(set(summary.dataset))[:2]
+    out = render_report(write_run(tmp_path / "run", summary, {
+        "log_time_figure": True, "collections": {"mine": small}}), figures=True)
+    table = pd.read_csv(out / "tables" / "log_time.csv")
+    assert set(table.collection) == {"all", "mine"}  # not PAKDD 2013's size groups
+    for coll, members in (("all", set(summary.dataset)), ("mine", set(small))):
+        for name in ("NB", "A1DE"):
+            secs = summary[(summary.learner == name) & summary.dataset.isin(members)]
+            row = table[(table.collection == coll) & (table.learner == name) &
+                        (table.metric == "test_cpu_seconds")].iloc[0]
+            assert row["log_mean_plus_1"] == pytest.approx(
+                np.log(secs["test_cpu_seconds"].mean() + 1), rel=1e-12)
+    assert (out / "figures" / "fig_log_time.png").is_file()
+    with pytest.raises(ConfigError, match="report.log_time_figure"):
+        render_report(write_run(tmp_path / "bad", summary, {"log_time_figure": "yes"}))

@@ -39,7 +39,9 @@ What the report takes from the config (everything optional):
   learner over the data sets with its standard deviation; the oracle may be listed),
   ``sweeps`` (``{name: {parameter, learners: {learner: value}}}``: the metrics of learner
   variants against the value of the parameter they differ in; a config's one-parameter
-  sweep, ``m: [0.1, 1, 5]``, fills it in).
+  sweep, ``m: [0.1, 1, 5]``, fills it in), ``log_time_figure`` (true: PAKDD 2014's Fig. 2 —
+  per learner ln(mean CPU seconds over the data sets + 1), training and classification,
+  for all data sets and each of the config's own collections).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -62,7 +64,8 @@ from workbench.stats.corrections import METHODS as CORRECTIONS
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
-               "figure_width", "oracle", "time_figures", "rank_figure", "sweeps")
+               "figure_width", "oracle", "time_figures", "rank_figure", "sweeps",
+               "log_time_figure")
 PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 BAYESIAN_KEYS = ("rope", "metrics", "pairs", "samples", "seed")
@@ -95,6 +98,7 @@ class ReportOptions:
     oracle: dict[str, Any] | None = None  # {name, learners}: best of `learners` per data set
     time_figures: dict[str, Any] | None = None  # {reference, learners, pairs}
     rank_figure: dict[str, Any] | None = None  # {learners, metrics}
+    log_time_figure: bool = False  # PAKDD 2014's Fig. 2: ln(mean seconds + 1)
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # {name: {parameter,
     # learners: {learner with results: value}}}, each with >= 2 learners
     name: str = ""
@@ -280,6 +284,10 @@ def options_from_config(
     opts.rank_figure = _learner_lists("rank_figure", report.get("rank_figure"), known,
                                       {"learners": list, "metrics": list})
     opts.sweeps = _sweeps(report.get("sweeps"), present)
+    log_time = report.get("log_time_figure", False)
+    if not isinstance(log_time, bool):
+        raise ConfigError(f"report.log_time_figure: expected true or false, got {log_time!r}")
+    opts.log_time_figure = log_time
     return opts
 
 

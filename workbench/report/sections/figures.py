@@ -4,6 +4,7 @@ collection (Figs. 1-4 of PAKDD 2013, one per further metric)."""
 from __future__ import annotations
 
 from workbench.report import agreement as agr
+from workbench.report._io import write_csv
 from workbench.report.context import ReportContext
 from workbench.report.document import Document
 from workbench.report.options import ReportOptions
@@ -35,6 +36,14 @@ def render(ctx: ReportContext, doc: Document) -> None:
         fig, caption = fg.normalised_bar_figure(data, ms, ctx.learners, baseline, ctx.colls,
                                                 title)
         doc.place(fig, stem, caption)
+    if ctx.opts.log_time_figure and {"train_cpu_seconds", "test_cpu_seconds"} <= \
+            set(data.columns):
+        colls = {"all": ctx.colls.get("all", []),
+                 **{c: ctx.colls[c] for c in ctx.opts.collections if c in ctx.colls}}
+        learners = [n for n in ctx.learners if n in set(data["learner"])]
+        write_csv(ctx.out / "tables" / "log_time.csv", fg.log_mean_times(data, learners, colls))
+        fig, caption = fg.log_mean_time_figure(data, learners, colls)
+        doc.place(fig, "fig_log_time", caption + " Values: `tables/log_time.csv`.")
 
 
 def paper_figure_labels(opts: ReportOptions) -> dict[str, str]:
