@@ -64,6 +64,32 @@ def test_corrected_resampled_t_test_by_hand():
     assert corrected_t_outcome([np.nan], [1.0]) is None
 
 
+def test_wekas_sd_rule_is_wekas_paired_stats_corrected():
+    """With weka_sd_rule a standard deviation of the differences <= 1e-6 counts as none, as
+    in Weka's PairedStatsCorrected (checked through the Weka bridge where it is installed)."""
+    base = np.linspace(0.1, 0.2, 10)
+    cases = [base + 1e-3 + np.arange(10) * 1e-8,  # sd 3e-8, mean 1e-3
+             base + np.arange(10) * 1e-8,  # sd 3e-8, mean 4.5e-8
+             base + 1e-3 + np.arange(10) * 1e-5,  # sd 3e-5: an ordinary t-test
+             base.copy()]  # identical
+    ours = [corrected_t_test(a, base, 1.0, weka_sd_rule=True)[1] for a in cases]
+    assert ours[:2] == [0.0, 0.0] and ours[3] == 1.0
+    plain = corrected_t_test(cases[0], base, 1.0)[1]
+    assert 0.0 < plain < 1.0  # without the rule, a tiny spread is a spread
+    try:
+        from workbench.learners.weka import jvm
+        jpype = jvm()
+    except Exception as exc:  # noqa: BLE001 - no Java, Weka or JPype here
+        pytest.skip(f"no Weka bridge: {exc}")
+    tester = jpype.JClass("weka.experiment.PairedStatsCorrected")
+    for a, p in zip(cases, ours):
+        stats = tester(0.05, 1.0)
+        for x, y in zip(a, base):
+            stats.add(float(x), float(y))
+        stats.calculateDerived()
+        assert p == pytest.approx(float(stats.differencesProbability), rel=1e-9, abs=1e-15)
+
+
 def test_bayesian_signed_rank_by_hand_and_shape():
     """One data set, z = −1 (A lower by 1): θ_A = w1² + 2 w0 w1·H(1 − 2r) + …; with a rope
     wider than the difference every mass is 'equivalent'."""

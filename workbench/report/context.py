@@ -129,7 +129,8 @@ def prepare(run_dir: Path, out: Path, *, summary: pd.DataFrame | None,
         opts.notes.append(note)
         if opts.wdl == tb.WDL_CORRECTED_T:
             ctx.outcome = functools.partial(corrected_t_outcome,
-                                            test_train_ratio=opts.test_train_ratio)
+                                            test_train_ratio=opts.test_train_ratio,
+                                            weka_sd_rule=opts.weka_sd_rule)
     if opts.oracle is not None:
         _with_oracle(ctx)
     return ctx

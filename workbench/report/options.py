@@ -41,7 +41,10 @@ What the report takes from the config (everything optional):
   variants against the value of the parameter they differ in; a config's one-parameter
   sweep, ``m: [0.1, 1, 5]``, fills it in), ``log_time_figure`` (true: PAKDD 2014's Fig. 2 —
   per learner ln(mean CPU seconds over the data sets + 1), training and classification,
-  for all data sets and each of the config's own collections).
+  for all data sets and each of the config's own collections), ``weka_sd_rule`` (true: with
+  ``wdl: corrected-t``, a standard deviation of the per-fold differences ≤ 1e-6 counts as
+  none — significant unless the mean difference is 0 — as Weka's Experimenter does; default
+  false: only an exactly constant difference).
 
 Relative paths are looked up in the current directory, the run directory, the directory of
 the original config (``config_path`` / ``source`` key, if recorded) and the project root.
@@ -65,7 +68,7 @@ from workbench.stats.corrections import METHODS as CORRECTIONS
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
                "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
                "figure_width", "oracle", "time_figures", "rank_figure", "sweeps",
-               "log_time_figure")
+               "log_time_figure", "weka_sd_rule")
 PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
 BAYESIAN_KEYS = ("rope", "metrics", "pairs", "samples", "seed")
@@ -99,6 +102,7 @@ class ReportOptions:
     time_figures: dict[str, Any] | None = None  # {reference, learners, pairs}
     rank_figure: dict[str, Any] | None = None  # {learners, metrics}
     log_time_figure: bool = False  # PAKDD 2014's Fig. 2: ln(mean seconds + 1)
+    weka_sd_rule: bool = False  # wdl: corrected-t takes an SD <= 1e-6 for 0, as Weka
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)  # {name: {parameter,
     # learners: {learner with results: value}}}, each with >= 2 learners
     name: str = ""
@@ -288,6 +292,10 @@ def options_from_config(
     if not isinstance(log_time, bool):
         raise ConfigError(f"report.log_time_figure: expected true or false, got {log_time!r}")
     opts.log_time_figure = log_time
+    sd_rule = report.get("weka_sd_rule", False)
+    if not isinstance(sd_rule, bool):
+        raise ConfigError(f"report.weka_sd_rule: expected true or false, got {sd_rule!r}")
+    opts.weka_sd_rule = sd_rule
     return opts
 
 

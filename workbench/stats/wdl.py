@@ -316,10 +316,20 @@ def wilcoxon_fold_outcome(
     return 1 if lower > higher else -1
 
 
+WEKA_SMALL = 1e-6
+"""Weka's ``Utils.SMALL``: its t-tester takes a standard deviation of the differences at or
+below it for zero (`corrected_t_test`'s ``weka_sd_rule``)."""
+
+
 def corrected_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-                     test_train_ratio: float) -> tuple[float, float, int]:
+                     test_train_ratio: float, weka_sd_rule: bool = False
+                     ) -> tuple[float, float, int]:
     """Weka's corrected resampled t-test of paired per-fold values (see the module
-    docstring); returns ``(t, p_value, k)`` (NaN pairs dropped; k < 2: ``(nan, 1.0, k)``)."""
+    docstring); returns ``(t, p_value, k)`` (NaN pairs dropped; k < 2: ``(nan, 1.0, k)``).
+
+    ``weka_sd_rule``: as Weka's ``PairedStatsCorrected``, a standard deviation of the
+    differences ≤ 1e-6 counts as none: p = 0 (t = ±inf) unless the mean difference is 0
+    (p = 1). Without it only an exactly constant difference is treated so."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     keep = ~(np.isnan(x) | np.isnan(y))
@@ -328,7 +338,7 @@ def corrected_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nd
     if k < 2:
         return float("nan"), 1.0, k
     mean, var = float(d.mean()), float(d.var(ddof=1))
-    if var == 0.0:
+    if var == 0.0 or (weka_sd_rule and np.sqrt(var) <= WEKA_SMALL):
         return (float("nan"), 1.0, k) if mean == 0.0 else (float(np.copysign(np.inf, mean)),
                                                             0.0, k)
     t = mean / np.sqrt((1.0 / k + test_train_ratio) * var)
@@ -336,10 +346,11 @@ def corrected_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nd
 
 
 def corrected_t_outcome(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-                        alpha: float = ALPHA, test_train_ratio: float = 1.0) -> int | None:
+                        alpha: float = ALPHA, test_train_ratio: float = 1.0,
+                        weka_sd_rule: bool = False) -> int | None:
     """One data set's outcome (+1 win, −1 loss, 0 draw, None: no paired fold) for A against
     B by the corrected resampled t-test at `alpha` (lower is better)."""
-    t, p, k = corrected_t_test(a, b, test_train_ratio)
+    t, p, k = corrected_t_test(a, b, test_train_ratio, weka_sd_rule)
     if k == 0:
         return None
     if not p < alpha:

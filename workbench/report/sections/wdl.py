@@ -57,7 +57,11 @@ def _wdl_intro(opts: ReportOptions, metrics: list[str], fold_names: set[str]) ->
                   f"differences (variance corrected by 1/k + n_test/n_train = 1/k + "
                   f"{opts.test_train_ratio:.4g}, k − 1 degrees of freedom) gives p < "
                   f"{opts.alpha:g} and A's mean is lower, a loss when p < {opts.alpha:g} and "
-                  "it is higher, otherwise a draw. ")
+                  "it is higher, otherwise a draw"
+                  + (" (report.weka_sd_rule: as in Weka, a standard deviation of the "
+                     "differences ≤ 1e-6 counts as none, p = 0 unless the mean difference is 0)"
+                     if opts.weka_sd_rule else " (a constant non-zero difference: p = 0)")
+                  + ". ")
     elif by_folds:
         intro += (f"**W/D/L decided per data set by a Wilcoxon signed-rank test over folds** "
                   f"(report.wdl = wilcoxon-folds) for {', '.join(by_folds)}: a data set is a "
