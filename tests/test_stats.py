@@ -314,3 +314,24 @@ def test_exact_wilcoxon_with_ties_is_the_permutation_distribution_of_the_midrank
     # five pairs, one sign, tied |differences|: the normal approximation says 0.041; no
     # exact test goes below 2/32
     assert wilcoxon_test([0.1, 0.1, 0.2, 0.2, 0.3], [0.0] * 5)[1] == pytest.approx(0.0625)
+
+
+def test_effect_sizes_by_hand():
+    from workbench.stats.wdl import effect_sizes
+
+    a = np.array([0.1, 0.2, 0.4, np.nan])
+    b = np.array([0.2, 0.2, 0.1, 0.3])
+    mean, low, high, rb, cliff = effect_sizes(a, b)
+    d = np.array([-0.1, 0.0, 0.3])
+    assert mean == pytest.approx(d.mean(), rel=1e-12)
+    from scipy import stats
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    assert (low, high) == (pytest.approx(d.mean() - half), pytest.approx(d.mean() + half))
+    # non-zero differences -0.1, 0.3: ranks 1 and 2; (T+ - T-) / (T+ + T-) = (2 - 1) / 3
+    assert rb == pytest.approx(1 / 3)
+    # a = (0.1, 0.2, 0.4) against b = (0.2, 0.2, 0.1): of 9 pairs, 4 greater (0.2 > 0.1,
+    # 0.4 > all three), 2 smaller (0.1 < 0.2 twice)
+    assert cliff == pytest.approx((4 - 2) / 9)
+    t = wilcoxon_table(_hand_table(), "zero_one_loss", ["A", "B"])
+    assert {"mean_diff", "mean_diff_ci_low", "mean_diff_ci_high", "rank_biserial",
+            "cliffs_delta"} <= set(t.columns)

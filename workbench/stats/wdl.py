@@ -37,7 +37,9 @@ from workbench.stats import scipy_stats
 ALPHA = 0.05
 
 WDL_COLUMNS = ["row", "col", "wins", "draws", "losses", "n", "p_value", "significant"]
-WILCOXON_COLUMNS = ["row", "col", "n", "statistic", "p_value", "significant", "median_diff"]
+WILCOXON_COLUMNS = ["row", "col", "n", "statistic", "p_value", "significant", "median_diff",
+                    "mean_diff", "mean_diff_ci_low", "mean_diff_ci_high", "rank_biserial",
+                    "cliffs_delta"]
 
 
 @dataclass(frozen=True)
@@ -262,7 +264,11 @@ def wilcoxon_table(
 ) -> pd.DataFrame:
     """Tidy Wilcoxon signed-rank table over data sets for the lower triangle of learners.
 
-    ``median_diff`` is the median of row − column (negative = row learner lower/better).
+    ``median_diff`` is the median of row − column (negative = row learner lower/better);
+    the effect sizes (`effect_sizes`): ``mean_diff`` with its 95 % t-interval over the data
+    sets, the matched-pairs ``rank_biserial`` correlation (T+ − T−)/(T+ + T−) of the
+    signed-rank test, and ``cliffs_delta`` P(row > col) − P(row < col) over all pairs of the
+    two learners' values.
     """
     wide = metric_matrix(summary, metric, list(learners), datasets)
     return wilcoxon_from_matrix(wide, learners, alpha)
@@ -279,11 +285,42 @@ def wilcoxon_from_matrix(
         stat, p, n = wilcoxon_test(x, y)
         keep = ~(np.isnan(x) | np.isnan(y))
         med = float(np.median(x[keep] - y[keep])) if keep.any() else float("nan")
-        rows.append([r, c, n, stat, p, bool(p < alpha), med])
+        rows.append([r, c, n, stat, p, bool(p < alpha), med, *effect_sizes(x, y)])
     return pd.DataFrame(rows, columns=WILCOXON_COLUMNS).astype(
         {"row": object, "col": object, "n": np.int64, "statistic": np.float64,
          "p_value": np.float64, "significant": bool, "median_diff": np.float64}
     )
+
+
+def effect_sizes(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
+                 ) -> tuple[float, float, float, float, float]:
+    """(mean difference a − b, its 95 % t-interval low and high, the matched-pairs
+    rank-biserial correlation, Cliff's delta) over the pairs where both are known (NaN
+    where undefined: fewer than two pairs for the interval, no non-zero difference for the
+    rank-biserial)."""
+    from workbench.evaluation.metrics import average_ranks
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    nan = float("nan")
+    if x.size == 0:
+        return nan, nan, nan, nan, nan
+    d = x - y
+    mean = float(d.mean())
+    if d.size >= 2:
+        half = float(scipy_stats().t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+        low, high = mean - half, mean + half
+    else:
+        low = high = nan
+    nz = d[d != 0]
+    if nz.size:
+        ranks = average_ranks(np.abs(nz))
+        rb = float((ranks[nz > 0].sum() - ranks[nz < 0].sum()) / ranks.sum())
+    else:
+        rb = nan
+    cliff = float(np.sign(x[:, None] - y[None, :]).mean())
+    return mean, low, high, rb, cliff
 
 
 # ----- W/D/L decided per data set by a Wilcoxon test over folds (JMLR 2016) ---------------

@@ -25,7 +25,10 @@ def render(ctx: ReportContext, doc: Document) -> None:
             "Average rank over the data sets of the collection 'all' on which every learner "
             "has a value (1 = lowest value; ties share the average rank). Friedman test with "
             f"Iman-Davenport's F; Nemenyi CD = q_α·sqrt(k(k+1)/(6N)) at α = {opts.alpha:g}. "
-            "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`."
+            "Per-collection values are in `tables/ranks.csv` and `tables/friedman.csv`; "
+            "`tables/wilcoxon.csv` has, per learner pair, the Wilcoxon signed-rank test over "
+            "the data sets and effect sizes: the mean difference with its 95 % t-interval, "
+            "the matched-pairs rank-biserial correlation and Cliff's delta."
             + direction_note(ctx.metrics))
     doc.add(ranks_markdown(cd_info, ctx.ranked))
     for m in metric_names(cd=True):
