@@ -25,6 +25,12 @@
 Weka's HillClimber also lets arcs into or out of the class be added and deleted; here the
 class stays a parent of every attribute, so the two agree where Weka keeps those arcs
 (tests/test_bayesnet.py compares the structures with Weka 3.6 when it is installed).
+
+Against Weka's BayesNet per instance (tests/test_weka_bridge.py, through `learner: weka`):
+with the K2 search and BAYES score the networks are the same, and Weka's probabilities are
+this network's under Weka's SimpleEstimator, (N_ijk + 0.5) / (N_ij + 0.5·r_i) — to 1e-15 on
+complete data. The estimates here are SPEC §4's instead, and a missing value is a value of
+its own where Weka replaces it by the mode: those are the differences.
 """
 
 from __future__ import annotations
