@@ -32,7 +32,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -345,27 +345,28 @@ def evaluate_holdout(path, learner: Any, params: Mapping[str, Any] | None = None
     return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
 
 
-def prequential_loop(windows, model, header: Dataset, seed: int = 1
-                     ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], Any, float, float,
-                                CompileTime]:
+def prequential_loop(windows, model, header: Dataset, seed: int = 1,
+                     keep: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None
+                     ) -> tuple[Any, float, float, CompileTime]:
     """Test-then-train over `windows` ((first row, Dataset) in order): each window's rows
     with a known class are predicted by the model of all earlier windows (from the second
     window on), then learned. The learner's preprocessing decides the cut points: IDA /
     IDAW (``ida:B:S``, ``idaw:B:S``) follow the stream, updated after every window; a batch
-    method (MDL, EF) is fitted on the first window and kept. Returns the predictions
-    (row indices, probabilities, true classes per window), the discretiser, the training
-    and testing CPU seconds, and the kernel compilation kept out of them
-    (`workbench.jit.compile_clock`). The distributions are checked after the timers."""
+    method (MDL, EF) is fitted on the first window and kept. Each window's predictions go
+    to ``keep(row indices, probabilities, true classes)`` as soon as they are made (and
+    checked, outside the timers), so the loop itself holds one window whatever the stream's
+    length. Returns the discretiser, the training and testing CPU seconds, and the kernel
+    compilation kept out of them (`workbench.jit.compile_clock`)."""
     method = str(getattr(model, "preprocessing", "none") or "none")
     incremental = method != "none" and is_incremental(method)
     disc = None
-    out: list[tuple[int, np.ndarray, np.ndarray]] = []
     train_cpu = test_cpu = 0.0
     clock = compile_clock()
     first = clock.read()
+    name = type(model).__name__
     for start, chunk in windows:
-        keep = np.flatnonzero(chunk.y >= 0)
-        labelled = chunk.take(keep)
+        keep_rows = np.flatnonzero(chunk.y >= 0)
+        labelled = chunk.take(keep_rows)
         c0 = clock.read()
         t0 = time.process_time()
         if disc is None and method != "none":
@@ -373,9 +374,9 @@ def prequential_loop(windows, model, header: Dataset, seed: int = 1
                                    labelled.take(np.arange(0)), seed=seed)
             if incremental:
                 disc.update(labelled)  # the first window is only learned
+        proba = None
         if model._header is not None and labelled.n_instances:
             proba = model.predict_proba(disc.transform(labelled) if disc else labelled)
-            out.append((start + keep, proba, labelled.y))
         t1 = time.process_time()
         c1 = clock.read()
         if labelled.n_instances:
@@ -386,10 +387,11 @@ def prequential_loop(windows, model, header: Dataset, seed: int = 1
         c2 = clock.read()
         test_cpu += t1 - t0 - (c1 - c0).cpu_seconds
         train_cpu += t2 - t1 - (c2 - c1).cpu_seconds
-    name = type(model).__name__
-    for _, proba, y in out:
-        checked_proba(proba, y.size, header.n_classes, name)
-    return out, disc, max(train_cpu, 0.0), max(test_cpu, 0.0), clock.read() - first
+        if proba is not None:
+            checked_proba(proba, labelled.y.size, header.n_classes, name)
+            if keep is not None:
+                keep(start + keep_rows, proba, labelled.y)
+    return disc, max(train_cpu, 0.0), max(test_cpu, 0.0), clock.read() - first
 
 
 def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = None, *,
@@ -401,12 +403,17 @@ def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = 
     model = _counting(learner, params, seed, one_pass=True)
     header, total, _ = _first_pass(path, window, class_column, None, None, seed)
     reset_peak_rss()
-    preds, disc, train_cpu, test_cpu, compiled = prequential_loop(
-        _chunks(path, window, header, class_column), model, header, seed)
     K = header.n_classes
-    sums = [loss_sums(p, y) for _, p, y in preds]
-    windows = [{"start": int(rows[0]), "rows": s.n, **pooled_metrics([s], K)}
-               for (rows, _, _), s in zip(preds, sums)]
+    sums: list = []  # one window's sums (a few numbers) each: no predictions are kept
+    windows: list[dict[str, Any]] = []
+
+    def keep(rows: np.ndarray, proba: np.ndarray, y: np.ndarray) -> None:
+        s = loss_sums(proba, y)
+        sums.append(s)
+        windows.append({"start": int(rows[0]), "rows": s.n, **pooled_metrics([s], K)})
+
+    disc, train_cpu, test_cpu, compiled = prequential_loop(
+        _chunks(path, window, header, class_column), model, header, seed, keep)
     summary = {"rows": total, "window": window, "windows": len(windows),
                "n_test": sum(s.n for s in sums),
                "preprocessing": str(getattr(model, "preprocessing", "none")),
@@ -427,8 +434,10 @@ def prequential_fold(data: Dataset, learner: Any, params: Mapping[str, Any] | No
                for lo in range(0, n, window))
     reset_peak_rss()
     wall0 = time.perf_counter()
-    preds, disc, train_cpu, test_cpu, compiled = prequential_loop(
-        windows, model, data, 1 if seed is None else seed)
+    preds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    disc, train_cpu, test_cpu, compiled = prequential_loop(
+        windows, model, data, 1 if seed is None else seed,
+        lambda rows, proba, y: preds.append((rows, proba, y)))
     wall = max(time.perf_counter() - wall0 - compiled.wall_seconds, 0.0)
     rows = np.concatenate([r for r, _, _ in preds]) if preds else np.zeros(0, np.int64)
     proba = np.vstack([p for _, p, _ in preds]) if preds else np.zeros((0, data.n_classes))
