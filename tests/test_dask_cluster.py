@@ -30,10 +30,24 @@ output: out
 @pytest.fixture
 def cluster(tmp_path):
     """`dask scheduler` + two `dask worker` processes, started in their own directory."""
-    home = tmp_path / "cluster"
-    home.mkdir()
+    sched, procs = start_cluster(tmp_path / "cluster")
+    yield sched
+    stop(procs)
+
+
+def stop(procs) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def start_cluster(home: Path, env: dict | None = None):
+    """A scheduler (its file in `home`) and two one-thread workers: (scheduler file, procs)."""
+    home.mkdir(parents=True, exist_ok=True)
     sched = home / "scheduler.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    sched.unlink(missing_ok=True)
+    env = dict(env or os.environ, PYTHONPATH=str(REPO))
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
                                "--scheduler-file", str(sched), "--port", "0",
                                "--dashboard-address", ":0", "--no-show"],
@@ -50,11 +64,7 @@ def cluster(tmp_path):
     from distributed import Client
     with Client(scheduler_file=str(sched), timeout=60) as client:
         client.wait_for_workers(2, timeout=60)
-    yield sched
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait(timeout=30)
+    return sched, procs
 
 
 def test_smoke_on_a_cluster_with_a_relative_data_directory(tmp_path, cluster, monkeypatch):
@@ -91,3 +101,46 @@ def test_smoke_on_a_cluster_with_a_relative_data_directory(tmp_path, cluster, mo
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "data file /no/such/file.arff is not visible on Dask worker" in proc.stderr
     assert not (work / "hidden" / "predictions").exists()
+
+
+def test_a_lost_scheduler_is_one_line_and_the_run_resumes(tmp_path, plugin_file):
+    """The scheduler killed mid-run: one error line, exit 2, the finished folds kept; the
+    same command on a new cluster finishes the run, equal to a local run."""
+    import signal
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "c.yaml").write_text(
+        f"name: lost\ndatasets: [iris, labor]\nplugins: [{plugin_file}]\n"
+        "protocol: {rounds: 4, folds: 2, seed: 1}\nlearners: [RunStandIn]\noutput: out\n")
+    slow = dict(os.environ, RUNSTANDIN_DELAY="0.7")
+    sched, procs = start_cluster(tmp_path / "one", slow)
+    cmd = [sys.executable, "-m", "workbench", "run", "c.yaml", "--no-report", "--backend",
+           "dask", "--scheduler-file", str(sched)]
+    run = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((work / "out").rglob("round-*.npz")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        procs[0].send_signal(signal.SIGKILL)  # the scheduler
+        _, err = run.communicate(timeout=180)
+    finally:
+        stop(procs)
+    assert run.returncode == 2, err
+    assert "Traceback" not in err and "ERROR" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "the Dask scheduler (--scheduler-file" in lines[0] and \
+        "was lost" in lines[0] and "re-run the same command to resume" in lines[0], err
+    assert list((work / "out").rglob("round-*.npz")) or list((work / "out").rglob("*.parquet"))
+    sched, procs = start_cluster(tmp_path / "two")
+    try:
+        again = subprocess.run(cmd[:-1] + [str(sched)], cwd=work, capture_output=True,
+                               text=True, timeout=600)
+    finally:
+        stop(procs)
+    assert again.returncode == 0, again.stderr
+    local = subprocess.run(cmd[:5] + ["--output", "local"], cwd=work, capture_output=True,
+                           text=True, timeout=600)
+    assert local.returncode == 0, local.stderr
+    assert_same_results(work / "local", work / "out")

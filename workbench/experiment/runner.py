@@ -663,6 +663,11 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
                 f"cannot write {exc.filename or run_dir}: {exc.strerror or exc}; the "
                 f"{result.folds_run} fold(s) stored before are kept in {run_dir}; make room "
                 "and re-run the same command to resume") from None
+        if isinstance(exc, workers.ClusterLost):
+            raise RunError(
+                f"{exc}; the {result.folds_run} fold(s) finished in this run are kept in "
+                f"{run_dir}. Start the cluster again and re-run the same command to resume"
+            ) from None
         if type(exc).__name__ in ("TerminatedWorkerError", "BrokenProcessPool"):
             raise RunError(
                 f"a worker process died ({type(exc).__name__}; out of memory?); the "

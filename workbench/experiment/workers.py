@@ -17,6 +17,7 @@ Local workers are owned by the run, whatever happens to it:
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -256,12 +257,40 @@ def _check_visible(client: Any, tasks: Sequence[Any]) -> None:
                 "hosts that share the data directory at the same absolute path")
 
 
+class ClusterLost(WorkbenchError):
+    """The Dask cluster stopped answering mid-run (scheduler gone, workers killed)."""
+
+    def __init__(self, where: str, exc: BaseException) -> None:
+        text = str(exc).strip().splitlines()
+        super().__init__(f"the Dask scheduler {where} was lost ({type(exc).__name__}"
+                         + (f": {text[0]}" if text else "") + ")")
+
+
 def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
                   scheduler: str | None) -> Iterator[tuple[T, Any]]:
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
+    try:  # imported first: importing distributed sets its loggers' levels
+        import dask.distributed  # noqa: F401
     except ImportError as exc:  # pragma: no cover - dask is an optional dependency
         raise WorkbenchError(f"--backend dask needs dask[distributed]: {exc}") from None
+    # a lost scheduler is reported in one line (ClusterLost); the client's own reconnection
+    # log (tracebacks at ERROR) would bury it
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
+    try:
+        yield from _dask_results(tasks, fn, jobs, scheduler)
+    except ClusterLost:
+        raise  # the dead client keeps logging from its own thread: it stays quiet
+    except BaseException:
+        client_log.setLevel(level)
+        raise
+    client_log.setLevel(level)
+
+
+def _dask_results(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
+                  scheduler: str | None) -> Iterator[tuple[T, Any]]:
+    from dask.distributed import Client, LocalCluster, as_completed
+
     cluster = None
     if scheduler:
         where = scheduler[len(SCHEDULER_FILE):] if scheduler.startswith(SCHEDULER_FILE) \
@@ -287,7 +316,12 @@ def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
             # priority keeps the given (longest-first) order
             futures[client.submit(fn, t, pure=False, priority=len(tasks) - i)] = t
         for f in as_completed(list(futures)):
-            yield futures[f], f.result()
+            try:
+                value = f.result()
+            except Exception as exc:  # the task itself never raises (run_task reports)
+                raise ClusterLost(f"({flag} {where})" if scheduler else
+                                  "of the local cluster", exc) from None
+            yield futures[f], value
     finally:
         client.close()
         if cluster is not None:
