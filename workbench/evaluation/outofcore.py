@@ -220,19 +220,26 @@ def _count_partition(path: str, group: int, start: int, total: int, learner: Any
     return model, int(part.n_instances)
 
 
+def _merge_pair(a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+    """Two partitions' (model, rows) added up (on a Dask worker)."""
+    return a[0].merge(b[0]), a[1] + b[1]
+
+
 def _fit_distributed(client: Any, path, learner, params, seed, header, disc, holdout,
                      total: int):
-    """Count a Parquet file's row groups on the Dask workers and add the counts up."""
+    """Count a Parquet file's row groups on the Dask workers and add the counts up in a
+    tree on the workers — neighbours in row-group order, pair by pair — so the client only
+    ever receives the one total (counts are added exactly: any order gives the same)."""
     starts = _row_group_starts(path)
     groups = len(starts) - 1
-    futures = [client.submit(_count_partition, str(Path(path).resolve()), g, int(starts[g]),
-                             total, learner, dict(params or {}), seed, header, disc,
-                             holdout, total, pure=False)
-               for g in range(groups)]
-    model, n_train = None, 0
-    for m, n in client.gather(futures):  # in row-group order: a deterministic sum
-        model = m if model is None else model.merge(m)
-        n_train += n
+    level = [client.submit(_count_partition, str(Path(path).resolve()), g, int(starts[g]),
+                           total, learner, dict(params or {}), seed, header, disc,
+                           holdout, total, pure=False)
+             for g in range(groups)]
+    while len(level) > 1:
+        level = [client.submit(_merge_pair, level[i], level[i + 1], pure=False)
+                 if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+    model, n_train = level[0].result()
     return model, n_train, groups
 
 
