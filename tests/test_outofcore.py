@@ -222,6 +222,9 @@ def test_distributed_counting_equals_one_process(files, tmp_path):
     path = tmp_path / "groups.parquet"
     pq.write_table(pq.read_table(files["parquet"]), path, row_group_size=10)
     assert pq.ParquetFile(path).metadata.num_row_groups == 6
+    from workbench.data.sources import scan_row_group
+    part = scan_row_group(str(path), 0)  # what a worker sends the client: statistics only,
+    assert part.encoded == {} and part.rows == 10  # not the row group's codes
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
