@@ -279,3 +279,33 @@ def test_prequential_memory_does_not_grow_with_the_stream(tmp_path, monkeypatch)
         assert result.summary["n_test"] == n - 2000
     grown = peaks[80_000] - peaks[20_000]
     assert grown < 60_000 * 16 / 4, peaks  # a quarter of the kept probabilities' bytes
+
+
+def test_a_model_over_the_budget_is_refused_before_the_pass_over_the_file(tmp_path,
+                                                                          monkeypatch):
+    """The count tables are estimated from the first record batch's values (a lower bound)
+    before the header pass; a model that cannot fit is refused without reading on."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.errors import LearnerError
+    from workbench.evaluation import outofcore
+
+    rng = np.random.default_rng(0)
+    cols = {f"a{j}": pa.array([f"v{v}" for v in rng.integers(0, 30, 4000)])
+            for j in range(30)}
+    cols["class"] = pa.array([f"c{v}" for v in rng.integers(0, 2, 4000)])
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table(cols), path, row_group_size=1000)
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "64M")
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the file was read before the refusal")
+
+    monkeypatch.setattr(outofcore, "_first_pass", no_pass)
+    with pytest.raises(LearnerError, match=r"A3DE on wide: the count tables would need at "
+                       r"least .* GiB .* from the values of its first 1000 rows, before "
+                       "reading the rest of the file"):
+        fit_file(path, "A3DE")
+    with pytest.raises(AssertionError, match="read before"):  # NB fits: on to the pass
+        fit_file(path, "NB")

@@ -367,6 +367,23 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
     return _columns(table, scan.header(path, class_column), path, scan.encoded)
 
 
+def first_rows(path: str | os.PathLike, class_column: str | None = None) -> Dataset | None:
+    """The first record batch of a CSV / Parquet file as a Dataset with its own header (the
+    values seen in it: a lower bound of the file's), read without a pass over the file;
+    None for an ARFF file (whose header declares the values) or an empty file."""
+    path = Path(path)
+    kind = table_kind(path)
+    if kind == "arff":
+        return None
+    batch = next(_batches(path, kind), None)
+    if batch is None or batch.num_rows == 0:
+        return None
+    table = pa.Table.from_batches([batch])
+    scan = _Scan()
+    scan.add(table)
+    return _columns(table, scan.header(path, class_column), path, scan.encoded)
+
+
 def reservoir_slots(rng: np.random.Generator, seen: int, held: int, size: int,
                     n: int) -> tuple[int, np.ndarray, np.ndarray]:
     """Algorithm R for `n` new items after `seen` (of which `held` are in a sample of at

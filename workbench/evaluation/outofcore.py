@@ -37,8 +37,8 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.data.sources import Reservoir, iter_chunks, scan_header, table_kind
-from workbench.errors import WorkbenchError
+from workbench.data.sources import Reservoir, first_rows, iter_chunks, scan_header, table_kind
+from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.pipeline import (FoldResult, checked_proba, make_learner, peak_rss,
                                           reset_peak_rss)
@@ -261,6 +261,26 @@ def _score_distributed(client: Any, path, model: Any, header: Dataset, disc: Any
     return [s for s in client.gather(futures) if s.n]
 
 
+def _refuse_early(path, model: Any, class_column: str | None) -> None:
+    """Refuse a model that cannot fit the memory budget before the pass over the file: its
+    count tables from the values of the first record batch (a lower bound of every nominal
+    attribute's; a numeric one counted as one bin) — the same check as at the start of
+    counting, whose figure can only be larger."""
+    check = getattr(model, "_check_budget", None)
+    if check is None:
+        return
+    first = first_rows(path, class_column)
+    if first is None:
+        return
+    cards = np.array([a.cardinality if a.is_nominal else 1 for a in first.attributes])
+    try:
+        check(cards, first, 0)
+    except LearnerError as exc:
+        raise LearnerError(str(exc).replace("would need about", "would need at least")
+                           + f" — from the values of its first {first.n_instances} rows, "
+                           "before reading the rest of the file") from None
+
+
 def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
              chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE, seed: int = 1,
              holdout: Holdout | None = None, class_column: str | None = None,
@@ -275,6 +295,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     cpu0 = time.process_time()
     if client is not None:
         _parquet_only(path)
+    _refuse_early(path, model, class_column)
     header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
                                      None if method == "none" else sample, seed, client)
     if method != "none" and header.is_all_nominal:
