@@ -105,8 +105,9 @@ def adopt(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetRef],
         return out
     protocol = config.to_dict()["protocol"]
     versions = output_versions(config)
+    effective_all = config.hash_payload()["learners"]
     for name in learners:
-        effective = config.hash_payload()["learners"][name]
+        effective = effective_all[name]
         for ref in refs:
             if store.pair_dir(run_dir, ref.name, name).exists() or \
                     store.is_complete(run_dir, ref.name, name):
