@@ -150,7 +150,7 @@ def _compare(run_dir, base, label: str, metrics: list[str], alpha: float, datase
     theirs = store.read_metadata(base).get("learner_parameters") or {}
     ours = store.load_summary(run_dir)
     base_summary = store.load_summary(base)
-    base_learners = [name for name in dict.fromkeys(base_summary["learner"])]
+    base_learners = list(dict.fromkeys(base_summary["learner"]))
     new = [name for name in dict.fromkeys(ours["learner"])
            if not any(same_learner(p, mine.get(name) or {}) for p in theirs.values())]
     if not new:

@@ -362,6 +362,11 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
         raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
                              f"{str(exc).splitlines()[0]}") from None
     _check_columns(table.schema, path)
+    return _table_dataset(table, path, class_column)
+
+
+def _table_dataset(table: pa.Table, path: Path, class_column: str | None) -> Dataset:
+    """A pyarrow table as a Dataset with the header its own columns make."""
     scan = _Scan()
     scan.add(table)  # the text columns encoded once for the scan and the values
     return _columns(table, scan.header(path, class_column), path, scan.encoded)
@@ -378,10 +383,7 @@ def first_rows(path: str | os.PathLike, class_column: str | None = None) -> Data
     batch = next(_batches(path, kind), None)
     if batch is None or batch.num_rows == 0:
         return None
-    table = pa.Table.from_batches([batch])
-    scan = _Scan()
-    scan.add(table)
-    return _columns(table, scan.header(path, class_column), path, scan.encoded)
+    return _table_dataset(pa.Table.from_batches([batch]), path, class_column)
 
 
 def reservoir_slots(rng: np.random.Generator, seen: int, held: int, size: int,

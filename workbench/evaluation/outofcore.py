@@ -266,7 +266,7 @@ def _refuse_early(path, model: Any, class_column: str | None) -> None:
     count tables from the values of the first record batch (a lower bound of every nominal
     attribute's; a numeric one counted as one bin) — the same check as at the start of
     counting, whose figure can only be larger."""
-    check = getattr(model, "_check_budget", None)
+    check = getattr(model, "check_budget", None)
     if check is None:
         return
     first = first_rows(path, class_column)

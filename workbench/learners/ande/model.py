@@ -172,7 +172,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         self.constant_ = (cards == 1) & ~missing & \
             bool(self.leave_out_constants and self.selection is None and self.n >= 2)
         keep = ~self.constant_
-        self._check_budget(cards[keep], rows, int(missing.sum()))
+        self.check_budget(cards[keep], rows, int(missing.sum()))
         self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
                                   parent_levels=self.n, rows_hint=rows_hint)
         if declare_missing:
@@ -205,7 +205,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         """Count the left-out attributes `which` from now on (their first missing value):
         their blocks start as copies of the blocks without them (`AnDECounts.with_constants`)."""
         keep = ~(self.constant_ & ~which)
-        self._check_budget(self.cards_[keep], rows, int(self.counts_.has_missing.sum()) + 1)
+        self.check_budget(self.cards_[keep], rows, int(self.counts_.has_missing.sum()) + 1)
         old_to_new = np.cumsum(keep)[~self.constant_] - 1
         self.counts_ = self.counts_.with_constants(self.cards_[keep], old_to_new,
                                                    rows_hint=rows.n_instances)
@@ -219,8 +219,10 @@ class AnDE(CountingLearner, MultiPassLearner):
                     "(its leave-one-out passes): use fit, not partial_fit")
         return None
 
-    def _check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
-        """Refuse, before allocating, count tables larger than the memory budget."""
+    def check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
+        """Refuse, before allocating, count tables larger than the memory budget (for
+        attributes of `cards` values; also called by the out-of-core readers with a lower
+        bound of the cardinalities, before their pass over a file)."""
         levels = range(1, min(self.required_level(), len(cards)) + 1)
         need = estimate_block_bytes(cards, rows.n_classes, list(levels), rows.n_instances,
                                     conditioned=with_missing)
