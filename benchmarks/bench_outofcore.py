@@ -13,7 +13,12 @@ sizes is what "out of core" means (A1DE reads the file twice, KDB2 three times).
 Next to it: a bare counting loop (numba; the same rows × C(a, 2) A1DE pair increments into
 dense tables, data already in memory) — the physical limit of one pass on this machine —
 and the training throughput as a fraction of it. With --workers N, also the row groups
-counted on N local Dask worker processes (speed-up against one process).
+counted on N local Dask worker processes (speed-up against one process). With --in-memory,
+also the same file loaded whole and fitted in a fresh process (`load_table` + `fit`, the
+learner's kernels loaded before the clock starts, as `fit`'s are), interleaved with the
+out-of-core runs, --repeats times: the minimum CPU of each and the out-of-core rate as a
+fraction of the in-memory one. --text writes the columns as plain strings (Parquet's usual
+text columns) instead of dictionary-typed ones.
 """
 
 from __future__ import annotations
@@ -39,7 +44,30 @@ from workbench.learners.registry import create
 BLOCK = 1_000_000
 
 
-def write_parquet(path: Path, rows: int, attributes: int, seed: int = 1) -> None:
+IN_MEMORY = """
+import sys, time
+import numpy as np
+from workbench.data.sources import load_table
+from workbench.learners.registry import create
+path, learner = sys.argv[1], sys.argv[2]
+create(learner).fit(load_table(path).take(np.arange(1000)))  # kernels loaded, not timed
+c = time.process_time()
+create(learner).fit(load_table(path))
+print(time.process_time() - c)
+"""
+
+
+def in_memory_cpu(path: Path, learner: str) -> float:
+    """CPU seconds of loading the whole file and fitting it, in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", IN_MEMORY, str(path), learner],
+                         capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"error: in-memory fit of {path} failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip())
+
+
+def write_parquet(path: Path, rows: int, attributes: int, seed: int = 1,
+                  text: bool = False) -> None:
     if path.is_file() and pq.ParquetFile(path).metadata.num_rows == rows:
         return
     labels = pa.array([str(v) for v in range(4)])
@@ -50,6 +78,8 @@ def write_parquet(path: Path, rows: int, attributes: int, seed: int = 1) -> None
         cols = {f"a{j}": pa.DictionaryArray.from_arrays(pa.array(X[:, j]), labels)
                 for j in range(attributes)}
         cols["class"] = pa.DictionaryArray.from_arrays(pa.array(y), labels.slice(0, 2))
+        if text:  # plain string columns (Parquet still stores them with a dictionary)
+            cols = {k: v.cast(pa.string()) for k, v in cols.items()}
         table = pa.table(cols)
         writer = writer or pq.ParquetWriter(path, table.schema)
         writer.write_table(table, row_group_size=BLOCK)
@@ -111,6 +141,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--memory-cap", type=int, default=0, metavar="MiB",
                     help="address-space limit of each training process (0: none)")
+    ap.add_argument("--in-memory", action="store_true",
+                    help="also load + fit the whole file in memory (paired, interleaved)")
+    ap.add_argument("--repeats", type=int, default=3, help="pairs with --in-memory")
+    ap.add_argument("--text", action="store_true", help="plain string columns")
     args = ap.parse_args()
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -122,8 +156,8 @@ def main() -> None:
     print(f"{'learner':<8} {'rows':>11} {'passes':>6} {'train CPU s':>11} {'M rows/s':>9} "
           f"{'of limit':>8} {'peak RSS MiB':>12} {'wall s':>7}")
     for rows in args.rows:
-        path = folder / f"bn-{rows}-{args.attributes}.parquet"
-        write_parquet(path, rows, args.attributes)
+        path = folder / f"bn-{rows}-{args.attributes}{'-text' if args.text else ''}.parquet"
+        write_parquet(path, rows, args.attributes, text=args.text)
         for learner in args.learners:
             info = fit(path, learner, cap_mib=args.memory_cap)
             rate = rows / info["train_cpu_seconds"]
@@ -131,6 +165,15 @@ def main() -> None:
                   f"{info['train_cpu_seconds']:>11.1f} {rate / 1e6:>9.2f} {rate / limit:>8.2f} "
                   f"{info['peak_rss_bytes'] / 2**20:>12.0f} {info['wall_seconds']:>7.1f}",
                   flush=True)
+            if args.in_memory:  # interleaved: out of core, in memory, out of core, ...
+                ooc, mem = [info["train_cpu_seconds"]], []
+                for i in range(args.repeats):
+                    mem.append(in_memory_cpu(path, learner))
+                    if i + 1 < args.repeats:
+                        ooc.append(fit(path, learner)["train_cpu_seconds"])
+                print(f"{'':<8} in memory (load + fit) {min(mem):.2f} s CPU, out of core "
+                      f"{min(ooc):.2f} s (min of {args.repeats}): out-of-core rate "
+                      f"{min(mem) / min(ooc):.2f} of the in-memory one", flush=True)
             model = create(learner)
             if args.workers and not (isinstance(model, MultiPassLearner)
                                      and model.n_passes() > 1):  # one-pass learners only

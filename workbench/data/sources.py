@@ -36,7 +36,11 @@ from workbench.errors import WorkbenchError
 __all__ = ["Reservoir", "iter_chunks", "load_table", "reservoir_slots", "scan_header",
            "table_kind"]
 
-_BATCH = 1 << 16
+_BATCH = 1 << 18
+"""Rows per record batch read from a Parquet file, at most; fewer for wide files, so that a
+batch's numbers stay within `_BATCH_BYTES` (256 K rows of 20 columns: no chunk of the
+out-of-core readers is glued from several batches)."""
+_BATCH_BYTES = 1 << 26
 
 
 def table_kind(path: str | os.PathLike) -> str:
@@ -76,8 +80,10 @@ def _batches(path: Path, kind: str, size: int = _BATCH,
             # one iterator per row group: a single iter_batches over a whole file keeps
             # memory it no longer needs (RSS grew 0.13 → 0.38 GB over 50 M rows here,
             # cf. apache/arrow#39808); per row group it stays flat
-            pf = pq.ParquetFile(path)
-            _check_columns(pf.schema_arrow, path)
+            schema = pq.ParquetFile(path).schema_arrow
+            _check_columns(schema, path)
+            pf = pq.ParquetFile(path, read_dictionary=_text_columns(schema))
+            size = max(1 << 10, min(size, _BATCH_BYTES // (8 * max(1, len(schema)))))
             for group in range(pf.metadata.num_row_groups) if groups is None else groups:
                 yield from pf.iter_batches(batch_size=size, row_groups=[group])
         else:
@@ -313,9 +319,11 @@ def iter_chunks(path: str | os.PathLike, rows: int, header: Dataset | None = Non
         have += batch.num_rows
         while have >= rows:
             block = _concat(pending, header)
-            yield block.take(np.arange(rows))
-            rest = block.take(np.arange(rows, block.n_instances))
-            pending, have = [rest], rest.n_instances
+            # row ranges as views: a chunk that is a whole batch is passed on as it is
+            yield block if block.n_instances == rows else \
+                block.replace(X=block.X[:rows], y=block.y[:rows])
+            rest = block.replace(X=block.X[rows:], y=block.y[rows:])
+            pending, have = ([rest], rest.n_instances) if rest.n_instances else ([], 0)
     if have:
         yield _concat(pending, header)
 
@@ -327,12 +335,16 @@ def _concat(parts: list[Dataset], header: Dataset) -> Dataset:
                           y=np.concatenate([p.y for p in parts]))
 
 
+def _text_columns(schema: pa.Schema) -> list[str] | None:
+    """The text columns of a Parquet schema: read dictionary-encoded, never decoded to
+    strings (Parquet stores them with a dictionary; we only need codes and the values)."""
+    return [f.name for f in schema if pa.types.is_string(f.type)
+            or pa.types.is_large_string(f.type)] or None
+
+
 def _read_parquet(path: Path) -> pa.Table:
     """A Parquet file with its text columns read dictionary-encoded (no text decoding)."""
-    schema = pq.ParquetFile(path).schema_arrow
-    text = [f.name for f in schema if pa.types.is_string(f.type)
-            or pa.types.is_large_string(f.type)]
-    return pq.read_table(path, read_dictionary=text or None)
+    return pq.read_table(path, read_dictionary=_text_columns(pq.ParquetFile(path).schema_arrow))
 
 
 def _dictionary(col) -> pa.DictionaryArray:
