@@ -9,10 +9,10 @@
 The scheme is fitted and scored on exactly the rows the workbench gives it, after the
 preprocessing this learner column declares (default ``none``: Weka sees the raw data; a
 scheme that takes nominal attributes only needs ``preprocessing: mdl``, the cut points then
-being the workbench's, fitted on the training fold). The rows travel as ARFF text
-(`data.arff.arff_text`: numbers written to read back as the same doubles) and Weka's
-``distributionForInstance`` gives each test row's distribution, so a Weka scheme's
-probabilities are Weka's own.
+being the workbench's, fitted on the training fold). The header travels as ARFF text
+(`data.arff.arff_text`), the rows as their values (the same doubles; a missing value NaN,
+as Weka marks it), and Weka's ``distributionForInstance`` gives each test row's
+distribution, so a Weka scheme's probabilities are Weka's own.
 
 The jar: the ``jar`` parameter, else ``$WEKA_JAR``, else Debian's ``/usr/share/java/weka.jar``
 (``apt-get install weka``, Weka 3.6.14). The bridge is JPype (``pip install
@@ -72,11 +72,24 @@ def jvm(jar: str | None = None):
 
 
 def _instances(jpype, data: Dataset):
-    """`data` as Weka Instances, class attribute last."""
-    reader = jpype.JClass("java.io.StringReader")(arff_text(data))
-    inst = jpype.JClass("weka.core.Instances")(jpype.JClass("java.io.BufferedReader")(reader))
-    inst.setClassIndex(inst.numAttributes() - 1)
-    return inst
+    """`data` as Weka Instances, class attribute last: the header from ARFF text with no
+    rows (the attributes and their declared values, in our order), then one instance per
+    row from its values — a nominal value's code is its index in the header, a missing
+    value (or class) NaN, Weka's missing value (2.7x faster than Weka parsing the rows
+    as ARFF: 0.05 against 0.14 s CPU for adult's 24,421 rows)."""
+    reader = jpype.JClass("java.io.StringReader")(arff_text(data.take(np.arange(0))))
+    header = jpype.JClass("weka.core.Instances")(jpype.JClass("java.io.BufferedReader")(reader))
+    rows = np.column_stack([data.X, np.where(data.y < 0, np.nan, data.y.astype(np.float64))])
+    out = jpype.JClass("weka.core.Instances")(header, data.n_instances)
+    try:  # Weka 3.7+: Instance is an interface, DenseInstance the class
+        make = jpype.JClass("weka.core.DenseInstance")
+    except Exception:  # Weka 3.6 (Debian's)
+        make = jpype.JClass("weka.core.Instance")
+    values = jpype.JArray(jpype.JDouble)
+    for row in rows:
+        out.add(make(1.0, values(row)))
+    out.setClassIndex(out.numAttributes() - 1)
+    return out
 
 
 class WekaClassifier(Learner):
