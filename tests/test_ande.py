@@ -1081,3 +1081,66 @@ def test_every_scoring_path_gives_the_same_probabilities(n, monkeypatch):
         for key, proba in results.items():
             np.testing.assert_allclose(proba, first, rtol=1e-12, atol=1e-15,
                                        err_msg=f"{kw} parent-major={key[0]} fast={key[1]}")
+
+
+# ----------------------------------------------------------------------------------------------
+# the naive count layout (Salem et al.'s timing study, `layout="naive"`)
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+@pytest.mark.parametrize("F,m", [(1, 1.0), (4, 0.5)])
+def test_naive_layout_scores_as_spec_and_the_compact_layout(n, F, m):
+    """Naive layout = SPEC §2 brute force = compact layout, missing values (skipped, their
+    denominators), δ and the fallback down to NB included; a constant attribute too."""
+    train = random_data(70, 5, [2, 3, 2, 3, 1], 3, seed=11 + n, missing=0.1)
+    test = random_data(25, 5, [2, 3, 2, 3, 1], 3, seed=99, missing=0.1)
+    naive = AnDE(n=n, m=m, frequency_limit=F, layout="naive")
+    got = naive.fit(train).predict_proba(test)
+    ref = reference_proba(train, test, n, m=m, F=F)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    compact = AnDE(n=n, m=m, frequency_limit=F).fit(train).predict_proba(test)
+    np.testing.assert_allclose(got, compact, rtol=0, atol=1e-13)
+
+
+def test_naive_layout_cells_and_counts():
+    """K · C(V + n, n + 1) cells (V counting a missing value's cell), as `layout_cells`
+    says; a level-(n+1) cell holds #(y, x_s), a lower level's its diagonal."""
+    from workbench.learners.ande.naive import _cell
+    from workbench.learners.counting import layout_cells
+
+    train = make(TOY, cards=[2, 2, 3])
+    a1 = AnDE(n=1, layout="naive").fit(train)
+    nv = a1.naive_
+    assert nv.table.size == layout_cells([2, 2, 3], 2, 1)[1] == 2 * math.comb(8, 2)
+    assert a1.model_bytes() == nv.nbytes
+    ct = a1.counts_
+    vals = np.empty(4, dtype=np.int64)
+    g = nv.offsets + np.array([0, 1, 1])  # the values a0, b1, c1
+    for s in [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]:
+        idx = np.array(s + (0,) * 3, dtype=np.int64)
+        cell = _cell(g, idx, len(s), -1, nv.size, nv.binom, vals)
+        joint = ct.joint(list(s))[tuple(int(g[a] - nv.offsets[a]) for a in s)]
+        assert [nv.table[y * nv.per_class + cell] for y in range(2)] == list(joint)
+    # r2 (a0, b1, c1 | y0) is the only y0 row with b1 and c1; r4, r6 are y1 rows with them
+    idx = np.array([1, 2, 0, 0], dtype=np.int64)
+    cell = _cell(g, idx, 2, -1, nv.size, nv.binom, vals)
+    assert (nv.table[cell], nv.table[nv.per_class + cell]) == (1, 2)
+    with_missing = make(TOY + [(None, 1, 1, 0)], cards=[2, 2, 3])
+    assert AnDE(n=2, layout="naive").fit(with_missing).naive_.table.size == \
+        2 * math.comb(8 + 2, 3) == layout_cells([3, 2, 3], 2, 2)[1]
+
+
+def test_naive_layout_is_additive_and_refuses_what_it_does_not_do(monkeypatch):
+    train = random_data(90, 4, [3, 2, 3, 2], 2, seed=5, missing=0.05)
+    whole = AnDE(n=2, layout="naive").fit(train)
+    parts = AnDE(n=2, layout="naive")
+    for lo in range(0, 90, 30):
+        parts.partial_fit(train.take(np.arange(lo, lo + 30)))
+    np.testing.assert_array_equal(whole.naive_.table, parts.naive_.table)
+    np.testing.assert_array_equal(whole.naive_.present, parts.naive_.present)
+    for bad in ({"subsumption": 100}, {"weighting": "mi"}, {"missing": "value"}):
+        with pytest.raises(LearnerError, match="layout 'naive' is the plain AnDE"):
+            AnDE(n=1, layout="naive", **bad).fit(train)
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", "4K")
+    with pytest.raises(LearnerError, match=r"A2DE \(layout 'naive'\) on r5: the naive layout "
+                                           r"would need .* over the memory budget"):
+        AnDE(n=2, layout="naive").fit(train)

@@ -82,7 +82,7 @@ def test_declared_parameters_get_set_and_validate_once():
     assert a.get_params() == {"n": 2, "m": 0.5, "frequency_limit": 1, "subsumption": None,
                               "weighting": None, "mi_estimate": "reference", "missing": "skip",
                               "selection": None, "elimination": "child",
-                              "initial_candidate_sse": 1.0, "n_jobs": 1}
+                              "initial_candidate_sse": 1.0, "n_jobs": 1, "layout": "compact"}
     assert repr(a).startswith("AnDE(n=2, m=0.5,")
     train = registry.create("NB")
     from workbench.data.catalog import load_dataset

@@ -10,6 +10,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
+from workbench.learners.ande.naive import NaiveLayout, naive_cells
 from workbench.learners.ande.parentmajor import (log_scores_nb, log_scores_parent_major,
                                                  parent_major_ok)
 from workbench.learners.ande.predict import (a1de_fast_ok, generalisations, log_scores,
@@ -96,6 +97,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         choice("elimination", "child", tuple(ELIMINATIONS)),
         number("initial_candidate_sse", 1.0, 0.0),
         integer("n_jobs", 1, 1),
+        choice("layout", "compact", ("compact", "naive")),
     )
 
     def _reset(self) -> None:
@@ -108,6 +110,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         self.parent_mask_: np.ndarray | None = None
         self.child_mask_: np.ndarray | None = None
         self._prepared: dict | None = None
+        self.naive_: NaiveLayout | None = None  # layout="naive": the counts scored from
 
     def __getstate__(self) -> dict:
         """Pickles leave out the derived scoring tables (rebuilt on first use)."""
@@ -153,8 +156,23 @@ class AnDE(CountingLearner, MultiPassLearner):
         kept = codes_t[keep] if self.constant_.any() else codes_t
         self.counts_.partial_fit(kept, rows.y, columns=True, n_jobs=self.n_jobs,
                                  ranges=(lo[keep], hi[keep]))
+        if self.layout == "naive":
+            self._count_naive(rows, codes_t, missing)
         self._prepared = None
         return codes_t.T
+
+    def _count_naive(self, rows: Dataset, codes_t: np.ndarray, missing: np.ndarray) -> None:
+        """``layout="naive"``: also count the rows into Salem et al.'s naive layout (the
+        one classification reads), a missing value a cell of attributes that declare one."""
+        if self.naive_ is None:
+            declared = np.array([a.has_missing for a in rows.attributes], dtype=bool) | missing
+            self.naive_ = NaiveLayout(self.cards_, declared, rows.n_classes, self.n)
+        elif (missing & (self.naive_.missing_slot < 0)).any():
+            raise LearnerError(
+                f"{type(self).__name__} (layout 'naive'): a missing value in an attribute that "
+                "had none in the first rows counted; declare it in the header's "
+                "Attribute.has_missing, as loading a file does")
+        self.naive_.add(codes_t.T, rows.y)
 
     def _create_counts(self, rows: Dataset, missing: np.ndarray, rows_hint: int,
                        declare_missing: bool = False) -> None:
@@ -172,6 +190,8 @@ class AnDE(CountingLearner, MultiPassLearner):
         self.constant_ = (cards == 1) & ~missing & \
             bool(self.leave_out_constants and self.selection is None and self.n >= 2)
         keep = ~self.constant_
+        if self.layout == "naive":  # (the larger of the two)
+            self._check_naive(cards, rows, missing)
         self.check_budget(cards[keep], rows, int(missing.sum()))
         self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
                                   parent_levels=self.n, rows_hint=rows_hint)
@@ -190,14 +210,18 @@ class AnDE(CountingLearner, MultiPassLearner):
                                              dtype=bool), rows_hint, declare_missing=True)
         return self
 
-    def merge(self, other: "AnDE") -> "AnDE":
+    def merge(self, other: "AnDE", sign: int = 1) -> "AnDE":
         """Add the counts of `other` (same parameters, started from the same header and row
-        hint, `start`): counts are additive, so this equals counting both parts here."""
+        hint, `start`): counts are additive, so this equals counting both parts here. With
+        ``sign=-1``, subtract them: `other` counted a part of the rows counted here, and
+        the result equals counting the rest (k-fold CV out of core: total − fold)."""
         if other.get_params() != self.get_params() or self.counts_ is None or \
                 other.counts_ is None or not np.array_equal(self.constant_, other.constant_):
             raise LearnerError("AnDE.merge: the models differ in parameters or layout "
                                "(start both from the same header)")
-        self.counts_.merge(other.counts_)
+        self.counts_.merge(other.counts_, sign)
+        if self.naive_ is not None and other.naive_ is not None:
+            self.naive_.merge(other.naive_, sign)
         self._prepared = None
         return self
 
@@ -234,6 +258,25 @@ class AnDE(CountingLearner, MultiPassLearner):
                 f"{levels[-1]}), over the memory budget of {budget / 2**30:.1f} GiB "
                 f"(${MEMORY_BUDGET_ENV}; default {MEMORY_FRACTION:.0%} of the machine's "
                 "memory)")
+
+    def _check_naive(self, cards: np.ndarray, rows: Dataset, missing: np.ndarray) -> None:
+        """The naive layout is the plain AnDE of Salem et al.'s timing study, within the
+        memory budget (checked before allocating)."""
+        if (self.subsumption is not None or self.weighting is not None
+                or self.selection is not None or self.missing != "skip"):
+            raise LearnerError(
+                f"{type(self).__name__}: layout 'naive' is the plain AnDE of Salem et al.'s "
+                "timing study: no subsumption, weighting or selection, missing 'skip'")
+        declared = np.array([a.has_missing for a in rows.attributes], dtype=bool) | missing
+        values = int(cards.sum() + declared.sum())
+        need = 8 * naive_cells(values, rows.n_classes, min(self.n + 1, len(cards)))
+        budget = memory_budget()
+        if need > budget:
+            raise LearnerError(
+                f"A{self.n}DE (layout 'naive') on {rows.name}: the naive layout would need "
+                f"{need / 2**30:.1f} GiB ({values} attribute values, combinations of "
+                f"{min(self.n + 1, len(cards))}), over the memory budget of "
+                f"{budget / 2**30:.1f} GiB (${MEMORY_BUDGET_ENV})")
 
     def _check_selection(self) -> None:
         if self.selection is not None:
@@ -384,6 +427,9 @@ class AnDE(CountingLearner, MultiPassLearner):
         other.missing_value_ = self.missing_value_
         other.cards_ = self.cards_
         other.constant_ = self.constant_
+        if other.layout == "naive" and self.naive_ is None:
+            raise LearnerError("AnDE: derive cannot add the naive layout (count it: fit)")
+        other.naive_ = self.naive_ if other.layout == "naive" else None
         return other
 
     def fit_report(self) -> dict | None:
@@ -397,10 +443,10 @@ class AnDE(CountingLearner, MultiPassLearner):
         missing = np.zeros(len(self.cards_), dtype=bool)
         missing[~self.constant_] = ct.has_missing & (self.missing != "value")
         cards = self.cards_ + missing
-        out: dict = {"layout_cells": list(layout_cells(cards, ct.K,
-                                                       min(self.n, len(cards) - 1)))}
+        out: dict = {} if self.layout == "naive" else {  # (naive: nothing saved)
+            "layout_cells": list(layout_cells(cards, ct.K, min(self.n, len(cards) - 1)))}
         if self.selection_ is None:
-            return out
+            return out or None
         names = self._header.attribute_names
         out["parents"] = [names[i] for i in np.flatnonzero(self.parent_mask_)]
         out["children"] = [names[i] for i in np.flatnonzero(self.child_mask_)]
@@ -409,7 +455,9 @@ class AnDE(CountingLearner, MultiPassLearner):
         return out
 
     def model_bytes(self) -> int | None:
-        """Bytes of the count tables."""
+        """Bytes of the count tables (those of the naive layout when it is the one read)."""
+        if self.naive_ is not None:
+            return self.naive_.nbytes
         return None if self.counts_ is None else int(self.counts_.nbytes)
 
     # ----- derived tables --------------------------------------------------------------
@@ -505,6 +553,8 @@ class AnDE(CountingLearner, MultiPassLearner):
     # ----- classification --------------------------------------------------------------
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
         """log P̂(y, x) per row and class (SPEC §2), up to a constant per row."""
+        if self.layout == "naive":
+            return self.naive_.log_scores(data.codes(), self.m, int(self.frequency_limit))
         ct = self.counts_
         prep = self._prepare()
         tb: Tables = prep["tb"]

@@ -125,14 +125,15 @@ class AnDECounts:
             ids = self.store.add_blocks(combos, np.full(combos.shape[0], c), empty=empty)
             self.miss_base[l, c] = ids[0] if ids.size else -1
 
-    def merge(self, other: "AnDECounts") -> "AnDECounts":
-        """Add the counts of `other`, which has the same layout (counted elsewhere)."""
+    def merge(self, other: "AnDECounts", sign: int = 1) -> "AnDECounts":
+        """Add the counts of `other`, which has the same layout (counted elsewhere); with
+        ``sign=-1`` subtract them (`other` counted a part of the rows counted here)."""
         if not (np.array_equal(self.cards, other.cards) and self.K == other.K
                 and self.max_level == other.max_level
                 and np.array_equal(self.miss_base, other.miss_base)):
             raise LearnerError("cannot merge AnDE counts with different layouts")
-        self.class_counts += other.class_counts
-        self.store.merge(other.store)
+        self.class_counts += sign * other.class_counts
+        self.store.merge(other.store, sign)
         self.has_missing |= other.has_missing
         return self
 

@@ -262,21 +262,27 @@ class BlockStore:
         allk = np.concatenate([self.skeys, keys])
         allv = np.concatenate([self.svals, vals])
         u, inv = np.unique(allk, return_inverse=True)
-        self.skeys = u
-        self.svals = np.bincount(inv, weights=allv, minlength=u.size).astype(np.int64)
+        vals = np.bincount(inv, weights=allv, minlength=u.size).astype(np.int64)
+        kept = vals != 0  # (a subtraction can empty a cell: no key stands for a zero)
+        self.skeys, self.svals = u[kept], vals[kept]
 
-    def merge(self, other: "BlockStore") -> None:
-        """Add another store with the same block list (e.g. counted in a worker)."""
+    def merge(self, other: "BlockStore", sign: int = 1) -> None:
+        """Add another store with the same block list (e.g. counted in a worker); with
+        ``sign=-1`` subtract it (rows it counted that this store counted too: k-fold CV's
+        training tables are the total minus each fold's)."""
         if other.n_blocks != self.n_blocks or not np.array_equal(other.bsize, self.bsize):
             raise LearnerError("cannot merge count stores with different block layouts")
         if not (np.array_equal(other.kind, self.kind)):
             raise LearnerError("cannot merge count stores with different dense/sparse layouts")
         if self.n_rows + other.n_rows > np.iinfo(np.int32).max:
             self.dense = self.dense.astype(np.int64)
-        self.dense += other.dense.astype(self.dense.dtype)
+        if sign < 0:
+            self.dense -= other.dense.astype(self.dense.dtype)
+        else:
+            self.dense += other.dense.astype(self.dense.dtype)
         if other.skeys.size:
-            self._merge_sparse(other.skeys, other.svals)
-        self.n_rows += other.n_rows
+            self._merge_sparse(other.skeys, other.svals if sign > 0 else -other.svals)
+        self.n_rows += other.n_rows if sign > 0 else -other.n_rows
 
     # ----- reading ---------------------------------------------------------------------
     def arrays(self) -> tuple:
