@@ -479,3 +479,29 @@ def test_log_time_figure_is_ln_of_mean_seconds_plus_one_per_collection(tmp_path)
     assert (out / "figures" / "fig_log_time.png").is_file()
     with pytest.raises(ConfigError, match="report.log_time_figure"):
         render_report(write_run(tmp_path / "bad", summary, {"log_time_figure": "yes"}))
+
+
+def test_compact_against_naive_layout_test_time_is_salem_fig_4b(tmp_path):
+    """A learner and its `layout: naive` twin (same spec otherwise) are paired; the
+    appendix gives 1 − compact / naive classification CPU per data set, and the figure."""
+    from workbench.report.sections.appendix import layout_pairs
+
+    assert layout_pairs({"A": {"learner": "A1DE", "preprocessing": "ef:3"},
+                         "A-n": {"learner": "A1DE", "preprocessing": "ef:3",
+                                 "layout": "naive"},
+                         "B-n": {"learner": "A2DE", "layout": "naive"},
+                         "C": {"learner": "A1DE", "m": 2}}) == [("A", "A-n")]
+    summary = synthetic_summary(["NB", "A1DE", "A1DE-naive"], counts=(1, 1, 2))
+    run = write_run(tmp_path / "run", summary)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["learners"]["A1DE-naive"] = {"learner": "A1DE", "layout": "naive"}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = render_report(run, figures=True)
+    table = pd.read_csv(out / "tables" / "layout_test_time.csv")
+    for d in sorted(set(summary.dataset)):
+        t = summary[summary.dataset == d].set_index("learner")["test_cpu_seconds"]
+        got = table[table.dataset == d]["test_time_saved"].item()
+        assert got == pytest.approx(1 - t["A1DE"] / t["A1DE-naive"], rel=1e-12)
+    assert (out / "figures" / "layout_test_time.png").is_file()
+    assert "## Appendix: classification time, compact against naive layout" in \
+        (out / "report.md").read_text()

@@ -577,19 +577,27 @@ def learning_curve_figure(curves: pd.DataFrame, metric: str, learners: Sequence[
     return fig
 
 
-# ------------------------------------------------------------------- memory saved (Fig. 4a)
-@styled
+# ------------------------------------------------------------- layout savings (Fig. 4a, 4b)
 def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figure:
     """Share of the naive count layout the compact one saves, per data set (grouped bars,
     one per learner): Salem et al.'s Fig. 4a."""
-    wide = metric_matrix(summary, "memory_saved", learners).dropna(how="all")
+    return share_saved_figure(metric_matrix(summary, "memory_saved", learners),
+                              ["Count tables: share of the naive layout saved by the compact "
+                               "one", "(impossible same-attribute value combinations left "
+                               "out)"], "memory saved (%)")
+
+
+@styled
+def share_saved_figure(wide: pd.DataFrame, lines: Sequence[str], ylabel: str) -> Figure:
+    """Grouped bars of shares (0..1, drawn in %) per data set (rows of `wide`), one bar per
+    learner (its columns): Salem et al.'s Fig. 4."""
+    wide = wide.dropna(how="all")
+    learners = list(wide.columns)
     names = [name for name in learners if wide[name].notna().any()]
     n = max(1, wide.shape[0])
     width = _width(min(16.0, max(6.5, 2.6 + 0.16 * n * max(1, len(names)))))
     paper = _paper_width is not None
-    heading, head = _title_block(["Count tables: share of the naive layout saved by the "
-                                  "compact one", "(impossible same-attribute value "
-                                  "combinations left out)"], width, gap=0.45)
+    heading, head = _title_block(list(lines), width, gap=0.45)
     legend_cols = _legend_columns(names, width - 0.2)
     legend_h = 0.25 * math.ceil(len(names) / legend_cols) if paper else 0.0
     label_h = 0.25 + 0.075 * max((len(str(d)) for d in wide.index), default=4)
@@ -607,8 +615,9 @@ def memory_saved_figure(summary: pd.DataFrame, learners: Sequence[str]) -> Figur
                width=step * 0.95, color=colours[name], label=name)
     ax.set_xticks(x)
     ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7.0)
-    ax.set_ylabel("memory saved (%)")
+    ax.set_ylabel(ylabel)
     ax.set_xlim(-0.6, wide.shape[0] - 0.4)
+    ax.axhline(0.0, color="black", linewidth=0.5)
     ax.grid(axis="y", linewidth=0.3, alpha=0.6)
     if paper:  # below the data set names
         fig.legend(loc="lower center", frameon=False, fontsize=_fs(8), ncols=legend_cols,

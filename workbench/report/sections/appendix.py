@@ -1,13 +1,18 @@
 """Appendices: every table metric per data set, and what learners report but the tables
-do not rank (selection, training, memory: `metrics.APPENDICES`)."""
+do not rank (selection, training, memory: `metrics.APPENDICES`; the layouts' test times)."""
 
 from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
 
 from workbench.evaluation.metrics import APPENDICES, metric_names
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
 from workbench.report.context import ReportContext
 from workbench.report.document import Document
+from workbench.stats.wdl import metric_matrix
 
 
 def render(ctx: ReportContext, doc: Document) -> None:
@@ -46,3 +51,58 @@ def render(ctx: ReportContext, doc: Document) -> None:
                       "Share of the naive layout's cells (every pair of attribute values, "
                       "same-attribute ones included) that the compact layout saves, per data "
                       "set and learner (Salem et al., Fig. 4a).")
+
+    layout_test_times(ctx, doc)
+
+
+def layout_pairs(learners: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(compact, naive) display names of a config's learners that differ only in AnDE's
+    ``layout`` (``naive`` against ``compact`` or unset)."""
+    specs = {name: dict(spec) for name, spec in (learners or {}).items()
+             if isinstance(spec, Mapping)}
+    pairs = []
+    for naive, spec in specs.items():
+        if spec.pop("layout", None) != "naive":
+            continue
+        for name, other in specs.items():
+            if name != naive and other.get("layout", "compact") == "compact" and \
+                    {k: v for k, v in other.items() if k != "layout"} == spec:
+                pairs.append((name, naive))
+                break
+    return pairs
+
+
+def layout_test_times(ctx: ReportContext, doc: Document) -> None:
+    """Salem et al.'s Fig. 4b: the share of the naive layout's classification CPU time the
+    compact layout saves, per data set, for each config pair of the two layouts."""
+    pairs = layout_pairs(ctx.cfg.get("learners") or {})
+    data = ctx.data
+    if not pairs or "test_cpu_seconds" not in data.columns:
+        return
+    compact = metric_matrix(data, "test_cpu_seconds", [a for a, _ in pairs])
+    naive = metric_matrix(data, "test_cpu_seconds", [b for _, b in pairs])
+    saved = pd.DataFrame({a: 1.0 - compact[a] / naive[b].where(naive[b] > 0)
+                          for a, b in pairs}).dropna(how="all")
+    if saved.empty:
+        return
+    tidy = saved.rename_axis("dataset").reset_index().melt(
+        id_vars="dataset", var_name="learner", value_name="test_time_saved").dropna()
+    write_csv(ctx.out / "tables" / "layout_test_time.csv", tidy)
+    rows = ["| data set | " + " | ".join(saved.columns) + " |",
+            "|---|" + "---:|" * saved.shape[1]]
+    rows += [f"| {d} | " + " | ".join("" if pd.isna(v) else f"{100 * v:.0f} %" for v in row)
+             + " |" for d, row in saved.iterrows()]
+    names = ", ".join(f"{a} against {b}" for a, b in pairs)
+    doc.add("## Appendix: classification time, compact against naive layout",
+            f"Share of the naive count layout's classification CPU time that the compact layout "
+            f"saves ({names}; 1 − compact / naive, total CPU seconds over folds, kernel "
+            "compilation excluded) — Salem et al.'s Fig. 4b. Also in "
+            "`tables/layout_test_time.csv`.", "\n".join(rows))
+    if ctx.figures:
+        from workbench.report import figures as fg
+        fig = fg.share_saved_figure(saved, ["Classification time: share of the naive layout's "
+                                            "saved by the compact one", f"({names})"],
+                                    "test time saved (%)")
+        doc.place(fig, "layout_test_time",
+                  "Share of the naive layout's classification CPU time the compact layout "
+                  "saves, per data set (Salem et al., Fig. 4b).")
