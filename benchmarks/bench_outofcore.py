@@ -19,6 +19,13 @@ learner's kernels loaded before the clock starts, as `fit`'s are), interleaved w
 out-of-core runs, --repeats times: the minimum CPU of each and the out-of-core rate as a
 fraction of the in-memory one. --text writes the columns as plain strings (Parquet's usual
 text columns) instead of dictionary-typed ones.
+
+With --cv K, each size also runs ``python -m workbench evaluate --cv K`` (K-fold CV out of
+core, the same cap) per learner: its peak resident memory, the training CPU (one counting
+pass and the k subtractions for the AnDE family on this nominal data) and the
+classification CPU, its whole CPU against the one `fit` of the same file above (CPU
+against CPU, both fresh processes, each including its reading of the file), and its
+training CPU against k separate fits (k × that fit's CPU: the subtraction's gain).
 """
 
 from __future__ import annotations
@@ -114,6 +121,11 @@ def fit(path: Path, learner: str, workers: int = 0, cap_mib: int = 0) -> dict:
            str(path), "--chunk-rows", "250000"]
     if workers:
         cmd += ["--workers", str(workers)]
+    return _run(cmd, cap_mib)
+
+
+def _run(cmd: list[str], cap_mib: int) -> dict:
+    """Run a workbench command printing JSON, under an address-space cap (MiB, 0: none)."""
 
     def limit() -> None:
         if cap_mib:
@@ -132,6 +144,13 @@ def fit(path: Path, learner: str, workers: int = 0, cap_mib: int = 0) -> dict:
     return info
 
 
+def cross_validate(path: Path, learner: str, folds: int, cap_mib: int = 0) -> dict:
+    """`workbench evaluate --cv` in a fresh process (under the cap): its JSON summary."""
+    cmd = [sys.executable, "-m", "workbench", "-q", "evaluate", "--learner", learner,
+           "--data", str(path), "--chunk-rows", "250000", "--cv", str(folds)]
+    return _run(cmd, cap_mib)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 4_000_000])
@@ -145,6 +164,8 @@ def main() -> None:
                     help="also load + fit the whole file in memory (paired, interleaved)")
     ap.add_argument("--repeats", type=int, default=3, help="pairs with --in-memory")
     ap.add_argument("--text", action="store_true", help="plain string columns")
+    ap.add_argument("--cv", type=int, default=0, metavar="K",
+                    help="also K-fold CV out of core per learner and size (0: none)")
     args = ap.parse_args()
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -174,6 +195,15 @@ def main() -> None:
                 print(f"{'':<8} in memory (load + fit) {min(mem):.2f} s CPU, out of core "
                       f"{min(ooc):.2f} s (min of {args.repeats}): out-of-core rate "
                       f"{min(mem) / min(ooc):.2f} of the in-memory one", flush=True)
+            if args.cv:
+                cv = cross_validate(path, learner, args.cv, cap_mib=args.memory_cap)
+                print(f"{'':<8} {args.cv}-fold CV: peak RSS {cv['peak_rss_bytes'] / 2**20:.0f} "
+                      f"MiB, {cv['passes']} passes, training {cv['train_cpu_seconds']:.1f} s "
+                      f"CPU (subtraction: {cv['subtraction']}; {args.cv} separate fits "
+                      f"{args.cv * info['train_cpu_seconds']:.1f} s), classification "
+                      f"{cv['test_cpu_seconds']:.1f} s, whole {cv['cpu_seconds']:.1f} s CPU = "
+                      f"{cv['cpu_seconds'] / info['train_cpu_seconds']:.2f} x one fit, "
+                      f"0-1 loss {cv['zero_one_loss']:.4f}", flush=True)
             model = create(learner)
             if args.workers and not (isinstance(model, MultiPassLearner)
                                      and model.n_passes() > 1):  # one-pass learners only

@@ -179,6 +179,15 @@ BAD_CASES = {
         """,
         ["protocol.stratify", "true or false"],
     ),
+    "assignment_value": (
+        """
+        name: x
+        datasets: [iris]
+        protocol: {folds: 3, assignment: random}
+        learners: [CfgStandIn]
+        """,
+        ["protocol.assignment", "'shuffle' or 'rows'"],
+    ),
     "unknown_key": (
         """
         name: x

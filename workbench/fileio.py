@@ -6,9 +6,11 @@ interrupted or failing write never leaves a truncated file behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 from workbench.errors import WorkbenchError
 
@@ -56,3 +58,28 @@ def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> P
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write UTF-8 text atomically (see `atomic_write_bytes`)."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside `path` to write (e.g. stream) a file to; moved onto `path`
+    when the block ends normally, removed if it raises (see `atomic_write_bytes`)."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+        raise

@@ -88,12 +88,14 @@ class Protocol:
 
 @dataclass(frozen=True)
 class KFold(Protocol):
-    """r rounds of k-fold cross-validation (`splits.make_splits`)."""
+    """r rounds of k-fold cross-validation (`splits.make_splits`; ``assignment="rows"``:
+    folds a seeded function of the row index, `splits.row_folds`, as out of core)."""
 
     rounds: int = 10  # (fields shadow the base class's properties)
     folds: int = 2
     seed: int = 1
     stratify: bool = False
+    assignment: str = "shuffle"
     kind: ClassVar[str] = "kfold"
     tests_all_rows: ClassVar[bool] = True
 
@@ -101,10 +103,16 @@ class KFold(Protocol):
         _int("protocol.rounds", self.rounds, 1)
         _int("protocol.folds", self.folds, 2)
         _int("protocol.seed", self.seed, 0)
+        if self.assignment not in ("shuffle", "rows"):
+            raise WorkbenchError(f"protocol.assignment: expected 'shuffle' or 'rows', got "
+                                 f"{self.assignment!r}")
+        if self.assignment == "rows" and self.stratify:
+            raise WorkbenchError("protocol.assignment: 'rows' (folds a function of the row "
+                                 "index) cannot stratify")
 
     def plan(self, n, labels=None):
         splits = make_splits(n, self.rounds, self.folds, self.seed, stratify=self.stratify,
-                             labels=labels)
+                             labels=labels, assignment=self.assignment)
         return {(r, f): FoldSpec(r, f, *fold_indices(splits, r, f)) for r, f in self.keys()}
 
     def fold_sizes(self, n, round_):
@@ -113,7 +121,8 @@ class KFold(Protocol):
 
     def to_dict(self):
         return {"rounds": self.rounds, "folds": self.folds, "seed": self.seed,
-                "stratify": self.stratify}
+                "stratify": self.stratify} | (
+                    {"assignment": self.assignment} if self.assignment != "shuffle" else {})
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,6 +7,12 @@ missing-class rows removed (see `workbench.evaluation.cv.evaluation_data`).
 
 Round r is drawn from ``numpy.random.default_rng([seed, r])``, so it depends only on
 (n, folds, seed, r, stratify, labels) and not on how many rounds were requested.
+
+`row_folds` is the other assignment (``assignment="rows"``): the fold of a row is a seeded
+function of its index alone, so a file read chunk by chunk (out of core, on any number of
+workers) gets the same folds as the whole data in memory: consecutive rows are taken in
+blocks of k, and each block's rows go to the k folds in the order of a hash of (seed,
+round, row index) — a random permutation per block, fold sizes differing by at most one.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ def make_splits(
     seed: int,
     stratify: bool = False,
     labels: np.ndarray | None = None,
+    assignment: str = "shuffle",
 ) -> np.ndarray:
     """Fold ids (rounds, n): a fresh random partition per round, sizes differing by <= 1.
 
@@ -58,9 +65,17 @@ def make_splits(
     concatenation of these shuffled lists is dealt round-robin. Each class is then spread
     over the folds with per-fold counts differing by at most one, and, because the whole
     concatenation is dealt as one sequence, overall fold sizes also differ by at most one.
-    Pure function of its arguments.
+    ``assignment="rows"``: `row_folds` (not stratified). Pure function of its arguments.
     """
     _check_counts(n, rounds, folds, seed)
+    if assignment not in ("shuffle", "rows"):
+        raise WorkbenchError(f"make_splits: assignment must be 'shuffle' or 'rows', got "
+                             f"{assignment!r}")
+    if assignment == "rows":
+        if stratify:
+            raise WorkbenchError("make_splits: assignment 'rows' (a function of the row "
+                                 "index) cannot stratify")
+        return np.stack([row_folds(0, n, folds, seed, r) for r in range(rounds)])
     if stratify:
         if labels is None:
             raise WorkbenchError("make_splits: stratify=True needs labels")
@@ -80,6 +95,31 @@ def make_splits(
             order = rng.permutation(n)
         out[r, order] = deal
     return out
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: a bijective, well-mixed 64-bit hash (uint64 arrays)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def row_folds(start: int, n: int, folds: int, seed: int, round_: int) -> np.ndarray:
+    """Folds (int64, 0..folds−1) of rows start .. start+n−1 under ``assignment="rows"``
+    (see the module docstring): the same whatever the chunking."""
+    k = int(folds)
+    first, stop = (int(start) // k) * k, -(-(int(start) + int(n)) // k) * k
+    with np.errstate(over="ignore"):
+        key = _mix(np.uint64(int(seed) & 0xFFFFFFFF) * _GOLDEN
+                   + np.uint64(int(round_) & 0xFFFFFFFF))
+        keys = _mix(np.arange(first, stop, dtype=np.uint64) * _GOLDEN ^ key)
+    order = np.argsort(keys.reshape(-1, k), axis=1, kind="stable")
+    out = np.empty(order.shape, dtype=np.int64)
+    np.put_along_axis(out, order, np.arange(k, dtype=np.int64)[None, :], axis=1)
+    return out.reshape(-1)[int(start) - first: int(start) - first + int(n)]
 
 
 def fold_indices(splits: np.ndarray, round_: int, fold: int) -> tuple[np.ndarray, np.ndarray]:

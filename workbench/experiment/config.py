@@ -65,10 +65,10 @@ TOP_LEVEL_KEYS = (
     "baselines",
 )
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
-                                     "discretize_sample": None}
+                                     "assignment": "shuffle", "discretize_sample": None}
 """The k-fold defaults (a protocol mapping without ``type``)."""
 PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
-    "kfold": ("rounds", "folds", "seed", "stratify"),
+    "kfold": ("rounds", "folds", "seed", "stratify", "assignment"),
     "holdout": ("fraction", "seed"),
     "sampled": ("n_train", "n_test", "repetitions", "seed"),
     "learning_curve": ("sizes", "n_test", "seed"),

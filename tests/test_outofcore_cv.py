@@ -1,0 +1,176 @@
+"""k-fold CV out of core (`evaluation.outofcore_cv`) = k-fold CV in memory on the same
+folds (``assignment: rows``), fold by fold and row by row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.data.arff import load_arff, save_arff
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import WorkbenchError
+from workbench.evaluation.cv import evaluate
+from workbench.evaluation.metrics import loss_sums, pooled_metrics
+from workbench.evaluation.outofcore_cv import evaluate_kfold
+from workbench.evaluation.protocols import KFold
+from workbench.evaluation.splits import make_splits, row_folds
+
+from conftest import EMBEDDED
+
+
+def _in_memory(data, learner, folds, rounds, seed):
+    return evaluate(data, learner, None, KFold(rounds=rounds, folds=folds, seed=seed,
+                                               assignment="rows"))
+
+
+def _out_of_core(path, learner, folds, rounds, seed, chunk_rows):
+    got = {}
+
+    def keep(r, f, idx, proba, y):
+        got.setdefault((r, f), []).append((idx, proba))
+
+    res = evaluate_kfold(path, learner, folds=folds, rounds=rounds, seed=seed,
+                         chunk_rows=chunk_rows, keep=keep)
+    return res, {key: (np.concatenate([i for i, _ in parts]),
+                       np.vstack([p for _, p in parts])) for key, parts in got.items()}
+
+
+def test_row_folds_are_balanced_seeded_and_independent_of_chunking():
+    whole = row_folds(0, 1003, 10, 7, 2)
+    assert sorted(np.bincount(whole).tolist()) == [100] * 7 + [101] * 3
+    pieces = np.concatenate([row_folds(s, min(13, 1003 - s), 10, 7, 2)
+                             for s in range(0, 1003, 13)])
+    np.testing.assert_array_equal(pieces, whole)
+    for b in range(100):  # each block of k consecutive rows: one row per fold
+        assert sorted(whole[10 * b: 10 * b + 10]) == list(range(10))
+    assert (row_folds(0, 1003, 10, 8, 2) != whole).mean() > 0.8  # another seed, other folds
+    assert (row_folds(0, 1003, 10, 7, 3) != whole).mean() > 0.8  # another round
+    np.testing.assert_array_equal(make_splits(1003, 3, 10, 7, assignment="rows")[2], whole)
+    with pytest.raises(WorkbenchError, match="cannot stratify"):
+        KFold(folds=3, stratify=True, assignment="rows")
+
+
+@pytest.mark.parametrize("learner", ["NB", "A1DE", "A2DE-SW", "KDB2", "SKDB", "ASAODE",
+                                     "WANBIA-C-SGD"])
+def test_out_of_core_cv_equals_in_memory_cv(learner, tmp_path):
+    """labor (numeric attributes discretised per training fold, missing values): the same
+    folds, cut points and probabilities (1e-12) as in memory, chunk by chunk of 7 rows."""
+    data = load_arff(EMBEDDED / "labor.arff.gz")
+    mem = _in_memory(data, learner, 5, 2, 3)
+    res, got = _out_of_core(EMBEDDED / "labor.arff.gz", learner, 5, 2, 3, 7)
+    assert res.summary["subtraction"] is False  # per-fold cut points: side by side
+    for fr in mem.fold_results:
+        idx, proba = got[(fr.round, fr.fold)]
+        np.testing.assert_array_equal(idx, fr.test_index)
+        np.testing.assert_allclose(proba, fr.proba, rtol=0, atol=1e-12)
+        fold = res.folds[fr.round * 5 + fr.fold]
+        assert fold.cuts == fr.cuts and fold.n_train == fr.n_train
+    want = pooled_metrics([loss_sums(fr.proba, mem.y[fr.test_index])
+                           for fr in mem.fold_results], data.n_classes)
+    for key, value in want.items():
+        assert res.summary[key] == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("learner", ["NB", "A1DE", "A2DE", "A1DE-SW"])
+def test_count_subtraction_on_nominal_data_equals_in_memory_cv(learner, tmp_path):
+    """All-nominal data (with missing values and missing classes): one counting pass,
+    fold f's training table = total − fold f's table; the same probabilities as counting
+    the other folds' rows in memory."""
+    data = _nominal(400)
+    path = tmp_path / "nominal.arff"
+    save_arff(data, path)
+    mem = _in_memory(data, learner, 10, 1, 5)
+    res, got = _out_of_core(path, learner, 10, 1, 5, 50)
+    assert res.summary["subtraction"] is True and res.summary["passes"] == 3
+    for fr in mem.fold_results:
+        idx, proba = got[(fr.round, fr.fold)]
+        np.testing.assert_array_equal(idx, fr.test_index)
+        np.testing.assert_allclose(proba, fr.proba, rtol=0, atol=1e-12)
+        assert res.folds[fr.fold].n_train == fr.n_train
+
+
+def _nominal(n):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, n)
+    X = np.stack([(y + rng.integers(0, 2, n)) % 3, rng.integers(0, 4, n),
+                  rng.integers(0, 2, n)], 1).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y[rng.random(n) < 0.02] = -1
+    atts = tuple(Attribute(f"a{i}", tuple(f"v{j}" for j in range(c)))
+                 for i, c in enumerate((3, 4, 2)))
+    return Dataset("nominal", atts, Attribute("class", ("p", "q", "r")), X, y)
+
+
+def test_a_discretisation_sample_smaller_than_the_training_fold():
+    """⌈sample / (k − 1)⌉ rows of each fold's reservoir: cut points from about `sample`
+    rows of each training fold, seeded (the same twice), not those of all rows."""
+    path = EMBEDDED / "labor.arff.gz"
+    a = evaluate_kfold(path, "NB", folds=3, seed=1, sample=10)
+    b = evaluate_kfold(path, "NB", folds=3, seed=1, sample=10)
+    full = evaluate_kfold(path, "NB", folds=3, seed=1)
+    assert [f.cuts for f in a.folds] == [f.cuts for f in b.folds]
+    assert [f.cuts for f in a.folds] != [f.cuts for f in full.folds]
+    assert a.summary["discretize_sample"] == 10
+
+
+def test_k_fold_cv_on_dask_workers_equals_one_process(tmp_path):
+    """Row groups' fold tables counted on two worker processes, summed in a tree, scored
+    there: the per-fold loss sums of one process — with count subtraction (nominal data)
+    and with per-fold cut points (labor: each row group counted into k − 1 fold models)."""
+    distributed = pytest.importorskip("distributed")
+    import pyarrow.parquet as pq
+    from test_sources import _frame
+
+    nominal, numeric = tmp_path / "nominal.parquet", tmp_path / "labor.parquet"
+    _frame(_nominal(300)).to_parquet(nominal, index=False, row_group_size=40)
+    _frame(load_arff(EMBEDDED / "labor.arff.gz")).to_parquet(numeric, index=False,
+                                                             row_group_size=10)
+    assert pq.ParquetFile(nominal).metadata.num_row_groups == 8
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for path, learner, subtracts in ((nominal, "A2DE", True), (numeric, "A1DE", False)):
+            dist = evaluate_kfold(path, learner, folds=5, rounds=2, seed=4, client=client)
+            local = evaluate_kfold(path, learner, folds=5, rounds=2, seed=4, chunk_rows=9)
+            assert dist.summary["subtraction"] is local.summary["subtraction"] is subtracts
+            for a, b in zip(dist.folds, local.folds):
+                assert (a.round, a.fold, a.n_train, a.sums.n, a.sums.errors) == \
+                    (b.round, b.fold, b.n_train, b.sums.n, b.sums.errors)
+                np.testing.assert_allclose(a.sums, b.sums, rtol=1e-12)
+        with pytest.raises(WorkbenchError, match="several passes"):
+            evaluate_kfold(nominal, "KDB2", folds=3, client=client)
+
+
+def test_cli_cross_validation_writes_folds_and_streams_predictions(tmp_path):
+    """`evaluate --cv`: the JSON summary, the per-fold CSV and the streamed predictions (a
+    row per tested row, probabilities those of the in-memory CV); bad options are one
+    error line and leave no file behind."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    folds_csv, preds = tmp_path / "folds.csv", tmp_path / "p.parquet"
+    cmd = [sys.executable, "-m", "workbench", "-q", "evaluate", "--learner", "A1DE", "--data",
+           str(EMBEDDED / "labor.arff.gz"), "--cv", "3", "--rounds", "2", "--seed", "2"]
+    out = subprocess.run(cmd + ["--folds-out", str(folds_csv), "--predictions-out",
+                                str(preds)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    folds = pd.read_csv(folds_csv)
+    assert folds[["round", "fold"]].values.tolist() == [[r, f] for r in (0, 1)
+                                                        for f in (0, 1, 2)]
+    assert folds["n_test"].sum() == 2 * 57
+    p = pd.read_parquet(preds).sort_values(["round", "index"])
+    assert len(p) == 2 * 57 and list(p.columns[:5]) == ["round", "fold", "index", "y",
+                                                         "predicted"]
+    mem = _in_memory(load_arff(EMBEDDED / "labor.arff.gz"), "A1DE", 3, 2, 2)
+    np.testing.assert_allclose(p[["p_bad", "p_good"]].to_numpy(),
+                               mem.distributions.reshape(-1, 2), rtol=0, atol=1e-12)
+    bad = subprocess.run(cmd[:-4] + ["--cv", "1"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--cv: expected K >= 2 folds" in bad.stderr
+    before = sorted(tmp_path.iterdir())
+    cmd[cmd.index("A1DE")] = "NoSuchLearner"  # fails after the predictions file is opened
+    bad = subprocess.run(cmd + ["--predictions-out", str(tmp_path / "no.parquet")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "NoSuchLearner" in bad.stderr
+    assert "Traceback" not in bad.stderr and sorted(tmp_path.iterdir()) == before

@@ -1,0 +1,463 @@
+"""r × k-fold cross-validation of a data file out of core, every fold in the same passes.
+
+The fold of a row is a seeded function of its index among the rows with a class
+(`splits.row_folds`; in memory: a k-fold protocol with ``assignment: rows``), so the folds
+are those of the same data in memory, whatever the chunking. Per round:
+
+1. **Discretisation** (numeric attributes, the learner's MDL or EF): one pass fills a seeded
+   reservoir per fold of ⌈sample / (k − 1)⌉ rows; training fold f's cut points are fitted on
+   the other folds' reservoirs together — at most about `sample` of its rows (PAKDD 2014:
+   MDL on ≤ 100,000 training rows; JMLR 2016: EF5 on a 100,000 sample), all of them when
+   `sample` ≥ the training rows (then the cut points are those of the run in memory).
+2. **Training.** The AnDE family (NB, A1DE…A3DE and their -S/-W variants) on data without
+   per-fold cut points (all nominal) uses **count subtraction**: one pass counts each row
+   once, into the table of the fold that tests it; fold f's training table is the total
+   minus fold f's (counts are additive: the same counts as counting the other folds). Any
+   other out-of-core learner — or per-fold cut points, under which a row's codes differ
+   between folds — trains k models side by side in the learner's natural passes (KDB and
+   TAN two, SKDB three, ASAODE two, BSEAODE one per elimination step, AnJE-SGD one per
+   epoch), each pass reading the file once for all k folds.
+3. **Scoring.** One pass classifies each row with the model (and cut points) of its fold.
+
+So r × k-fold CV reads the file r × (1 + passes + 1) times, not r × k × (passes + 1), and
+counts each row once per round under subtraction. Time per fold: what the fold's own model
+did (its counting or passes, its subtraction, its cut points, its classification) plus an
+equal share of the shared reading and counting.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from workbench.data.dataset import Dataset
+from workbench.data.sources import Reservoir
+from workbench.discretize import fit_discretizer
+from workbench.errors import WorkbenchError
+from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
+from workbench.evaluation.outofcore import (DEFAULT_CHUNK, DEFAULT_SAMPLE, _chunks, _counting,
+                                            _first_pass, _multi_pass, _parquet_only,
+                                            _refuse_early, _row_group, _row_group_starts,
+                                            _scored)
+from workbench.evaluation.pipeline import _warm_up, fold_seed, peak_rss, reset_peak_rss
+from workbench.jit import compile_clock
+from workbench.evaluation.splits import row_folds
+
+__all__ = ["CVFold", "CVResult", "evaluate_kfold"]
+
+Keep = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray], None]
+"""keep(round, fold, row indices among the rows with a class, probabilities, classes)."""
+
+
+@dataclass
+class CVFold:
+    """One (round, fold) of an out-of-core CV: its sizes, loss sums, metrics and times."""
+
+    round: int
+    fold: int
+    n_train: int = 0
+    sums: LossSums = LossSums(0, 0, 0.0, 0.0, 0.0)
+    train_cpu_seconds: float = 0.0
+    test_cpu_seconds: float = 0.0
+    model_bytes: int | None = None
+    cuts: dict | None = None
+
+    def metrics(self, n_classes: int) -> dict[str, float]:
+        return pooled_metrics([self.sums], n_classes)
+
+
+@dataclass
+class CVResult:
+    """The folds, the pooled summary and how the training went (``subtraction``)."""
+
+    folds: list[CVFold]
+    summary: dict[str, Any]
+    header: Dataset | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _class_known(chunk: Dataset, index: int, folds: int, seed: int, round_: int
+                 ) -> tuple[Dataset, np.ndarray, np.ndarray]:
+    """The chunk's rows with a class, their indices among such rows (from `index`) and
+    their folds."""
+    keep = chunk.y >= 0
+    part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
+    idx = np.arange(index, index + part.n_instances, dtype=np.int64)
+    return part, idx, row_folds(index, part.n_instances, folds, seed, round_)
+
+
+def _by_fold(part: Dataset, fold: np.ndarray, k: int
+             ) -> tuple[Dataset, np.ndarray, np.ndarray]:
+    """The rows grouped by fold (one copy; each fold's rows then a view, in row order),
+    the order taken and the k + 1 bounds of the groups."""
+    order = np.argsort(fold, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(fold, minlength=k))))
+    return part.take(order), order, bounds
+
+
+def _rows_of(grouped: Dataset, bounds: np.ndarray, f: int) -> Dataset:
+    lo, hi = int(bounds[f]), int(bounds[f + 1])
+    return grouped.replace(X=grouped.X[lo:hi], y=grouped.y[lo:hi])
+
+
+def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None, folds: int,
+                seed: int, round_: int, sample: int) -> list[Reservoir]:
+    """One seeded reservoir per fold of ⌈sample / (k − 1)⌉ of its rows."""
+    size = max(1, math.ceil(sample / (folds - 1)))
+    res = [Reservoir(size, seed=(seed, round_, f)) for f in range(folds)]  # type: ignore[arg-type]
+    index = 0
+    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+        part, _, fold = _class_known(chunk, index, folds, seed, round_)
+        index += part.n_instances
+        for f in range(folds):
+            rows = np.flatnonzero(fold == f)
+            if rows.size:
+                res[f].add(part.take(rows))
+    return res
+
+
+def _fold_discretizers(method: str, res: list[Reservoir]) -> list[Any]:
+    """Fold f's discretiser, fitted on the reservoirs of every other fold together."""
+    out = []
+    for f in range(len(res)):
+        parts = [r for g, r in enumerate(res) if g != f and r.seen]
+        if not parts:
+            raise WorkbenchError("k-fold CV: a training fold has no rows with a class")
+        head = parts[0].header
+        sample = head.replace(X=np.vstack([r.X for r in parts]),
+                              y=np.concatenate([r.y for r in parts]))
+        out.append(fit_discretizer(method, sample))
+    return out
+
+
+def _subtracts(model: Any, discs: list[Any] | None) -> bool:
+    """Count subtraction applies: an additive one-pass model (`start`/`merge`) and the same
+    codes in every fold (no per-fold cut points)."""
+    return discs is None and hasattr(model, "start") and hasattr(model, "merge") \
+        and not _multi_pass(model)
+
+
+def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, *,
+                   folds: int = 10, rounds: int = 1, seed: int = 1,
+                   chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE,
+                   class_column: str | None = None, keep: Keep | None = None,
+                   client: Any = None) -> CVResult:
+    """r × k-fold CV of `learner` on the file out of core (see the module docstring);
+    `keep` receives every test row's probabilities (e.g. to stream them to Parquet). With
+    a Dask `client` (a Parquet file, a one-pass learner), each row group's fold tables are
+    counted on a worker, added up in a tree on the workers, and the row groups scored
+    there (`_cv_distributed`); fold times are then the workers' CPU seconds."""
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise WorkbenchError(f"k-fold CV: folds must be an integer >= 2, got {folds!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise WorkbenchError(f"k-fold CV: rounds must be an integer >= 1, got {rounds!r}")
+    probe = _counting(learner, params, seed, one_pass=client is not None)
+    if client is not None:
+        _parquet_only(path)
+        if keep is not None:
+            raise WorkbenchError("k-fold CV on Dask workers keeps no per-row predictions "
+                                 "(run it in one process to stream them)")
+    method = str(getattr(probe, "preprocessing", "none") or "none")
+    reset_peak_rss()
+    cpu0 = time.process_time()
+    _refuse_early(path, probe, class_column)
+    header, total, _ = _first_pass(path, chunk_rows, class_column, None, None, seed)
+    if method != "none" and header.is_all_nominal:
+        method = "none"
+    first = next((c for _, c in _chunks(path, chunk_rows, header, class_column)), None)
+    if first is not None:  # kernels compiled / loaded untimed, as `run_fold` does
+        _warm_up(f"{learner}|{sorted((params or {}).items())!r}", learner, params, seed,
+                 first.take(np.flatnonzero(first.y >= 0)))
+    clock = compile_clock()
+    jit0 = clock.read()
+    out: list[CVFold] = []
+    passes = 1
+    subtraction = None
+    for r in range(rounds):
+        res = None if method == "none" else _reservoirs(path, chunk_rows, header,
+                                                       class_column, folds, seed, r, sample)
+        cpu = time.process_time()
+        discs = None if res is None else _fold_discretizers(method, res)
+        shared_disc = time.process_time() - cpu
+        cv = [CVFold(r, f) for f in range(folds)]
+        for f, fold in enumerate(cv):
+            fold.train_cpu_seconds += shared_disc / folds
+            if discs is not None:
+                fold.cuts = {str(k): [float(c) for c in v]
+                             for k, v in getattr(discs[f], "cuts", {}).items()}
+        models = [_counting(learner, params, fold_seed(seed, r, f)) for f in range(folds)]
+        subtraction = _subtracts(models[0], discs)
+        if client is not None:
+            models = _cv_distributed(client, path, learner, params, seed, header, discs,
+                                     cv, r, total, subtraction)
+            n_passes = 2  # (counting and scoring on the workers)
+            passes += (res is not None) + n_passes
+            out.extend(cv)
+            continue
+        if subtraction:
+            n_passes = _train_subtracting(path, chunk_rows, header, class_column, models, cv,
+                                          seed, r, total)
+        else:
+            n_passes = _train_side_by_side(path, chunk_rows, header, class_column, models, cv,
+                                           discs, seed, r)
+        _score(path, chunk_rows, header, class_column, models, cv, discs, seed, r, keep)
+        for f, fold in enumerate(cv):
+            fold.model_bytes = models[f].model_bytes() if hasattr(models[f], "model_bytes") \
+                else None
+        passes += (res is not None) + n_passes + 1
+        out.extend(cv)
+        del models
+    sums = [f.sums for f in out]
+    summary = {"rows": total, "rounds": rounds, "folds": folds, "passes": passes,
+               "subtraction": bool(subtraction), "preprocessing": method,
+               "discretize_sample": None if method == "none" else sample,
+               "n_test": sum(s.n for s in sums),
+               "train_cpu_seconds": sum(f.train_cpu_seconds for f in out),
+               "test_cpu_seconds": sum(f.test_cpu_seconds for f in out),
+               "cpu_seconds": time.process_time() - cpu0, "peak_rss_bytes": peak_rss(),
+               "compile_seconds": (clock.read() - jit0).cpu_seconds,
+               **pooled_metrics(sums, header.n_classes)}
+    return CVResult(out, summary, header)
+
+
+def _train_subtracting(path, chunk_rows, header, class_column, models, cv, seed, round_,
+                       total) -> int:
+    """One counting pass (each row into its own fold's table), then fold f's training
+    table = total − fold f's. Returns the passes read (1)."""
+    k = len(models)
+    for m in models:
+        m.start(header, total)
+    own = np.zeros(k)
+    n_train = np.zeros(k, dtype=np.int64)
+    cpu = time.process_time()
+    index = 0
+    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+        part, _, fold = _class_known(chunk, index, k, seed, round_)
+        index += part.n_instances
+        grouped, _, bounds = _by_fold(part, fold, k)
+        for f in range(k):
+            if bounds[f + 1] > bounds[f]:
+                t = time.process_time()
+                models[f].partial_fit(_rows_of(grouped, bounds, f))
+                own[f] += time.process_time() - t
+                n_train[f] += bounds[f + 1] - bounds[f]
+    shared = time.process_time() - cpu
+    cpu = time.process_time()
+    whole = copy.deepcopy(models[0])
+    for m in models[1:]:
+        whole.merge(m)
+    shared += time.process_time() - cpu
+    for f in range(k):
+        t = time.process_time()
+        train = copy.deepcopy(whole).merge(models[f], sign=-1)
+        models[f] = train
+        cv[f].train_cpu_seconds += time.process_time() - t + shared / k
+        cv[f].n_train = int(index - n_train[f])
+    return 1
+
+
+def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, discs, seed,
+                        round_) -> int:
+    """k models trained in the learner's passes, each pass one read of the file for all
+    folds (fold f's model learns the rows of the other folds, with its cut points).
+    Returns the passes read."""
+    k = len(models)
+    multi = _multi_pass(models[0])
+    if multi:
+        for f, m in enumerate(models):
+            m.begin(discs[f].transform(header) if discs is not None else header)
+    active = list(range(k))
+    p = 0
+    while active:
+        own = np.zeros(k)
+        n_train = np.zeros(k, dtype=np.int64)
+        cpu = time.process_time()
+        index = 0
+        for _, chunk in _chunks(path, chunk_rows, header, class_column):
+            part, _, fold = _class_known(chunk, index, k, seed, round_)
+            index += part.n_instances
+            for f in active:
+                rows = np.flatnonzero(fold != f)
+                if not rows.size:
+                    continue
+                t = time.process_time()
+                rows_f = part.take(rows)
+                rows_f = discs[f].transform(rows_f) if discs is not None else rows_f
+                models[f].learn(p, rows_f) if multi else models[f].partial_fit(rows_f)
+                own[f] += time.process_time() - t
+                n_train[f] += rows.size
+        for f in active:
+            if n_train[f] == 0:
+                raise WorkbenchError(f"{path}: fold {f + 1} has no training rows with a class")
+            t = time.process_time()
+            if multi:
+                models[f].end_pass(p)
+            own[f] += time.process_time() - t
+        shared = time.process_time() - cpu - own.sum()
+        for f in active:
+            cv[f].train_cpu_seconds += own[f] + shared / len(active)
+            cv[f].n_train = int(n_train[f])
+        active = [f for f in active if multi and models[f].training]
+        p += 1
+    return p
+
+
+def _score(path, chunk_rows, header, class_column, models, cv, discs, seed, round_,
+           keep: Keep | None) -> None:
+    """One pass: each row classified by its fold's model (and cut points)."""
+    k = len(models)
+    sums: list[list[LossSums]] = [[] for _ in range(k)]
+    own = np.zeros(k)
+    cpu = time.process_time()
+    index = 0
+    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+        part, idx, fold = _class_known(chunk, index, k, seed, round_)
+        index += part.n_instances
+        grouped, order, bounds = _by_fold(part, fold, k)
+        for f in range(k):
+            if bounds[f + 1] == bounds[f]:
+                continue
+            t = time.process_time()
+            test = _rows_of(grouped, bounds, f)
+            proba = _scored(models[f], None if discs is None else discs[f], test)
+            own[f] += time.process_time() - t
+            sums[f].append(loss_sums(proba, test.y))
+            if keep is not None:
+                keep(round_, f, idx[order[bounds[f]:bounds[f + 1]]], proba, test.y)
+    shared = time.process_time() - cpu - own.sum()
+    for f in range(k):
+        cv[f].sums = LossSums(*(sum(col) for col in zip(*sums[f]))) if sums[f] else cv[f].sums
+        cv[f].test_cpu_seconds += own[f] + shared / k
+
+
+class PredictionWriter:
+    """A `Keep` that streams every test row's prediction to a Parquet file — round, fold,
+    index (among the rows with a class), class, predicted class and one probability column
+    per class — a row group per scored part, so memory stays that of one chunk."""
+
+    def __init__(self, path, class_names: list[str]) -> None:
+        self.path = path
+        self.names = [f"p_{c}" for c in class_names]
+        self._writer = None
+
+    def __call__(self, round_: int, fold: int, idx: np.ndarray, proba: np.ndarray,
+                 y: np.ndarray) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        n = idx.size
+        cols = {"round": pa.array(np.full(n, round_, dtype=np.int32)),
+                "fold": pa.array(np.full(n, fold, dtype=np.int32)),
+                "index": pa.array(idx.astype(np.int64)), "y": pa.array(y.astype(np.int32)),
+                "predicted": pa.array(np.argmax(proba, axis=1).astype(np.int32))}
+        cols.update({name: pa.array(proba[:, j]) for j, name in enumerate(self.names)})
+        table = pa.table(cols)
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(str(self.path), table.schema)
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+# ----- on Dask workers -------------------------------------------------------------------------
+def _group_rows_with_class(path: str, group: int, header: Dataset) -> int:
+    """Rows with a class in one row group (on a worker): the fold index offsets."""
+    return int(_row_group(path, group, 0, 0, header, None, test=False).n_instances)
+
+
+def _count_folds(path: str, group: int, index: int, learner: Any, params: Mapping[str, Any],
+                 seed: int, header: Dataset, discs: list[Any] | None, folds: int,
+                 round_: int, rows_hint: int, subtraction: bool) -> tuple[list[Any], float]:
+    """One row group's k fold models (on a worker): each row into its own fold's model
+    under subtraction, else into every other fold's model with that fold's cut points."""
+    cpu = time.process_time()
+    part = _row_group(path, group, 0, 0, header, None, test=False)
+    fold = row_folds(index, part.n_instances, folds, seed, round_)
+    models = []
+    for f in range(folds):
+        m = _counting(learner, dict(params), fold_seed(seed, round_, f), one_pass=True)
+        disc = None if discs is None else discs[f]
+        m.start(disc.transform(header) if disc is not None else header, rows_hint)
+        rows = np.flatnonzero(fold == f if subtraction else fold != f)
+        if rows.size:
+            mine = part.take(rows)
+            m.partial_fit(disc.transform(mine) if disc is not None else mine)
+        models.append(m)
+    return models, time.process_time() - cpu
+
+
+def _merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
+                 ) -> tuple[list[Any], float]:
+    """Two row groups' fold models added up, fold by fold (on a worker)."""
+    cpu = time.process_time()
+    merged = [x.merge(y) for x, y in zip(a[0], b[0])]
+    return merged, a[1] + b[1] + time.process_time() - cpu
+
+
+def _score_folds(path: str, group: int, index: int, models: list[Any], header: Dataset,
+                 discs: list[Any] | None, seed: int, round_: int
+                 ) -> tuple[list[LossSums], float]:
+    """One row group's loss sums per fold, each row scored by its fold's model."""
+    cpu = time.process_time()
+    part = _row_group(path, group, 0, 0, header, None, test=False)
+    k = len(models)
+    fold = row_folds(index, part.n_instances, k, seed, round_)
+    out = []
+    for f in range(k):
+        rows = np.flatnonzero(fold == f)
+        if not rows.size:
+            out.append(LossSums(0, 0, 0.0, 0.0, 0.0))
+            continue
+        test = part.take(rows)
+        out.append(loss_sums(_scored(models[f], None if discs is None else discs[f], test),
+                             test.y))
+    return out, time.process_time() - cpu
+
+
+def _cv_distributed(client: Any, path, learner, params, seed, header, discs, cv, round_,
+                    total, subtraction) -> list[Any]:
+    """One round on the workers: fold tables per row group, a tree reduction (neighbours
+    pair by pair: the client receives only the k summed fold models), subtraction on the
+    client, then every row group scored by the workers (the models sent once)."""
+    k = len(cv)
+    src = str(Path(path).resolve())
+    starts = _row_group_starts(path)
+    groups = len(starts) - 1
+    sizes = client.gather([client.submit(_group_rows_with_class, src, g, header, pure=False)
+                           for g in range(groups)])
+    index = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    level = [client.submit(_count_folds, src, g, int(index[g]), learner, dict(params or {}),
+                           seed, header, discs, k, round_, total, subtraction, pure=False)
+             for g in range(groups)]
+    while len(level) > 1:
+        level = [client.submit(_merge_folds, level[i], level[i + 1], pure=False)
+                 if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+    models, counting_cpu = level[0].result()
+    cpu = time.process_time()
+    if subtraction:
+        whole = copy.deepcopy(models[0])
+        for m in models[1:]:
+            whole.merge(m)
+        models = [copy.deepcopy(whole).merge(m, sign=-1) for m in models]
+    counting_cpu += time.process_time() - cpu
+    shared = client.scatter(models, broadcast=True)
+    scored = client.gather([client.submit(_score_folds, src, g, int(index[g]), shared, header,
+                                          discs, seed, round_, pure=False)
+                            for g in range(groups)])
+    n_known = int(index[-1])
+    for f in range(k):
+        sums = [s[0][f] for s in scored if s[0][f].n]
+        cv[f].sums = LossSums(*(sum(col) for col in zip(*sums))) if sums else cv[f].sums
+        cv[f].train_cpu_seconds += counting_cpu / k
+        cv[f].test_cpu_seconds += sum(s[1] for s in scored) / k
+        cv[f].n_train = n_known - cv[f].sums.n
+    return models
