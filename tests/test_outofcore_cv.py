@@ -174,3 +174,47 @@ def test_cli_cross_validation_writes_folds_and_streams_predictions(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "NoSuchLearner" in bad.stderr
     assert "Traceback" not in bad.stderr and sorted(tmp_path.iterdir()) == before
+
+
+def test_a_config_run_out_of_core_equals_the_run_in_memory(tmp_path, monkeypatch):
+    """`out_of_core: true`: each data file read in chunks, a task per round; the stored
+    folds, predictions (1e-12) and summaries (bias/variance included) of the same config
+    in memory with `assignment: rows`; a rerun resumes; bad combinations name the field."""
+    from workbench import store
+    from workbench.__main__ import main
+    from workbench.errors import ConfigError
+    from workbench.experiment.config import parse_config
+
+    nominal = tmp_path / "nominal.arff"
+    save_arff(_nominal(200), nominal)
+    body = f"""
+name: ooc
+datasets: [{EMBEDDED / 'labor.arff.gz'}, {nominal}]
+protocol: {{rounds: 3, folds: 4, seed: 2, assignment: rows}}
+learners: [NB, A1DE, KDB2]
+"""
+    (tmp_path / "mem.yaml").write_text(body + f"output: {tmp_path / 'mem'}\n")
+    (tmp_path / "ooc.yaml").write_text(body + f"output: {tmp_path / 'ooc'}\n"
+                                       "out_of_core: {chunk_rows: 16}\n")
+    assert main(["-q", "run", str(tmp_path / "mem.yaml"), "--no-report"]) == 0
+    assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0
+    a, b = store.load_summary(tmp_path / "mem"), store.load_summary(tmp_path / "ooc")
+    for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
+        np.testing.assert_allclose(a[metric], b[metric], rtol=1e-12)
+    for ds in ("labor", "nominal"):
+        for learner in ("NB", "A1DE", "KDB2"):
+            fa = {(r["round"], r["fold"]): r for r in
+                  store.read_folds(tmp_path / "mem", ds, learner)}
+            fb = {(r["round"], r["fold"]): r for r in
+                  store.read_folds(tmp_path / "ooc", ds, learner)}
+            assert fa.keys() == fb.keys() and len(fa) == 12
+            for key in fa:
+                np.testing.assert_array_equal(fa[key]["test_index"], fb[key]["test_index"])
+                np.testing.assert_allclose(fa[key]["proba"], fb[key]["proba"], atol=1e-12)
+    assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0  # resumes
+    for bad, field in (("out_of_core: true\nprotocol: {type: holdout}\n", "out_of_core"),
+                       ("out_of_core: {chunk: 5}\n", "out_of_core.chunk"),
+                       ("out_of_core: true\nprotocol: {folds: 3, assignment: shuffle}\n",
+                        "protocol.assignment")):
+        with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+            parse_config("name: x\ndatasets: [iris]\nlearners: [NB]\n" + bad)

@@ -49,7 +49,7 @@ from workbench.evaluation.pipeline import _warm_up, fold_seed, peak_rss, reset_p
 from workbench.jit import compile_clock
 from workbench.evaluation.splits import row_folds
 
-__all__ = ["CVFold", "CVResult", "evaluate_kfold"]
+__all__ = ["CVFold", "CVResult", "PredictionWriter", "evaluate_kfold", "rows_with_class"]
 
 Keep = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray], None]
 """keep(round, fold, row indices among the rows with a class, probabilities, classes)."""
@@ -67,6 +67,8 @@ class CVFold:
     test_cpu_seconds: float = 0.0
     model_bytes: int | None = None
     cuts: dict | None = None
+    fit_report: dict | None = None  # the fold model's `fit_report()` (e.g. selection)
+    iterations: float | None = None  # the fold model's `iterations()`
 
     def metrics(self, n_classes: int) -> dict[str, float]:
         return pooled_metrics([self.sums], n_classes)
@@ -80,6 +82,16 @@ class CVResult:
     summary: dict[str, Any]
     header: Dataset | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def rows_with_class(path, chunk_rows: int = DEFAULT_CHUNK, class_column: str | None = None
+                    ) -> tuple[Dataset, int]:
+    """The file's header (missing flags of the whole file) and its rows with a class —
+    what a run checks before planning folds, without loading the data."""
+    header, _, _ = _first_pass(path, chunk_rows, class_column, None, None, 1)
+    n = sum(int((chunk.y >= 0).sum()) for _, chunk in _chunks(path, chunk_rows, header,
+                                                             class_column))
+    return header, n
 
 
 def _class_known(chunk: Dataset, index: int, folds: int, seed: int, round_: int
@@ -147,12 +159,13 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
                    folds: int = 10, rounds: int = 1, seed: int = 1,
                    chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE,
                    class_column: str | None = None, keep: Keep | None = None,
-                   client: Any = None) -> CVResult:
+                   client: Any = None, first_round: int = 0) -> CVResult:
     """r × k-fold CV of `learner` on the file out of core (see the module docstring);
     `keep` receives every test row's probabilities (e.g. to stream them to Parquet). With
     a Dask `client` (a Parquet file, a one-pass learner), each row group's fold tables are
     counted on a worker, added up in a tree on the workers, and the row groups scored
-    there (`_cv_distributed`); fold times are then the workers' CPU seconds."""
+    there (`_cv_distributed`); fold times are then the workers' CPU seconds. Rounds
+    `first_round` … `first_round + rounds − 1` are run (a runner task runs one)."""
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise WorkbenchError(f"k-fold CV: folds must be an integer >= 2, got {folds!r}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
@@ -179,7 +192,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     out: list[CVFold] = []
     passes = 1
     subtraction = None
-    for r in range(rounds):
+    for r in range(first_round, first_round + rounds):
         res = None if method == "none" else _reservoirs(path, chunk_rows, header,
                                                        class_column, folds, seed, r, sample)
         cpu = time.process_time()
@@ -208,8 +221,10 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
                                            discs, seed, r)
         _score(path, chunk_rows, header, class_column, models, cv, discs, seed, r, keep)
         for f, fold in enumerate(cv):
-            fold.model_bytes = models[f].model_bytes() if hasattr(models[f], "model_bytes") \
-                else None
+            m = models[f]
+            fold.model_bytes = m.model_bytes() if hasattr(m, "model_bytes") else None
+            fold.fit_report = m.fit_report() if hasattr(m, "fit_report") else None
+            fold.iterations = m.iterations() if hasattr(m, "iterations") else None
         passes += (res is not None) + n_passes + 1
         out.extend(cv)
         del models

@@ -30,6 +30,11 @@ Schema::
     baselines: [pakdd13, runs/old]      # stored runs (a run directory, or a packaged
                                         # reproduction by name) whose matching pairs are
                                         # copied instead of recomputed (`reuse`)
+    out_of_core: true                   # k-fold CV reading each data file in chunks
+                                        # (`evaluation.outofcore_cv`); or {chunk_rows: N,
+                                        # sample: N}: rows a chunk (65,536), training rows a
+                                        # fold's cut points come from (discretize_sample,
+                                        # else 100,000); folds by row index (assignment: rows)
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ TOP_LEVEL_KEYS = (
     "report",
     "plugins",
     "baselines",
+    "out_of_core",
 )
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "assignment": "shuffle", "discretize_sample": None}
@@ -142,6 +148,7 @@ class ExperimentConfig:
     report: Mapping[str, Any] = field(default_factory=dict)
     plugins: tuple[str, ...] = ()
     baselines: tuple[tuple[str, Path], ...] = ()  # (as written, resolved run directory)
+    out_of_core: Mapping[str, int] | None = None  # {chunk_rows, sample}: CV out of core
     source: Path | None = None
     output_text: str | None = None  # ``output:`` as written (None: the default was used)
     # each `datasets` item's ``file:line: datasets.i``, for the resolution step's errors
@@ -196,7 +203,8 @@ class ExperimentConfig:
             "report": _plain(self.report),
             "plugins": [self._absolute_plugin(p) for p in self.plugins],
         } | ({"baselines": [str(path) for _, path in self.baselines]}
-             if self.baselines else {})
+             if self.baselines else {}) | (
+                 {"out_of_core": dict(self.out_of_core)} if self.out_of_core else {})
 
     def _protocol_dict(self) -> dict[str, Any]:
         """The protocol as plain data; ``discretize_sample`` only when set, so configs
@@ -226,7 +234,7 @@ class ExperimentConfig:
             "datasets": sorted(set(self.datasets)),
             "protocol": self.to_dict()["protocol"],
             "learners": {lc.display: _effective_params(lc) for lc in self.learners},
-        }
+        } | ({"out_of_core_sample": self.out_of_core["sample"]} if self.out_of_core else {})
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of `hash_payload()`."""
@@ -357,7 +365,10 @@ class _Validator:
             raise self.error(("name",), f"must not contain path separators, got {name!r}")
         data_dirs = self.data_dirs(data.get("data_dirs", []))
         plugins = self.plugins(data.get("plugins", []))
-        protocol = self.protocol(data.get("protocol", {}))
+        out_of_core = self.out_of_core(data.get("out_of_core"), data.get("protocol"))
+        protocol = self.protocol(data.get("protocol", {}), out_of_core is not None)
+        if out_of_core is not None:
+            out_of_core.setdefault("sample", protocol.discretize_sample or 100_000)
         datasets = self.datasets(data["datasets"])
         learners = self.learners(data["learners"])
         baseline = self.baseline(data.get("baseline", "NB"), learners, "baseline" in data)
@@ -386,6 +397,7 @@ class _Validator:
             report=report,
             plugins=plugins,
             baselines=baselines,
+            out_of_core=out_of_core,
             source=self.source,
             output_text=None if output is None else str(output),
             dataset_where=dict(self.dataset_where),
@@ -447,7 +459,27 @@ class _Validator:
                 raise self.error(("plugins",), str(exc)) from None
         return specs
 
-    def protocol(self, value: Any) -> Protocol:
+    def out_of_core(self, value: Any, protocol: Any) -> dict[str, int] | None:
+        """``out_of_core: true`` or ``{chunk_rows, sample}`` (k-fold protocols only)."""
+        if value is None or value is False:
+            return None
+        kind = protocol.get("type", "kfold") if isinstance(protocol, dict) else "kfold"
+        if kind != "kfold":
+            raise self.error(("out_of_core",), f"runs the k-fold protocol out of core; a "
+                             f"{kind} protocol is run in memory (drop out_of_core)")
+        if value is True:
+            return {"chunk_rows": 65_536}
+        self.expect(value, dict, ("out_of_core",), "true, or a mapping with chunk_rows "
+                    "and sample")
+        out = {"chunk_rows": 65_536}
+        for key, item in value.items():
+            if key not in ("chunk_rows", "sample"):
+                raise self.error(("out_of_core", str(key)),
+                                 "unknown key (allowed: chunk_rows, sample)")
+            out[key] = self.positive_int(item, ("out_of_core", key))
+        return out
+
+    def protocol(self, value: Any, by_rows: bool = False) -> Protocol:
         if value is None:
             value = {}
         self.expect(value, dict, ("protocol",),
@@ -468,12 +500,19 @@ class _Validator:
         if sample is not None:
             sample = self.positive_int(sample, ("protocol", "discretize_sample"))
         if kind == "kfold":
+            written = dict(value)
             value = {k: v for k, v in {**PROTOCOL_DEFAULTS, **value}.items()
                      if k in PROTOCOL_KEYS["kfold"]}
             stratify = value["stratify"]
             if not isinstance(stratify, bool):
                 raise self.error(("protocol", "stratify"),
                                  f"expected true or false, got {_show(stratify)}")
+            if by_rows:  # out of core: folds by row index (`splits.row_folds`)
+                if stratify or written.get("assignment", "rows") != "rows":
+                    raise self.error(("protocol", "stratify" if stratify else "assignment"),
+                                     "out_of_core folds by row index: assignment rows, "
+                                     "not stratified")
+                value["assignment"] = "rows"
         if "sizes" in value:
             self.expect(value["sizes"], list, ("protocol", "sizes"),
                         "a list of increasing training sizes")

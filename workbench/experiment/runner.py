@@ -108,6 +108,8 @@ class Task:
     discretize_sample: int | None = None  # protocol.discretize_sample
     data_sha256: str = ""  # content hash of the data file, recorded with the fold
     notes: bool = True  # the worker says on stderr when it compiles kernels
+    out_of_core: tuple[int, int] | None = None  # (chunk_rows, sample): the whole round
+    folds: tuple[int, ...] = ()  # out of core: the round's folds still to store
 
 
 @dataclass
@@ -150,6 +152,8 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.notes:
             note_compiling()
         task.recipe.register()
+        if task.out_of_core is not None:
+            return {"records": _out_of_core_round(task)}
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = protocol_fold(data, task.recipe.name, task.recipe.parameters(),
@@ -168,6 +172,53 @@ def run_task(task: Task) -> dict[str, Any]:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
         return {"error": f"{type(exc).__name__}: {exc}{where}"}
+
+
+def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
+    """One round of k-fold CV of a data file read in chunks (`evaluate_kfold`): the fold
+    records of the round's folds still to store, with each fold's predictions (gathered
+    for the round: 8 · (K + 2) bytes a row). Wall seconds: the round's, shared in
+    proportion to the folds' CPU seconds."""
+    from workbench.evaluation.outofcore_cv import evaluate_kfold
+
+    chunk_rows, sample = task.out_of_core
+    plan = task.protocol
+    got: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+
+    def keep(r, f, idx, proba, y) -> None:
+        got.setdefault(f, []).append((idx, proba, y))
+
+    wall = time.perf_counter()
+    res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
+                         folds=plan.folds, rounds=1, seed=plan.seed, chunk_rows=chunk_rows,
+                         sample=sample, keep=keep, first_round=task.round)
+    wall = time.perf_counter() - wall
+    cpu = sum(f.train_cpu_seconds + f.test_cpu_seconds for f in res.folds) or 1.0
+    records = []
+    for f in res.folds:
+        if f.fold not in task.folds:
+            continue
+        parts = got.get(f.fold, [])
+        idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        order = np.argsort(idx, kind="stable")
+        proba = (np.vstack([p[1] for p in parts]) if parts
+                 else np.zeros((0, res.header.n_classes)))[order]
+        y = (np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64))
+        fr = FoldResult(round=f.round, fold=f.fold, test_index=idx[order], proba=proba,
+                        train_cpu_seconds=f.train_cpu_seconds,
+                        test_cpu_seconds=f.test_cpu_seconds,
+                        train_wall_seconds=wall * f.train_cpu_seconds / cpu,
+                        test_wall_seconds=wall * f.test_cpu_seconds / cpu, n_train=f.n_train,
+                        preprocessing=res.summary["preprocessing"], cuts=f.cuts,
+                        model_bytes=f.model_bytes, iterations=f.iterations,
+                        fit_report=f.fit_report,
+                        peak_rss_bytes=res.summary["peak_rss_bytes"],
+                        compile_seconds=res.summary["compile_seconds"] / len(res.folds))
+        rec = fr.to_record()
+        rec["y"] = np.asarray(y[order], dtype=np.int64)
+        rec[store.DATA_HASH_KEY] = task.data_sha256
+        records.append(rec)
+    return records
 
 
 # ----- summaries ------------------------------------------------------------------------------
@@ -360,6 +411,9 @@ def _inspect_datasets(refs: Sequence[DatasetRef], config: ExperimentConfig
     protocol can be laid on it (folds, sample sizes), hash it and note degenerate data."""
     out = {}
     for ref in refs:
+        if config.out_of_core:  # never loaded whole: its header and rows from a pass
+            out[ref.name] = _file_info(ref, config)
+            continue
         data = load_dataset(ref.path)
         ev = evaluation_data(data)
         if ev.n_instances == 0:
@@ -376,6 +430,19 @@ def _inspect_datasets(refs: Sequence[DatasetRef], config: ExperimentConfig
             warnings=tuple(data_warnings(data.replace(name=ref.name))),
         )
     return out
+
+
+def _file_info(ref: DatasetRef, config: ExperimentConfig) -> _DataInfo:
+    """An out-of-core data file's header, rows with a class and hash, read in chunks."""
+    from workbench.evaluation.outofcore_cv import rows_with_class
+
+    header, n = rows_with_class(ref.path, config.out_of_core["chunk_rows"])
+    if n < config.protocol.folds:
+        where = f"{config.source}: " if config.source is not None else ""
+        raise ConfigError(f"{where}protocol: cannot be laid on {ref.name} ({n} rows with a "
+                          f"class): {config.protocol.folds} folds")
+    return _DataInfo(sha256=file_sha256(ref.path),
+                     dims=Dims(n, len(header.attributes), header.n_classes), warnings=())
 
 
 def _learner_warnings(config: ExperimentConfig, learners: Sequence[str],
@@ -480,6 +547,15 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 continue
             result.folds_reused += p.n_folds_total - len(todo)
             remaining[(ref.name, name)] = len(todo)
+            if config.out_of_core:  # a task per round: all its folds in the same passes
+                ooc = (config.out_of_core["chunk_rows"], config.out_of_core["sample"])
+                for r in sorted({r for r, _ in todo}):
+                    tasks.append(Task(
+                        dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
+                        recipe=recipes[name], round=r, fold=-1, protocol=p.plan,
+                        data_sha256=sha, out_of_core=ooc,
+                        folds=tuple(f for rr, f in todo if rr == r)))
+                continue
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
@@ -587,7 +663,8 @@ def _schedule(tasks: list[Task], config: ExperimentConfig, infos: dict[str, _Dat
     params = {name: config.learner_parameters(name) for name in config.learner_names}
     for t in tasks:
         dims = infos[t.dataset].dims
-        est = fold_cost(params[t.learner], dims, *t.protocol.fold_sizes(dims.n, t.round))
+        est = fold_cost(params[t.learner], dims, *t.protocol.fold_sizes(dims.n, t.round)) \
+            * max(1, len(t.folds))  # (an out-of-core task runs a round's folds)
         model.add(t, t.learner, est)
         by_ds[t.dataset] = by_ds.get(t.dataset, 0.0) + est
         by_pair[(t.dataset, t.learner)] = by_pair.get((t.dataset, t.learner), 0.0) + est
@@ -612,24 +689,36 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
 
     def take(task: Task, rec: dict[str, Any]) -> None:
         key = (task.dataset, task.learner)
+        if "records" in rec:  # an out-of-core round: its folds one by one
+            model.observe(task, sum(float(one["train_wall_seconds"]) +
+                                    float(one["test_wall_seconds"]) for one in rec["records"]))
+            for one in rec["records"]:
+                store_fold(task, one)
+            progress.update(note=f"{task.dataset}/{task.learner}")
+            return
         if "error" in rec:
             model.observe(task, None)
             if key not in failed_pairs:
                 failed_pairs.add(key)
-                msg = f"{task.dataset} / {task.learner} (round {task.round}, fold " \
-                      f"{task.fold}): {rec['error']}"
+                which = f"round {task.round}" + ("" if task.fold < 0 else
+                                                 f", fold {task.fold}")
+                msg = f"{task.dataset} / {task.learner} ({which}): {rec['error']}"
                 result.failures.append(msg)
                 _print_above(progress, stream, f"failed: {msg}")
             progress.update(note=f"{task.dataset}/{task.learner}")
             return
-        store.write_fold(run_dir, task.dataset, task.learner, rec)
         model.observe(task, float(rec["train_wall_seconds"]) + float(rec["test_wall_seconds"]))
+        store_fold(task, rec)
+        progress.update(note=f"{task.dataset}/{task.learner}")
+
+    def store_fold(task: Task, rec: dict[str, Any]) -> None:
+        key = (task.dataset, task.learner)
+        store.write_fold(run_dir, task.dataset, task.learner, rec)
         result.folds_run += 1
         remaining[key] -= 1
         if remaining[key] == 0 and key not in failed_pairs:
             _finish_pair(run_dir, task.dataset, task.learner, p, n_rows, result,
                          lambda text: _print_above(progress, detail, text))
-        progress.update(note=f"{task.dataset}/{task.learner}")
 
     try:
         for ds, name in to_summarize:
