@@ -218,3 +218,43 @@ learners: [NB, A1DE, KDB2]
                         "protocol.assignment")):
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
             parse_config("name: x\ndatasets: [iris]\nlearners: [NB]\n" + bad)
+
+
+@pytest.mark.parametrize("protocol", [
+    "{type: sampled, n_train: 60, n_test: 50, repetitions: 3, seed: 4}",
+    "{type: learning_curve, sizes: [20, 60, 120], n_test: 50, seed: 4}"])
+def test_sampled_and_learning_curve_protocols_out_of_core_equal_in_memory(protocol, tmp_path):
+    """Their folds' rows gathered from the file in one pass (`gather_rows`): the same
+    rows in the same order as in memory, so the same folds, predictions and summaries —
+    bias/variance of the sampled protocol included — bit for bit."""
+    from workbench import store
+    from workbench.__main__ import main
+
+    data = tmp_path / "nominal.arff"
+    save_arff(_nominal(400), data)
+    body = f"name: s\ndatasets: [{data}, {EMBEDDED / 'labor.arff.gz'}]\n" \
+        f"protocol: {protocol}\nlearners: [NB, A1DE]\n"
+    if "learning_curve" in protocol:  # labor has 57 rows
+        body = body.replace(f", {EMBEDDED / 'labor.arff.gz'}", "")
+    else:
+        body = body.replace("n_train: 60, n_test: 50", "n_train: 30, n_test: 20")
+    (tmp_path / "mem.yaml").write_text(body + f"output: {tmp_path / 'mem'}\n")
+    (tmp_path / "ooc.yaml").write_text(body + f"output: {tmp_path / 'ooc'}\n"
+                                       "out_of_core: {chunk_rows: 25}\n")
+    assert main(["-q", "run", str(tmp_path / "mem.yaml"), "--no-report"]) == 0
+    assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0
+    a, b = store.load_summary(tmp_path / "mem"), store.load_summary(tmp_path / "ooc")
+    cols = [c for c in ("zero_one_loss", "rmse", "log_loss", "bias", "variance")
+            if c in a.columns]
+    pd_eq = a[cols].to_numpy() == b[cols].to_numpy()
+    assert pd_eq.all() and len(a) == len(b) > 0
+    for ds in sorted(set(a.dataset)):
+        for learner in ("NB", "A1DE"):
+            fa = store.read_folds(tmp_path / "mem", ds, learner)
+            fb = store.read_folds(tmp_path / "ooc", ds, learner)
+            assert len(fa) == len(fb) == 3
+            for ra, rb in zip(sorted(fa, key=lambda r: r["round"]),
+                              sorted(fb, key=lambda r: r["round"])):
+                np.testing.assert_array_equal(ra["test_index"], rb["test_index"])
+                np.testing.assert_array_equal(ra["proba"], rb["proba"])
+                assert ra["n_train"] == rb["n_train"]

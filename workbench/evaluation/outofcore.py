@@ -46,7 +46,7 @@ from workbench.jit import CompileTime, compile_clock
 from workbench.discretize import fit_discretizer, is_incremental
 from workbench.learners.base import CountingLearner, MultiPassLearner
 
-__all__ = ["Holdout", "OutOfCoreResult", "fit_file", "evaluate_holdout",
+__all__ = ["Holdout", "OutOfCoreResult", "fit_file", "evaluate_holdout", "gather_rows",
            "evaluate_prequential", "parse_holdout", "prequential_fold", "prequential_loop"]
 
 DEFAULT_CHUNK = 65_536
@@ -169,6 +169,29 @@ def _first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdou
             if keep.any():
                 res.add(chunk.take(np.flatnonzero(keep)))
     return header, total, res
+
+
+def gather_rows(path, indices: np.ndarray, chunk_rows: int = DEFAULT_CHUNK,
+                class_column: str | None = None) -> Dataset:
+    """The rows at `indices` (ascending) among the file's rows with a class, in that order,
+    under the whole file's header (its missing flags): what a sampled or learning-curve
+    fold needs of a file too large to load, read in one pass over its chunks."""
+    indices = np.asarray(indices, dtype=np.int64)
+    header, _, _ = _first_pass(path, chunk_rows, class_column, None, None, 1)
+    X, y, seen = [], [], 0
+    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+        known = np.flatnonzero(chunk.y >= 0)
+        lo, hi = np.searchsorted(indices, [seen, seen + known.size])
+        if hi > lo:
+            rows = known[indices[lo:hi] - seen]
+            X.append(chunk.X[rows])
+            y.append(chunk.y[rows])
+        seen += known.size
+    if indices.size and (indices[-1] >= seen or indices[0] < 0):
+        raise WorkbenchError(f"{path}: rows {indices[0]}..{indices[-1]} asked for, but the "
+                             f"file has {seen} rows with a class")
+    return header.replace(X=np.vstack(X) if X else np.empty((0, header.n_attributes)),
+                          y=np.concatenate(y) if y else np.empty(0, dtype=np.int64))
 
 
 def _row_group(path: str, group: int, start: int, total: int, header: Dataset,

@@ -30,11 +30,13 @@ Schema::
     baselines: [pakdd13, runs/old]      # stored runs (a run directory, or a packaged
                                         # reproduction by name) whose matching pairs are
                                         # copied instead of recomputed (`reuse`)
-    out_of_core: true                   # k-fold CV reading each data file in chunks
-                                        # (`evaluation.outofcore_cv`); or {chunk_rows: N,
-                                        # sample: N}: rows a chunk (65,536), training rows a
-                                        # fold's cut points come from (discretize_sample,
-                                        # else 100,000); folds by row index (assignment: rows)
+    out_of_core: true                   # each data file read in chunks, never whole:
+                                        # k-fold CV a round a task (`evaluation.outofcore_cv`;
+                                        # folds by row index, assignment: rows), sampled and
+                                        # learning-curve folds from their rows gathered in a
+                                        # pass; or {chunk_rows: N, sample: N}: rows a chunk
+                                        # (65,536), training rows a CV fold's cut points come
+                                        # from (discretize_sample, else 100,000)
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ TOP_LEVEL_KEYS = (
     "baselines",
     "out_of_core",
 )
+OUT_OF_CORE_PROTOCOLS = ("kfold", "sampled", "learning_curve")
+"""Protocols `out_of_core` runs on data files read in chunks: k-fold CV in a task per round
+(`evaluation.outofcore_cv`), the sampled and learning-curve protocols by gathering their
+folds' rows in one pass (`outofcore.gather_rows`)."""
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "assignment": "shuffle", "discretize_sample": None}
 """The k-fold defaults (a protocol mapping without ``type``)."""
@@ -234,7 +240,8 @@ class ExperimentConfig:
             "datasets": sorted(set(self.datasets)),
             "protocol": self.to_dict()["protocol"],
             "learners": {lc.display: _effective_params(lc) for lc in self.learners},
-        } | ({"out_of_core_sample": self.out_of_core["sample"]} if self.out_of_core else {})
+        } | ({"out_of_core_sample": self.out_of_core["sample"]}
+             if self.out_of_core and self.protocol.plan.kind == "kfold" else {})
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of `hash_payload()`."""
@@ -464,9 +471,10 @@ class _Validator:
         if value is None or value is False:
             return None
         kind = protocol.get("type", "kfold") if isinstance(protocol, dict) else "kfold"
-        if kind != "kfold":
-            raise self.error(("out_of_core",), f"runs the k-fold protocol out of core; a "
-                             f"{kind} protocol is run in memory (drop out_of_core)")
+        if kind not in OUT_OF_CORE_PROTOCOLS:
+            raise self.error(("out_of_core",), f"runs the {', '.join(OUT_OF_CORE_PROTOCOLS)} "
+                             f"protocols out of core; a {kind} protocol is run in memory "
+                             "(drop out_of_core)")
         if value is True:
             return {"chunk_rows": 65_536}
         self.expect(value, dict, ("out_of_core",), "true, or a mapping with chunk_rows "

@@ -110,6 +110,7 @@ class Task:
     notes: bool = True  # the worker says on stderr when it compiles kernels
     out_of_core: tuple[int, int] | None = None  # (chunk_rows, sample): the whole round
     folds: tuple[int, ...] = ()  # out of core: the round's folds still to store
+    n_rows: int = 0  # out of core: the file's rows with a class (the plan's n)
 
 
 @dataclass
@@ -152,8 +153,10 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.notes:
             note_compiling()
         task.recipe.register()
-        if task.out_of_core is not None:
+        if task.out_of_core is not None and task.fold < 0:
             return {"records": _out_of_core_round(task)}
+        if task.out_of_core is not None:
+            return _gathered_fold(task)
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = protocol_fold(data, task.recipe.name, task.recipe.parameters(),
@@ -172,6 +175,33 @@ def run_task(task: Task) -> dict[str, Any]:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
         return {"error": f"{type(exc).__name__}: {exc}{where}"}
+
+
+@functools.lru_cache(maxsize=8)
+def _file_plan(path: str, protocol: Protocol, n: int) -> dict:
+    """The protocol's fold specs for a file's `n` rows with a class (cached per worker)."""
+    return protocol.plan(n)
+
+
+def _gathered_fold(task: Task) -> dict[str, Any]:
+    """A sampled or learning-curve fold of a file read in chunks: its training and test
+    rows gathered in one pass (`gather_rows`), then the fold as in memory on them — the
+    same rows in the same order, so the same result."""
+    from workbench.evaluation.outofcore import gather_rows
+    from workbench.evaluation.protocols import FoldSpec
+
+    spec = _file_plan(task.path, task.protocol, task.n_rows)[(task.round, task.fold)]
+    wanted = np.union1d(spec.train, spec.test)
+    rows = gather_rows(task.path, wanted, task.out_of_core[0])
+    local = FoldSpec(spec.round, spec.fold, np.searchsorted(wanted, spec.train),
+                     np.searchsorted(wanted, spec.test))
+    result = protocol_fold(rows, task.recipe.name, task.recipe.parameters(), task.protocol,
+                           local, task.discretize_sample)
+    record = result.to_record()
+    record["test_index"] = wanted[result.test_index]
+    record["y"] = np.asarray(rows.y[result.test_index], dtype=np.int64)
+    record[store.DATA_HASH_KEY] = task.data_sha256
+    return record
 
 
 def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
@@ -437,10 +467,16 @@ def _file_info(ref: DatasetRef, config: ExperimentConfig) -> _DataInfo:
     from workbench.evaluation.outofcore_cv import rows_with_class
 
     header, n = rows_with_class(ref.path, config.out_of_core["chunk_rows"])
-    if n < config.protocol.folds:
+    plan = config.protocol.plan
+    try:
+        if plan.kind == "kfold" and n < plan.folds:  # (its folds are laid chunk by chunk)
+            raise WorkbenchError(f"cannot make {plan.folds} non-empty folds")
+        if plan.kind != "kfold":
+            plan.plan(n)  # (index sets: 8 bytes a row)
+    except WorkbenchError as exc:
         where = f"{config.source}: " if config.source is not None else ""
         raise ConfigError(f"{where}protocol: cannot be laid on {ref.name} ({n} rows with a "
-                          f"class): {config.protocol.folds} folds")
+                          f"class): {exc}") from None
     return _DataInfo(sha256=file_sha256(ref.path),
                      dims=Dims(n, len(header.attributes), header.n_classes), warnings=())
 
@@ -547,7 +583,8 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 continue
             result.folds_reused += p.n_folds_total - len(todo)
             remaining[(ref.name, name)] = len(todo)
-            if config.out_of_core:  # a task per round: all its folds in the same passes
+            if config.out_of_core and p.plan.kind == "kfold":  # a task per round: all
+                # its folds in the same passes
                 ooc = (config.out_of_core["chunk_rows"], config.out_of_core["sample"])
                 for r in sorted({r for r, _ in todo}):
                     tasks.append(Task(
@@ -556,11 +593,14 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                         data_sha256=sha, out_of_core=ooc,
                         folds=tuple(f for rr, f in todo if rr == r)))
                 continue
+            ooc = None if not config.out_of_core else (config.out_of_core["chunk_rows"],
+                                                       config.out_of_core["sample"])
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
                     recipe=recipes[name], round=r, fold=f, protocol=p.plan,
                     discretize_sample=p.discretize_sample, data_sha256=sha,
+                    out_of_core=ooc, n_rows=infos[ref.name].dims.n,
                 ))
     _say_new_metrics(new_metrics, stream)
     return tasks, remaining, to_summarize
