@@ -17,6 +17,7 @@ import signal
 import sys
 
 from workbench.errors import Terminated, WorkbenchError, WriteFailure
+from workbench import log
 from workbench.log import NORMAL, QUIET, VERBOSE, set_level
 
 EPILOG = ("exit status: 0 done, 1 some (data set, learner) pairs failed (the rest kept), "
@@ -81,10 +82,11 @@ def _on_sigterm(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    set_level(args.verbosity)
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 0
+    level_before = log.level()  # (restored: an in-process caller's -q does not linger)
+    set_level(args.verbosity)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     previous_int = signal.getsignal(signal.SIGINT)
     try:
@@ -112,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return WriteFailure.exit_code
     finally:
+        set_level(level_before)
         signal.signal(signal.SIGTERM, previous)
         if previous_int is not None:
             signal.signal(signal.SIGINT, previous_int)
