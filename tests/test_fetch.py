@@ -201,3 +201,60 @@ def test_a_damaged_gzip_download_is_one_line_and_leaves_no_file(flaky, tmp_path,
     assert _cache_is_empty(tmp_path)
     flaky.files = {"/covtype/covtype.data.gz": good}
     assert load_dataset(fetch_mod.fetch("covtype")).n_instances == 200
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_jmlr16_sources_kddcup_msd_and_linkage_over_http(tmp_path, monkeypatch):
+    """The JMLR 2016 sets with a public UCI source, served locally in their formats: KDD
+    Cup 99 (two gzipped files, 'label.'), YearPredictionMSD (a zipped CSV, year first) and
+    record linkage (a zip of zipped CSV blocks with a header, '?' missing)."""
+    root = tmp_path / "mirror"
+    kdd = "0,tcp,http,SF,181,5450" + ",0" * 35 + ",normal.\n"
+    kdd2 = "2,udp,private,SF,105,146" + ",1" * 35 + ",snmpgetattack.\n"
+    (root / "kddcup99-mld").mkdir(parents=True)
+    (root / "kddcup99-mld" / "kddcup.data.gz").write_bytes(gzip.compress((kdd * 2).encode()))
+    (root / "kddcup99-mld" / "corrected.gz").write_bytes(gzip.compress(kdd2.encode()))
+    msd = "2001," + ",".join(["0.5"] * 90) + "\n1922," + ",".join(["-1.25"] * 90) + "\n"
+    (root / "00203").mkdir()
+    (root / "00203" / "YearPredictionMSD.txt.zip").write_bytes(
+        _zip({"YearPredictionMSD.txt": msd.encode()}))
+    head = '"id_1","id_2","cmp_fname_c1","cmp_fname_c2","cmp_lname_c1","cmp_lname_c2",' \
+        '"cmp_sex","cmp_bd","cmp_bm","cmp_by","cmp_plz","is_match"\n'
+    block = {f"block_{i}.zip": _zip({f"block_{i}.csv": (
+        head + f"{i},2,1,?,1,?,1,1,1,1,0,TRUE\n3,{i},0.25,?,0,?,1,0,1,0,?,FALSE\n").encode()})
+        for i in (1, 2, 10)}
+    (root / "00210").mkdir()
+    (root / "00210" / "donation.zip").write_bytes(_zip(block))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    monkeypatch.setenv("WORKBENCH_FETCH_BASE", f"http://127.0.0.1:{httpd.server_port}/")
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    try:
+        k = load_dataset(fetch_mod.fetch("kddcup"))
+        assert k.n_instances == 3 and k.n_attributes == 41
+        assert k.class_values == ("normal", "snmpgetattack") and k.y.tolist() == [0, 0, 1]
+        assert k.attributes[1].values == ("tcp", "udp") and k.X[2, 0] == 2
+        assert k.attributes[4].values is None and k.X[0, 4] == 181
+        m = load_dataset(fetch_mod.fetch("msdyearprediction"))
+        assert m.n_attributes == 90 and m.class_values == ("1922", "2001")
+        assert m.y.tolist() == [1, 0] and m.X[1, 89] == -1.25
+        link = load_dataset(fetch_mod.fetch("record-linkage"))
+        assert link.n_instances == 6 and link.n_attributes == 11
+        assert link.class_values == ("FALSE", "TRUE") and link.y.tolist() == [1, 0] * 3
+        assert link.X[0, 0] == 1 and link.X[4, 0] == 10  # blocks in numeric order
+        assert np.isnan(link.X[0, 3]) and link.attributes[3].has_missing
+        (root / "00210" / "donation.zip").write_bytes(b"not a zip")
+        with pytest.raises(WorkbenchError, match="donation.zip: not a readable zip"):
+            fetch_mod.fetch("record-linkage", force=True)
+    finally:
+        httpd.shutdown()

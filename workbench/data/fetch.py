@@ -72,12 +72,13 @@ def cache_dir() -> Path:
 
 
 # ----- converters: the downloaded files -> the catalog's layout -------------------------------
-def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",") -> pa.Table:
+def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",",
+         skip_rows: int = 0) -> pa.Table:
     if raw[:2] == b"\x1f\x8b":
         raw = _gunzip(raw, path)
     try:
         return pcsv.read_csv(io.BytesIO(raw), read_options=pcsv.ReadOptions(
-            column_names=names), parse_options=pcsv.ParseOptions(delimiter=delimiter),
+            column_names=names, skip_rows=skip_rows), parse_options=pcsv.ParseOptions(delimiter=delimiter),
             convert_options=pcsv.ConvertOptions(null_values=["?", ""],
                                                 strings_can_be_null=True))
     except pa.ArrowException as exc:
@@ -186,6 +187,85 @@ def _localization(files: list[bytes]) -> Dataset:
         table.column("activity").to_pylist())))
 
 
+_KDD = ["duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes", "land",
+        "wrong_fragment", "urgent", "hot", "num_failed_logins", "logged_in",
+        "num_compromised", "root_shell", "su_attempted", "num_root", "num_file_creations",
+        "num_shells", "num_access_files", "num_outbound_cmds", "is_host_login",
+        "is_guest_login", "count", "srv_count", "serror_rate", "srv_serror_rate",
+        "rerror_rate", "srv_rerror_rate", "same_srv_rate", "diff_srv_rate",
+        "srv_diff_host_rate", "dst_host_count", "dst_host_srv_count",
+        "dst_host_same_srv_rate", "dst_host_diff_srv_rate", "dst_host_same_src_port_rate",
+        "dst_host_srv_diff_host_rate", "dst_host_serror_rate", "dst_host_srv_serror_rate",
+        "dst_host_rerror_rate", "dst_host_srv_rerror_rate"]
+_KDD_TEXT = ("protocol_type", "service", "flag")
+
+
+def _numeric(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
+
+
+def _kddcup(files: list[bytes]) -> Dataset:
+    """KDD Cup 1999: the full training data then the corrected test data (4,898,431 +
+    311,029 rows, 41 attributes — protocol_type, service and flag nominal — and the
+    connection type as the class, its trailing '.' dropped)."""
+    names = _KDD + ["label"]
+    table = pa.concat_tables([_csv(f, names, "kddcup") for f in files],
+                             promote_options="permissive")
+    cols = [(n, *_nominal(table.column(n).to_pylist())) if n in _KDD_TEXT
+            else (n, _numeric(table, n), None) for n in _KDD]
+    labels = [None if v is None else str(v).rstrip(".") for v in
+              table.column("label").to_pylist()]
+    return _dataset("kddcup", cols, ("label", *_nominal(labels)))
+
+
+def _unzip(raw: bytes, where: str, member: str | None = None) -> dict[str, bytes]:
+    """The members of a zip archive (`member`: only those whose name ends with it)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            return {n: z.read(n) for n in z.namelist()
+                    if not n.endswith("/") and (member is None or n.endswith(member))}
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+        raise WorkbenchError(f"{where}: not a readable zip archive ({exc})") from None
+
+
+def _msd(files: list[bytes]) -> Dataset:
+    """YearPredictionMSD: the release year (the class, 1922-2011) of 515,345 songs from 90
+    timbre features (12 averages, 78 covariances)."""
+    inner = _unzip(files[0], "YearPredictionMSD.txt.zip", "YearPredictionMSD.txt")
+    if len(inner) != 1:
+        raise WorkbenchError("YearPredictionMSD.txt.zip: no YearPredictionMSD.txt in it")
+    feats = [f"timbre_avg_{i}" for i in range(1, 13)] + \
+        [f"timbre_cov_{i}" for i in range(1, 79)]
+    table = _csv(next(iter(inner.values())), ["year"] + feats, "msdyearprediction")
+    years = [None if v is None else str(int(v)) for v in table.column("year").to_pylist()]
+    return _dataset("msdyearprediction", [(n, _numeric(table, n), None) for n in feats],
+                    ("year", *_nominal(years, tuple(sorted(set(years) - {None}, key=int)))))
+
+
+_LINKAGE = ["id_1", "id_2", "cmp_fname_c1", "cmp_fname_c2", "cmp_lname_c1", "cmp_lname_c2",
+            "cmp_sex", "cmp_bd", "cmp_bm", "cmp_by", "cmp_plz"]
+
+
+def _linkage(files: list[bytes]) -> Dataset:
+    """Record linkage comparison patterns (donation.zip: ten zipped CSV blocks, 5,749,132
+    pairs): 11 numeric attributes (the two record ids and nine agreement scores, '?'
+    missing) and is_match (FALSE/TRUE) as the class."""
+    blocks = _unzip(files[0], "donation.zip", ".zip")
+    tables = []
+    for name in sorted(blocks, key=lambda n: int("".join(c for c in n if c.isdigit()) or 0)):
+        for inner, raw in _unzip(blocks[name], name, ".csv").items():
+            tables.append(_csv(raw, _LINKAGE + ["is_match"], inner, skip_rows=1))
+    if not tables:
+        raise WorkbenchError("donation.zip: no block_*.zip with a CSV in it")
+    table = pa.concat_tables(tables, promote_options="permissive")
+    cols = [(n, _numeric(table, n), None) for n in _LINKAGE]
+    match = [None if v is None else str(v).upper()  # (read as booleans)
+             for v in table.column("is_match").to_pylist()]
+    return _dataset("record-linkage", cols, ("is_match", *_nominal(match, ("FALSE", "TRUE"))))
+
+
 SOURCES: dict[str, Source] = {
     "poker-hand": Source(("poker/poker-hand-training-true.data",
                           "poker/poker-hand-testing.data"), _poker,
@@ -196,6 +276,14 @@ SOURCES: dict[str, Source] = {
                             note="data then test rows; the instance weight is left out"),
     "localization": Source(("00196/ConfLongDemo_JSI.txt",), _localization,
                            note="the date column (a text copy of the timestamp) is left out"),
+    # JMLR 2016's Table 7 (Martinez et al.) beyond the PAKDD 2013 catalog
+    "kddcup": Source(("kddcup99-mld/kddcup.data.gz", "kddcup99-mld/corrected.gz"), _kddcup,
+                     note="full training data then the corrected test data; the class is "
+                          "the connection type"),
+    "msdyearprediction": Source(("00203/YearPredictionMSD.txt.zip",), _msd,
+                                note="the year as a nominal class"),
+    "record-linkage": Source(("00210/donation.zip",), _linkage,
+                      note="the ten blocks in order; is_match is the class"),
 }
 
 

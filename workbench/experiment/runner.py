@@ -387,7 +387,8 @@ def run_experiment(
             tasks = [dataclasses.replace(t, notes=False) for t in tasks]
         model = CostModel()
         tasks = _schedule(tasks, config, infos, model)
-        print(_plan_line(result, len(tasks), sel_found, sel_learners), file=info)
+        print(_plan_line(result, sum(remaining.values()), sel_found, sel_learners),
+              file=info)  # (folds: an out-of-core task runs a round's)
         if sel_missing:
             print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
                   f"{', '.join(sel_missing)}", file=info)
@@ -724,7 +725,9 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     stream, info, detail = streams
     p = config.protocol
     failed_pairs: set[tuple[str, str]] = set()
-    progress = Progress(len(tasks), stream=info, interval=progress_interval, label="folds",
+    rounds = bool(config.out_of_core) and p.plan.kind == "kfold"  # a task a round
+    progress = Progress(len(tasks), stream=info, interval=progress_interval,
+                        label="rounds" if rounds else "folds",
                         eta=model.eta)
 
     def take(task: Task, rec: dict[str, Any]) -> None:
