@@ -212,8 +212,7 @@ learners: [NB, A1DE, KDB2]
                 np.testing.assert_array_equal(fa[key]["test_index"], fb[key]["test_index"])
                 np.testing.assert_allclose(fa[key]["proba"], fb[key]["proba"], atol=1e-12)
     assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0  # resumes
-    for bad, field in (("out_of_core: true\nprotocol: {type: holdout}\n", "out_of_core"),
-                       ("out_of_core: {chunk: 5}\n", "out_of_core.chunk"),
+    for bad, field in (("out_of_core: {chunk: 5}\n", "out_of_core.chunk"),
                        ("out_of_core: true\nprotocol: {folds: 3, assignment: shuffle}\n",
                         "protocol.assignment")):
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
@@ -258,3 +257,88 @@ def test_sampled_and_learning_curve_protocols_out_of_core_equal_in_memory(protoc
                 np.testing.assert_array_equal(ra["test_index"], rb["test_index"])
                 np.testing.assert_array_equal(ra["proba"], rb["proba"])
                 assert ra["n_train"] == rb["n_train"]
+
+
+def test_out_of_core_without_predictions_stores_loss_sums_only(tmp_path):
+    """`out_of_core: {predictions: false}`: each fold stores its loss sums, not its rows'
+    predictions; the pair's losses, per-fold values and times are those of the run with
+    predictions, without bias/variance (which need them)."""
+    from workbench import store
+    from workbench.__main__ import main
+    from workbench.errors import ConfigError
+    from workbench.experiment.config import parse_config
+
+    nominal = tmp_path / "nominal.arff"
+    save_arff(_nominal(300), nominal)
+    body = f"name: ooc\ndatasets: [{nominal}, {EMBEDDED / 'labor.arff.gz'}]\n" \
+        "protocol: {rounds: 2, folds: 5, seed: 3}\nlearners: [NB, A2DE, KDB1]\n"
+    for name, extra in (("with", "out_of_core: true\n"),
+                        ("sums", "out_of_core: {predictions: false, chunk_rows: 40}\n")):
+        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
+        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    a = store.load_summary(tmp_path / "with")
+    b = store.load_summary(tmp_path / "sums")
+    for metric in ("zero_one_loss", "rmse", "rmse_true_class", "log_loss",
+                   "zero_one_loss_std", "rmse_std"):
+        np.testing.assert_allclose(a[metric], b[metric], rtol=1e-12)
+    assert a["bias"].notna().all() and ("bias" not in b or b["bias"].isna().all())
+    folds = store.read_folds(tmp_path / "sums", "nominal", "A2DE")
+    assert len(folds) == 10 and all(f["proba"].shape == (0, 3) for f in folds)
+    ra = store.read_summary(tmp_path / "with", "labor", "KDB1")["per_fold"]
+    rb = store.read_summary(tmp_path / "sums", "labor", "KDB1")["per_fold"]
+    np.testing.assert_allclose(ra["rmse"], rb["rmse"], rtol=1e-12)
+    assert main(["-q", "run", str(tmp_path / "sums.yaml"), "--no-report"]) == 0  # complete
+    with pytest.raises(ConfigError, match=r"out_of_core\.predictions: false applies to k-fold"):
+        parse_config("name: x\ndatasets: [iris]\nlearners: [NB]\nprotocol: {type: sampled}\n"
+                     "out_of_core: {predictions: false}\n")
+
+
+@pytest.mark.parametrize("learner", ["A1DE", "KDB2", "WANBIA-C-SGD"])
+def test_a_holdout_out_of_core_equals_in_memory(learner, tmp_path):
+    """protocol holdout with out_of_core: the plan's test rows score, every other row
+    trains, read in chunks (counting passes, a scoring pass): the in-memory predictions
+    (1e-12) when the discretisation sample holds every training row; with predictions
+    false, the same losses."""
+    from workbench import store
+    from workbench.__main__ import main
+
+    body = f"name: h\ndatasets: [{EMBEDDED / 'labor.arff.gz'}]\n" \
+        f"protocol: {{type: holdout, fraction: 0.3, seed: 5}}\nlearners: [{learner}]\n"
+    for name, extra in (("mem", ""), ("ooc", "out_of_core: {chunk_rows: 8}\n"),
+                        ("sums", "out_of_core: {chunk_rows: 8, predictions: false}\n")):
+        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
+        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    (a,), (b,) = (store.read_folds(tmp_path / n, "labor", learner) for n in ("mem", "ooc"))
+    np.testing.assert_array_equal(a["test_index"], b["test_index"])
+    np.testing.assert_allclose(a["proba"], b["proba"], rtol=0, atol=1e-12)
+    assert a["n_train"] == b["n_train"] == 57 - 17
+    sa, sc = (store.load_summary(tmp_path / n) for n in ("mem", "sums"))
+    for metric in ("zero_one_loss", "rmse", "log_loss"):
+        np.testing.assert_allclose(sa[metric], sc[metric], rtol=1e-12)
+
+
+@pytest.mark.parametrize("predictions", [True, False])
+def test_a_prequential_stream_out_of_core_equals_in_memory(predictions, tmp_path):
+    """protocol prequential with out_of_core: the file's rows with a class in the windows
+    they have in memory (a missing class in the file included): the same predictions, or
+    with predictions false the same losses."""
+    from workbench import store
+    from workbench.__main__ import main
+
+    data = tmp_path / "nominal.arff"
+    save_arff(_nominal(230), data)
+    body = f"name: p\ndatasets: [{data}]\nprotocol: {{type: prequential, window: 30}}\n" \
+        "learners: [NB, A1DE]\n"
+    ooc = "out_of_core: {chunk_rows: 17" + ("" if predictions else ", predictions: false") \
+        + "}\n"
+    for name, extra in (("mem", ""), ("ooc", ooc)):
+        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
+        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    sa, sb = (store.load_summary(tmp_path / n) for n in ("mem", "ooc"))
+    for metric in ("zero_one_loss", "rmse", "log_loss"):
+        np.testing.assert_allclose(sa[metric], sb[metric], rtol=1e-12)
+    if predictions:
+        (a,), (b,) = (store.read_folds(tmp_path / n, "nominal", "A1DE") for n in ("mem", "ooc"))
+        np.testing.assert_array_equal(a["test_index"], b["test_index"])
+        np.testing.assert_array_equal(a["y"], b["y"])
+        np.testing.assert_allclose(a["proba"], b["proba"], rtol=0, atol=1e-12)

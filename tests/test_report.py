@@ -505,3 +505,8 @@ def test_compact_against_naive_layout_test_time_is_salem_fig_4b(tmp_path):
     assert (out / "figures" / "layout_test_time.png").is_file()
     assert "## Appendix: classification time, compact against naive layout" in \
         (out / "report.md").read_text()
+
+
+def test_layout_pairs_of_a_learner_list_are_none():
+    from workbench.report.sections.appendix import layout_pairs
+    assert layout_pairs(["NB", "A1DE"]) == [] and layout_pairs(None) == []

@@ -46,7 +46,8 @@ from workbench.jit import CompileTime, compile_clock
 from workbench.discretize import fit_discretizer, is_incremental
 from workbench.learners.base import CountingLearner, MultiPassLearner
 
-__all__ = ["Holdout", "OutOfCoreResult", "fit_file", "evaluate_holdout", "gather_rows",
+__all__ = ["Holdout", "OutOfCoreResult", "class_known_windows", "fit_file",
+           "evaluate_holdout", "gather_rows", "stream_fold",
            "evaluate_prequential", "parse_holdout", "prequential_fold", "prequential_loop"]
 
 DEFAULT_CHUNK = 65_536
@@ -479,20 +480,61 @@ def prequential_fold(data: Dataset, learner: Any, params: Mapping[str, Any] | No
                      window: int, seed: int | None = None) -> FoldResult:
     """The prequential protocol's one fold on in-memory rows (file order): the test rows
     are every row after the first window; their probabilities are those the stream gave."""
-    model = _counting(learner, params, seed, one_pass=True)
     n = data.n_instances
     windows = ((lo, data.take(np.arange(lo, min(lo + window, n))))
                for lo in range(0, n, window))
+    return stream_fold(windows, data, n, learner, params, seed)[0]
+
+
+def class_known_windows(path, window: int, header: Dataset,
+                        class_column: str | None = None) -> Iterator[tuple[int, Dataset]]:
+    """A file's rows with a class in windows of `window` rows (the last one shorter),
+    each with its first row's index among those rows: the windows `prequential_fold`
+    makes of the same data in memory."""
+    X: list[np.ndarray] = []
+    y: list[np.ndarray] = []
+    held = start = 0
+    for _, chunk in _chunks(path, max(window, DEFAULT_CHUNK), header, class_column):
+        known = np.flatnonzero(chunk.y >= 0)
+        X.append(chunk.X[known])
+        y.append(chunk.y[known])
+        held += known.size
+        while held >= window:
+            allX, ally = np.vstack(X), np.concatenate(y)
+            yield start, header.replace(X=allX[:window], y=ally[:window])
+            X, y = [allX[window:]], [ally[window:]]
+            held -= window
+            start += window
+    if held:
+        yield start, header.replace(X=np.vstack(X), y=np.concatenate(y))
+
+
+def stream_fold(windows, header: Dataset, n: int, learner: Any,
+                params: Mapping[str, Any] | None, seed: int | None = None,
+                predictions: bool = True) -> tuple[FoldResult, np.ndarray]:
+    """The prequential fold over `windows` ((first row, rows) of `n` rows with a class, in
+    memory or read from a file: `class_known_windows`) and its test rows' classes: the
+    stream's predictions, or without `predictions` only their loss sums (constant
+    memory; no classes)."""
+    model = _counting(learner, params, seed, one_pass=True)
     reset_peak_rss()
     wall0 = time.perf_counter()
     preds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    sums: list[LossSums] = []
+
+    def keep(rows: np.ndarray, proba: np.ndarray, y: np.ndarray) -> None:
+        if predictions:
+            preds.append((rows, proba, y))
+        else:
+            sums.append(loss_sums(proba, y))
+
     disc, train_cpu, test_cpu, compiled = prequential_loop(
-        windows, model, data, 1 if seed is None else seed,
-        lambda rows, proba, y: preds.append((rows, proba, y)))
+        windows, model, header, 1 if seed is None else seed, keep)
     wall = max(time.perf_counter() - wall0 - compiled.wall_seconds, 0.0)
     rows = np.concatenate([r for r, _, _ in preds]) if preds else np.zeros(0, np.int64)
-    proba = np.vstack([p for _, p, _ in preds]) if preds else np.zeros((0, data.n_classes))
+    proba = np.vstack([p for _, p, _ in preds]) if preds else np.zeros((0, header.n_classes))
     cuts = getattr(disc, "cuts", None)
+    y = np.concatenate([t for _, _, t in preds]) if preds else np.zeros(0, np.int64)
     return FoldResult(
         round=0, fold=0, test_index=rows, proba=proba, train_cpu_seconds=train_cpu,
         test_cpu_seconds=test_cpu, train_wall_seconds=wall * train_cpu / max(
@@ -502,4 +544,6 @@ def prequential_fold(data: Dataset, learner: Any, params: Mapping[str, Any] | No
         cuts={k: [float(c) for c in v] for k, v in cuts.items()} if cuts else None,
         model_bytes=model.model_bytes() if hasattr(model, "model_bytes") else None,
         peak_rss_bytes=peak_rss(), compile_seconds=compiled.cpu_seconds,
-        compiled_kernels=compiled.compiled)
+        compiled_kernels=compiled.compiled,
+        sums=None if predictions else tuple(LossSums(*(sum(c) for c in zip(*sums)))
+                                             if sums else LossSums(0, 0, 0.0, 0.0, 0.0))), y

@@ -94,14 +94,42 @@ def rows_with_class(path, chunk_rows: int = DEFAULT_CHUNK, class_column: str | N
     return header, n
 
 
-def _class_known(chunk: Dataset, index: int, folds: int, seed: int, round_: int
+@dataclass(frozen=True, eq=False)
+class Assignment:
+    """Which fold tests each row with a class: `splits.row_folds` (k-fold CV), or with
+    `test` (sorted row indices) a holdout — fold 1 the test rows, fold 0 the rest, only
+    fold 1 trained on the others and scored."""
+
+    folds: int
+    seed: int
+    test: np.ndarray | None = None
+
+    def of(self, index: int, n: int, round_: int) -> np.ndarray:
+        """Folds of rows index .. index + n − 1 (among the rows with a class)."""
+        if self.test is None:
+            return row_folds(index, n, self.folds, self.seed, round_)
+        lo, hi = np.searchsorted(self.test, [index, index + n])
+        out = np.zeros(n, dtype=np.int64)
+        out[self.test[lo:hi] - index] = 1
+        return out
+
+    def fold_id(self, f: int) -> int:
+        """The protocol's fold number of fold f (a holdout's one fold is fold 0)."""
+        return f if self.test is None else 0
+
+    @property
+    def scored(self) -> list[int]:
+        return list(range(self.folds)) if self.test is None else [1]
+
+
+def _class_known(chunk: Dataset, index: int, assign: Assignment, round_: int
                  ) -> tuple[Dataset, np.ndarray, np.ndarray]:
     """The chunk's rows with a class, their indices among such rows (from `index`) and
     their folds."""
     keep = chunk.y >= 0
     part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
     idx = np.arange(index, index + part.n_instances, dtype=np.int64)
-    return part, idx, row_folds(index, part.n_instances, folds, seed, round_)
+    return part, idx, assign.of(index, part.n_instances, round_)
 
 
 def _by_fold(part: Dataset, fold: np.ndarray, k: int
@@ -118,14 +146,15 @@ def _rows_of(grouped: Dataset, bounds: np.ndarray, f: int) -> Dataset:
     return grouped.replace(X=grouped.X[lo:hi], y=grouped.y[lo:hi])
 
 
-def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None, folds: int,
-                seed: int, round_: int, sample: int) -> list[Reservoir]:
+def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None,
+                assign: Assignment, round_: int, sample: int) -> list[Reservoir]:
     """One seeded reservoir per fold of ⌈sample / (k − 1)⌉ of its rows."""
+    folds, seed = assign.folds, assign.seed
     size = max(1, math.ceil(sample / (folds - 1)))
     res = [Reservoir(size, seed=(seed, round_, f)) for f in range(folds)]  # type: ignore[arg-type]
     index = 0
     for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, _, fold = _class_known(chunk, index, folds, seed, round_)
+        part, _, fold = _class_known(chunk, index, assign, round_)
         index += part.n_instances
         for f in range(folds):
             rows = np.flatnonzero(fold == f)
@@ -134,10 +163,15 @@ def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None
     return res
 
 
-def _fold_discretizers(method: str, res: list[Reservoir]) -> list[Any]:
-    """Fold f's discretiser, fitted on the reservoirs of every other fold together."""
-    out = []
+def _fold_discretizers(method: str, res: list[Reservoir], scored: list[int]
+                       ) -> list[Any]:
+    """Fold f's discretiser (f scored), fitted on the reservoirs of every other fold
+    together (None for a fold not scored)."""
+    out: list[Any] = []
     for f in range(len(res)):
+        if f not in scored:
+            out.append(None)
+            continue
         parts = [r for g, r in enumerate(res) if g != f and r.seen]
         if not parts:
             raise WorkbenchError("k-fold CV: a training fold has no rows with a class")
@@ -159,17 +193,24 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
                    folds: int = 10, rounds: int = 1, seed: int = 1,
                    chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE,
                    class_column: str | None = None, keep: Keep | None = None,
-                   client: Any = None, first_round: int = 0) -> CVResult:
+                   client: Any = None, first_round: int = 0,
+                   test: np.ndarray | None = None) -> CVResult:
     """r × k-fold CV of `learner` on the file out of core (see the module docstring);
     `keep` receives every test row's probabilities (e.g. to stream them to Parquet). With
     a Dask `client` (a Parquet file, a one-pass learner), each row group's fold tables are
     counted on a worker, added up in a tree on the workers, and the row groups scored
     there (`_cv_distributed`); fold times are then the workers' CPU seconds. Rounds
-    `first_round` … `first_round + rounds − 1` are run (a runner task runs one)."""
+    `first_round` … `first_round + rounds − 1` are run (a runner task runs one). With
+    `test` (sorted indices among the rows with a class) it is a holdout instead: those rows
+    test (fold 1), the others train (`Assignment`)."""
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise WorkbenchError(f"k-fold CV: folds must be an integer >= 2, got {folds!r}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise WorkbenchError(f"k-fold CV: rounds must be an integer >= 1, got {rounds!r}")
+    if test is not None:
+        folds = 2
+    assign = Assignment(folds, seed, None if test is None else np.asarray(test, np.int64))
+    scored = assign.scored
     probe = _counting(learner, params, seed, one_pass=client is not None)
     if client is not None:
         _parquet_only(path)
@@ -194,39 +235,40 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     subtraction = None
     for r in range(first_round, first_round + rounds):
         res = None if method == "none" else _reservoirs(path, chunk_rows, header,
-                                                       class_column, folds, seed, r, sample)
+                                                       class_column, assign, r, sample)
         cpu = time.process_time()
-        discs = None if res is None else _fold_discretizers(method, res)
+        discs = None if res is None else _fold_discretizers(method, res, scored)
         shared_disc = time.process_time() - cpu
-        cv = [CVFold(r, f) for f in range(folds)]
+        cv = [CVFold(r, assign.fold_id(f)) for f in range(folds)]
         for f, fold in enumerate(cv):
-            fold.train_cpu_seconds += shared_disc / folds
-            if discs is not None:
+            fold.train_cpu_seconds += shared_disc / len(scored)
+            if discs is not None and discs[f] is not None:
                 fold.cuts = {str(k): [float(c) for c in v]
                              for k, v in getattr(discs[f], "cuts", {}).items()}
-        models = [_counting(learner, params, fold_seed(seed, r, f)) for f in range(folds)]
+        models = [_counting(learner, params, fold_seed(seed, r, assign.fold_id(f)))
+                  for f in range(folds)]
         subtraction = _subtracts(models[0], discs)
         if client is not None:
-            models = _cv_distributed(client, path, learner, params, seed, header, discs,
+            models = _cv_distributed(client, path, learner, params, assign, header, discs,
                                      cv, r, total, subtraction)
             n_passes = 2  # (counting and scoring on the workers)
             passes += (res is not None) + n_passes
-            out.extend(cv)
+            out.extend(cv[f] for f in scored)
             continue
         if subtraction:
             n_passes = _train_subtracting(path, chunk_rows, header, class_column, models, cv,
-                                          seed, r, total)
+                                          assign, r, total)
         else:
             n_passes = _train_side_by_side(path, chunk_rows, header, class_column, models, cv,
-                                           discs, seed, r)
-        _score(path, chunk_rows, header, class_column, models, cv, discs, seed, r, keep)
-        for f, fold in enumerate(cv):
-            m = models[f]
+                                           discs, assign, r)
+        _score(path, chunk_rows, header, class_column, models, cv, discs, assign, r, keep)
+        for f in scored:
+            fold, m = cv[f], models[f]
             fold.model_bytes = m.model_bytes() if hasattr(m, "model_bytes") else None
             fold.fit_report = m.fit_report() if hasattr(m, "fit_report") else None
             fold.iterations = m.iterations() if hasattr(m, "iterations") else None
         passes += (res is not None) + n_passes + 1
-        out.extend(cv)
+        out.extend(cv[f] for f in scored)
         del models
     sums = [f.sums for f in out]
     summary = {"rows": total, "rounds": rounds, "folds": folds, "passes": passes,
@@ -241,7 +283,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     return CVResult(out, summary, header)
 
 
-def _train_subtracting(path, chunk_rows, header, class_column, models, cv, seed, round_,
+def _train_subtracting(path, chunk_rows, header, class_column, models, cv, assign, round_,
                        total) -> int:
     """One counting pass (each row into its own fold's table), then fold f's training
     table = total − fold f's. Returns the passes read (1)."""
@@ -253,7 +295,7 @@ def _train_subtracting(path, chunk_rows, header, class_column, models, cv, seed,
     cpu = time.process_time()
     index = 0
     for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, _, fold = _class_known(chunk, index, k, seed, round_)
+        part, _, fold = _class_known(chunk, index, assign, round_)
         index += part.n_instances
         grouped, _, bounds = _by_fold(part, fold, k)
         for f in range(k):
@@ -268,26 +310,26 @@ def _train_subtracting(path, chunk_rows, header, class_column, models, cv, seed,
     for m in models[1:]:
         whole.merge(m)
     shared += time.process_time() - cpu
-    for f in range(k):
+    for f in assign.scored:
         t = time.process_time()
         train = copy.deepcopy(whole).merge(models[f], sign=-1)
         models[f] = train
-        cv[f].train_cpu_seconds += time.process_time() - t + shared / k
+        cv[f].train_cpu_seconds += time.process_time() - t + shared / len(assign.scored)
         cv[f].n_train = int(index - n_train[f])
     return 1
 
 
-def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, discs, seed,
+def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, discs, assign,
                         round_) -> int:
     """k models trained in the learner's passes, each pass one read of the file for all
     folds (fold f's model learns the rows of the other folds, with its cut points).
     Returns the passes read."""
     k = len(models)
     multi = _multi_pass(models[0])
+    active = assign.scored
     if multi:
-        for f, m in enumerate(models):
-            m.begin(discs[f].transform(header) if discs is not None else header)
-    active = list(range(k))
+        for f in active:
+            models[f].begin(discs[f].transform(header) if discs is not None else header)
     p = 0
     while active:
         own = np.zeros(k)
@@ -295,7 +337,7 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
         cpu = time.process_time()
         index = 0
         for _, chunk in _chunks(path, chunk_rows, header, class_column):
-            part, _, fold = _class_known(chunk, index, k, seed, round_)
+            part, _, fold = _class_known(chunk, index, assign, round_)
             index += part.n_instances
             for f in active:
                 rows = np.flatnonzero(fold != f)
@@ -323,7 +365,7 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
     return p
 
 
-def _score(path, chunk_rows, header, class_column, models, cv, discs, seed, round_,
+def _score(path, chunk_rows, header, class_column, models, cv, discs, assign, round_,
            keep: Keep | None) -> None:
     """One pass: each row classified by its fold's model (and cut points)."""
     k = len(models)
@@ -332,10 +374,10 @@ def _score(path, chunk_rows, header, class_column, models, cv, discs, seed, roun
     cpu = time.process_time()
     index = 0
     for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, idx, fold = _class_known(chunk, index, k, seed, round_)
+        part, idx, fold = _class_known(chunk, index, assign, round_)
         index += part.n_instances
         grouped, order, bounds = _by_fold(part, fold, k)
-        for f in range(k):
+        for f in assign.scored:
             if bounds[f + 1] == bounds[f]:
                 continue
             t = time.process_time()
@@ -346,9 +388,9 @@ def _score(path, chunk_rows, header, class_column, models, cv, discs, seed, roun
             if keep is not None:
                 keep(round_, f, idx[order[bounds[f]:bounds[f + 1]]], proba, test.y)
     shared = time.process_time() - cpu - own.sum()
-    for f in range(k):
+    for f in assign.scored:
         cv[f].sums = LossSums(*(sum(col) for col in zip(*sums[f]))) if sums[f] else cv[f].sums
-        cv[f].test_cpu_seconds += own[f] + shared / k
+        cv[f].test_cpu_seconds += own[f] + shared / len(assign.scored)
 
 
 class PredictionWriter:
@@ -390,16 +432,21 @@ def _group_rows_with_class(path: str, group: int, header: Dataset) -> int:
 
 
 def _count_folds(path: str, group: int, index: int, learner: Any, params: Mapping[str, Any],
-                 seed: int, header: Dataset, discs: list[Any] | None, folds: int,
-                 round_: int, rows_hint: int, subtraction: bool) -> tuple[list[Any], float]:
-    """One row group's k fold models (on a worker): each row into its own fold's model
-    under subtraction, else into every other fold's model with that fold's cut points."""
+                 assign: Assignment, header: Dataset, discs: list[Any] | None, round_: int,
+                 rows_hint: int, subtraction: bool) -> tuple[list[Any], float]:
+    """One row group's fold models (on a worker): each row into its own fold's model
+    under subtraction, else into every other scored fold's model with that fold's cut
+    points (None for a fold neither needs)."""
     cpu = time.process_time()
     part = _row_group(path, group, 0, 0, header, None, test=False)
-    fold = row_folds(index, part.n_instances, folds, seed, round_)
-    models = []
-    for f in range(folds):
-        m = _counting(learner, dict(params), fold_seed(seed, round_, f), one_pass=True)
+    fold = assign.of(index, part.n_instances, round_)
+    models: list[Any] = []
+    for f in range(assign.folds):
+        if not subtraction and f not in assign.scored:
+            models.append(None)
+            continue
+        m = _counting(learner, dict(params), fold_seed(assign.seed, round_, assign.fold_id(f)),
+                      one_pass=True)
         disc = None if discs is None else discs[f]
         m.start(disc.transform(header) if disc is not None else header, rows_hint)
         rows = np.flatnonzero(fold == f if subtraction else fold != f)
@@ -414,22 +461,21 @@ def _merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
                  ) -> tuple[list[Any], float]:
     """Two row groups' fold models added up, fold by fold (on a worker)."""
     cpu = time.process_time()
-    merged = [x.merge(y) for x, y in zip(a[0], b[0])]
+    merged = [None if x is None else x.merge(y) for x, y in zip(a[0], b[0])]
     return merged, a[1] + b[1] + time.process_time() - cpu
 
 
 def _score_folds(path: str, group: int, index: int, models: list[Any], header: Dataset,
-                 discs: list[Any] | None, seed: int, round_: int
+                 discs: list[Any] | None, assign: Assignment, round_: int
                  ) -> tuple[list[LossSums], float]:
     """One row group's loss sums per fold, each row scored by its fold's model."""
     cpu = time.process_time()
     part = _row_group(path, group, 0, 0, header, None, test=False)
-    k = len(models)
-    fold = row_folds(index, part.n_instances, k, seed, round_)
+    fold = assign.of(index, part.n_instances, round_)
     out = []
-    for f in range(k):
+    for f in range(assign.folds):
         rows = np.flatnonzero(fold == f)
-        if not rows.size:
+        if not rows.size or f not in assign.scored:
             out.append(LossSums(0, 0, 0.0, 0.0, 0.0))
             continue
         test = part.take(rows)
@@ -438,12 +484,12 @@ def _score_folds(path: str, group: int, index: int, models: list[Any], header: D
     return out, time.process_time() - cpu
 
 
-def _cv_distributed(client: Any, path, learner, params, seed, header, discs, cv, round_,
+def _cv_distributed(client: Any, path, learner, params, assign, header, discs, cv, round_,
                     total, subtraction) -> list[Any]:
     """One round on the workers: fold tables per row group, a tree reduction (neighbours
     pair by pair: the client receives only the k summed fold models), subtraction on the
     client, then every row group scored by the workers (the models sent once)."""
-    k = len(cv)
+    scored = assign.scored
     src = str(Path(path).resolve())
     starts = _row_group_starts(path)
     groups = len(starts) - 1
@@ -451,7 +497,7 @@ def _cv_distributed(client: Any, path, learner, params, seed, header, discs, cv,
                            for g in range(groups)])
     index = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     level = [client.submit(_count_folds, src, g, int(index[g]), learner, dict(params or {}),
-                           seed, header, discs, k, round_, total, subtraction, pure=False)
+                           assign, header, discs, round_, total, subtraction, pure=False)
              for g in range(groups)]
     while len(level) > 1:
         level = [client.submit(_merge_folds, level[i], level[i + 1], pure=False)
@@ -462,17 +508,18 @@ def _cv_distributed(client: Any, path, learner, params, seed, header, discs, cv,
         whole = copy.deepcopy(models[0])
         for m in models[1:]:
             whole.merge(m)
-        models = [copy.deepcopy(whole).merge(m, sign=-1) for m in models]
+        models = [copy.deepcopy(whole).merge(m, sign=-1) if f in scored else None
+                  for f, m in enumerate(models)]
     counting_cpu += time.process_time() - cpu
     shared = client.scatter(models, broadcast=True)
-    scored = client.gather([client.submit(_score_folds, src, g, int(index[g]), shared, header,
-                                          discs, seed, round_, pure=False)
-                            for g in range(groups)])
+    parts = client.gather([client.submit(_score_folds, src, g, int(index[g]), shared, header,
+                                         discs, assign, round_, pure=False)
+                           for g in range(groups)])
     n_known = int(index[-1])
-    for f in range(k):
-        sums = [s[0][f] for s in scored if s[0][f].n]
+    for f in scored:
+        sums = [s[0][f] for s in parts if s[0][f].n]
         cv[f].sums = LossSums(*(sum(col) for col in zip(*sums))) if sums else cv[f].sums
-        cv[f].train_cpu_seconds += counting_cpu / k
-        cv[f].test_cpu_seconds += sum(s[1] for s in scored) / k
+        cv[f].train_cpu_seconds += counting_cpu / len(scored)
+        cv[f].test_cpu_seconds += sum(s[1] for s in parts) / len(scored)
         cv[f].n_train = n_known - cv[f].sums.n
     return models

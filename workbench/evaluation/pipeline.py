@@ -70,6 +70,7 @@ class FoldResult:
     compile_seconds: float = 0.0  # CPU spent compiling / loading kernels (kept out of times)
     compiled_kernels: int = 0  # kernel specialisations compiled for this fold
     measures: dict[str, float] | None = None  # `Learner.measures()` after fit, by name
+    sums: tuple | None = None  # the fold's `LossSums` when its predictions are not kept
 
     @property
     def n_test(self) -> int:
@@ -139,7 +140,8 @@ class FoldResult:
             "compile_seconds": float(self.compile_seconds),
             "compiled_kernels": int(self.compiled_kernels),
             "measures": None if not self.measures else json.dumps(self.measures),
-        }
+        } | ({"sums": json.dumps([float(v) for v in self.sums])}
+             if self.sums is not None else {})
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> "FoldResult":
@@ -165,6 +167,7 @@ class FoldResult:
             compile_seconds=float(_optional_number(rec.get("compile_seconds")) or 0.0),
             compiled_kernels=int(_optional_number(rec.get("compiled_kernels")) or 0),
             measures=measures or None,
+            sums=None if not rec.get("sums") else tuple(_json_field(rec["sums"])),
         )
 
 

@@ -60,16 +60,8 @@ def _small_int_dtype(max_value: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
-             folds: int, test_rows: np.ndarray | None = None
-             ) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
-    """Check the fold results cover each (round, fold) once and each instance once per round
-    (each of `test_rows` only, for protocols with a fixed test set).
-
-    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n),
-    untested rows −1); the two matrices use the smallest integer dtype that fits
-    (poker-hand: 20 × 1M entries).
-    """
+def _ordered(results: Sequence[FoldResult], rounds: int, folds: int) -> list[FoldResult]:
+    """The results in (round, fold) order, each (round, fold) exactly once."""
     by_key: dict[tuple[int, int], FoldResult] = {}
     for res in results:
         key = (int(res.round), int(res.fold))
@@ -84,7 +76,20 @@ def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
         r, f = missing[0]
         raise WorkbenchError(f"no fold result for round {r}, fold {f} "
                              f"({len(missing)} of {rounds * folds} missing)")
-    ordered = [by_key[(r, f)] for r in range(rounds) for f in range(folds)]
+    return [by_key[(r, f)] for r in range(rounds) for f in range(folds)]
+
+
+def assemble(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
+             folds: int, test_rows: np.ndarray | None = None
+             ) -> tuple[list[FoldResult], np.ndarray, np.ndarray]:
+    """Check the fold results cover each (round, fold) once and each instance once per round
+    (each of `test_rows` only, for protocols with a fixed test set).
+
+    Returns (results sorted by (round, fold), predicted classes (r, n), fold ids (r, n),
+    untested rows −1); the two matrices use the smallest integer dtype that fits
+    (poker-hand: 20 × 1M entries).
+    """
+    ordered = _ordered(results, rounds, folds)
     preds = np.zeros((rounds, n), dtype=_small_int_dtype(n_classes))
     splits = np.full((rounds, n), -1, dtype=_small_int_dtype(folds))
     for res in ordered:
@@ -150,32 +155,62 @@ def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndar
                         ) -> dict[str, Any]:
     """`summarize_folds` from `assemble`'s output, for callers that keep its matrices too
     (they need not check and assemble the folds twice)."""
-    registry = metrics.METRICS
     sums = [metrics.loss_sums(res.proba, y[res.test_index]) for res in ordered]
+    extra: dict[str, Any] = {}
+    fold_extra: dict[str, list[float]] = {}
+    for m in metrics.METRICS.values():
+        if m.aggregate == "pooled" and m.compute is not None and m.name not in SUMS_METRICS:
+            extra[m.name], values = _computed(m, ordered, y, rounds)
+            if m.per_fold:
+                fold_extra[m.name] = values
+    if bias_variance:  # over the rounds' predictions of the tested rows
+        cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
+        bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
+        extra["bias"] = bv.bias
+        extra["variance"] = bv.variance
+        extra["bias_weka_corrected"] = bv.bias_weka_corrected
+    return _from_sums(ordered, sums, int(y.size), n_classes, rounds, folds, per_fold, extra,
+                      fold_extra)
+
+
+def summarize_sums(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
+                   folds: int, *, tested: int | None = None,
+                   per_fold: bool = False) -> dict[str, Any]:
+    """The summary of k-fold results that kept no predictions, only each fold's loss sums
+    (`FoldResult.sums`: an out-of-core run with ``predictions: false``): the pooled and
+    per-fold losses, times and measures of `summarize_folds`; no bias/variance and no
+    metric computed from predictions. Each round must test `tested` rows (default `n`)."""
+    ordered = _ordered(results, rounds, folds)
+    want = n if tested is None else tested
+    for r in range(rounds):
+        got = sum(int(res.sums[0]) for res in ordered[r * folds:(r + 1) * folds])
+        if got != want:
+            raise WorkbenchError(f"round {r}: {got} rows tested, expected {want}")
+    sums = [metrics.LossSums(*res.sums) for res in ordered]
+    return _from_sums(ordered, sums, n, n_classes, rounds, folds, per_fold, {}, {})
+
+
+def _from_sums(ordered: list[FoldResult], sums: list[metrics.LossSums], n: int,
+               n_classes: int, rounds: int, folds: int, per_fold: bool,
+               extra: dict[str, Any], fold_extra: dict[str, list[float]]) -> dict[str, Any]:
+    """The summary from each fold's loss sums, plus the metrics computed from predictions
+    (`extra`, per fold `fold_extra`)."""
+    registry = metrics.METRICS
     out: dict[str, Any] = dict(metrics.pooled_metrics(sums, n_classes))
     fold_values: dict[str, list[float]] = {
         m: [] for m in metrics.metric_names(aggregate="pooled", per_fold=True)}
     for s in sums:
         for m, v in metrics.pooled_metrics([s], n_classes).items():
             fold_values.setdefault(m, []).append(float(v))
-    for m in registry.values():
-        if m.aggregate == "pooled" and m.compute is not None and m.name not in SUMS_METRICS:
-            out[m.name], values = _computed(m, ordered, y, rounds)
-            if m.per_fold:
-                fold_values[m.name] = values
-    if bias_variance:  # over the rounds' predictions of the tested rows
-        cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
-        bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
-        out["bias"] = bv.bias
-        out["variance"] = bv.variance
-        out["bias_weka_corrected"] = bv.bias_weka_corrected
+    out.update(extra)
+    fold_values.update(fold_extra)
     for key in metrics.metric_names(aggregate="total"):
         out[key] = float(sum(getattr(res, key) for res in ordered))
     reported = _reported_measures(ordered)
     for key, values in reported.items():
         known = [float(x) for x in values if x is not None]
         out[key] = float(sum(known) / len(known))
-    out["n_instances"] = int(y.size)
+    out["n_instances"] = int(n)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
     for m, values in fold_values.items():

@@ -32,11 +32,14 @@ Schema::
                                         # copied instead of recomputed (`reuse`)
     out_of_core: true                   # each data file read in chunks, never whole:
                                         # k-fold CV a round a task (`evaluation.outofcore_cv`;
-                                        # folds by row index, assignment: rows), sampled and
+                                        # folds by row index, assignment: rows), the holdout
+                                        # and prequential stream likewise, sampled and
                                         # learning-curve folds from their rows gathered in a
-                                        # pass; or {chunk_rows: N, sample: N}: rows a chunk
-                                        # (65,536), training rows a CV fold's cut points come
-                                        # from (discretize_sample, else 100,000)
+                                        # pass; or {chunk_rows: N, sample: N, predictions:
+                                        # false}: rows a chunk (65,536), training rows a CV
+                                        # fold's cut points come from (discretize_sample,
+                                        # else 100,000), k-fold CV storing each fold's loss
+                                        # sums only (constant memory; no bias/variance)
 """
 
 from __future__ import annotations
@@ -72,10 +75,6 @@ TOP_LEVEL_KEYS = (
     "baselines",
     "out_of_core",
 )
-OUT_OF_CORE_PROTOCOLS = ("kfold", "sampled", "learning_curve")
-"""Protocols `out_of_core` runs on data files read in chunks: k-fold CV in a task per round
-(`evaluation.outofcore_cv`), the sampled and learning-curve protocols by gathering their
-folds' rows in one pass (`outofcore.gather_rows`)."""
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "assignment": "shuffle", "discretize_sample": None}
 """The k-fold defaults (a protocol mapping without ``type``)."""
@@ -240,8 +239,8 @@ class ExperimentConfig:
             "datasets": sorted(set(self.datasets)),
             "protocol": self.to_dict()["protocol"],
             "learners": {lc.display: _effective_params(lc) for lc in self.learners},
-        } | ({"out_of_core_sample": self.out_of_core["sample"]}
-             if self.out_of_core and self.protocol.plan.kind == "kfold" else {})
+        } | ({"out_of_core_sample": self.out_of_core["sample"]} if self.out_of_core and
+             self.protocol.plan.kind in ("kfold", "holdout") else {})
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of `hash_payload()`."""
@@ -467,23 +466,34 @@ class _Validator:
         return specs
 
     def out_of_core(self, value: Any, protocol: Any) -> dict[str, int] | None:
-        """``out_of_core: true`` or ``{chunk_rows, sample}`` (k-fold protocols only)."""
+        """``out_of_core: true`` or ``{chunk_rows, sample, predictions}``: every protocol
+        on files read in chunks — k-fold CV a task a round and the holdout in one
+        (`evaluation.outofcore_cv`: counting passes, then a scoring pass), the sampled and
+        learning-curve folds from their rows gathered in a pass (`outofcore.gather_rows`),
+        the prequential stream from the file's windows (`outofcore.class_known_windows`)."""
         if value is None or value is False:
             return None
         kind = protocol.get("type", "kfold") if isinstance(protocol, dict) else "kfold"
-        if kind not in OUT_OF_CORE_PROTOCOLS:
-            raise self.error(("out_of_core",), f"runs the {', '.join(OUT_OF_CORE_PROTOCOLS)} "
-                             f"protocols out of core; a {kind} protocol is run in memory "
-                             "(drop out_of_core)")
         if value is True:
             return {"chunk_rows": 65_536}
         self.expect(value, dict, ("out_of_core",), "true, or a mapping with chunk_rows "
                     "and sample")
         out = {"chunk_rows": 65_536}
         for key, item in value.items():
-            if key not in ("chunk_rows", "sample"):
+            if key not in ("chunk_rows", "sample", "predictions"):
                 raise self.error(("out_of_core", str(key)),
-                                 "unknown key (allowed: chunk_rows, sample)")
+                                 "unknown key (allowed: chunk_rows, sample, predictions)")
+            if key == "predictions":
+                if not isinstance(item, bool):
+                    raise self.error(("out_of_core", key),
+                                     f"expected true or false, got {_show(item)}")
+                if not item and kind not in ("kfold", "holdout", "prequential"):
+                    raise self.error(("out_of_core", key), "false applies to k-fold CV, "
+                                     "the holdout and the prequential stream (the other "
+                                     "protocols' folds are small)")
+                if not item:
+                    out[key] = False
+                continue
             out[key] = self.positive_int(item, ("out_of_core", key))
         return out
 

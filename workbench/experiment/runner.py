@@ -41,7 +41,7 @@ from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.metrics import METRICS
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
-from workbench.evaluation.summary import summarize
+from workbench.evaluation.summary import summarize, summarize_sums
 from workbench import log, store
 from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
@@ -108,7 +108,7 @@ class Task:
     discretize_sample: int | None = None  # protocol.discretize_sample
     data_sha256: str = ""  # content hash of the data file, recorded with the fold
     notes: bool = True  # the worker says on stderr when it compiles kernels
-    out_of_core: tuple[int, int] | None = None  # (chunk_rows, sample): the whole round
+    out_of_core: tuple[int, int, bool] | None = None  # (chunk_rows, sample, predictions)
     folds: tuple[int, ...] = ()  # out of core: the round's folds still to store
     n_rows: int = 0  # out of core: the file's rows with a class (the plan's n)
 
@@ -153,8 +153,11 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.notes:
             note_compiling()
         task.recipe.register()
-        if task.out_of_core is not None and task.fold < 0:
+        if task.out_of_core is not None and (task.fold < 0 or
+                                             task.protocol.kind == "holdout"):
             return {"records": _out_of_core_round(task)}
+        if task.out_of_core is not None and task.protocol.kind == "prequential":
+            return _stream_fold(task)
         if task.out_of_core is not None:
             return _gathered_fold(task)
         data = _evaluation_data(task.path)
@@ -204,15 +207,37 @@ def _gathered_fold(task: Task) -> dict[str, Any]:
     return record
 
 
+def _stream_fold(task: Task) -> dict[str, Any]:
+    """The prequential fold of a file read in chunks: its rows with a class in the
+    windows the same data would have in memory (`class_known_windows`)."""
+    from workbench.evaluation.outofcore import (_first_pass, class_known_windows,
+                                                stream_fold)
+    from workbench.evaluation.pipeline import fold_seed
+
+    chunk_rows, _, predictions = task.out_of_core
+    plan = task.protocol
+    header, _, _ = _first_pass(task.path, chunk_rows, None, None, None, plan.seed)
+    result, y = stream_fold(class_known_windows(task.path, plan.window, header), header,
+                            task.n_rows, task.recipe.name, task.recipe.parameters(),
+                            fold_seed(plan.seed, 0, 0), predictions)
+    record = result.to_record()
+    record["y"] = np.asarray(y, dtype=np.int64)
+    record[store.DATA_HASH_KEY] = task.data_sha256
+    return record
+
+
 def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
     """One round of k-fold CV of a data file read in chunks (`evaluate_kfold`): the fold
     records of the round's folds still to store, with each fold's predictions (gathered
-    for the round: 8 · (K + 2) bytes a row). Wall seconds: the round's, shared in
+    for the round: 8 · (K + 2) bytes a row), or with ``predictions: false`` only its loss
+    sums. Wall seconds: the round's, shared in
     proportion to the folds' CPU seconds."""
     from workbench.evaluation.outofcore_cv import evaluate_kfold
 
-    chunk_rows, sample = task.out_of_core
+    chunk_rows, sample, predictions = task.out_of_core
     plan = task.protocol
+    holdout = plan.kind == "holdout"  # its one fold: the plan's test rows (8 bytes a row)
+    test = _file_plan(task.path, plan, task.n_rows)[(0, 0)].test if holdout else None
     got: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
 
     def keep(r, f, idx, proba, y) -> None:
@@ -220,15 +245,17 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
 
     wall = time.perf_counter()
     res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
-                         folds=plan.folds, rounds=1, seed=plan.seed, chunk_rows=chunk_rows,
-                         sample=sample, keep=keep, first_round=task.round)
+                         folds=max(plan.folds, 2), rounds=1, seed=plan.seed, test=test,
+                         chunk_rows=chunk_rows,
+                         sample=sample, keep=keep if predictions else None,
+                         first_round=task.round)
     wall = time.perf_counter() - wall
     cpu = sum(f.train_cpu_seconds + f.test_cpu_seconds for f in res.folds) or 1.0
     records = []
     for f in res.folds:
         if f.fold not in task.folds:
             continue
-        parts = got.get(f.fold, [])
+        parts = got.get(1 if holdout else f.fold, [])
         idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
         order = np.argsort(idx, kind="stable")
         proba = (np.vstack([p[1] for p in parts]) if parts
@@ -243,7 +270,8 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
                         model_bytes=f.model_bytes, iterations=f.iterations,
                         fit_report=f.fit_report,
                         peak_rss_bytes=res.summary["peak_rss_bytes"],
-                        compile_seconds=res.summary["compile_seconds"] / len(res.folds))
+                        compile_seconds=res.summary["compile_seconds"] / len(res.folds),
+                        sums=None if predictions else tuple(f.sums))
         rec = fr.to_record()
         rec["y"] = np.asarray(y[order], dtype=np.int64)
         rec[store.DATA_HASH_KEY] = task.data_sha256
@@ -261,14 +289,24 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
     keys = set(protocol.keys())
     stored = store.read_folds(run_dir, dataset, learner)
     recs = [r for r in stored if (int(r["round"]), int(r["fold"])) in keys]
-    n = n_rows or max(int(r["test_index"].max()) + 1 for r in recs if r["test_index"].size)
-    y = np.full(n, -1, dtype=np.int64)
-    for r in recs:
-        y[r["test_index"]] = r["y"]
-    n_classes = int(recs[0]["proba"].shape[1])
-    results = [FoldResult.from_record(r) for r in recs]
-    summary = summarize(results, y, n_classes, protocol, per_fold=True)
-    store.consolidate_pair(run_dir, dataset, learner, stored)
+    if any(r.get("sums") for r in recs):  # out of core without predictions: loss sums
+        results = [FoldResult.from_record(r) for r in recs]
+        tested = int(sum(res.sums[0] for res in results if res.round == 0))
+        n = n_rows or tested
+        summary = summarize_sums(results, n, int(recs[0]["proba"].shape[1]), protocol.rounds,
+                                 protocol.folds, per_fold=True,  # (fold files stay: tiny)
+                                 tested=n if protocol.tests_all_rows else
+                                 protocol.fold_sizes(n, 0)[1])
+    else:
+        n = n_rows or max(int(r["test_index"].max()) + 1 for r in recs
+                          if r["test_index"].size)
+        y = np.full(n, -1, dtype=np.int64)
+        for r in recs:
+            y[r["test_index"]] = r["y"]
+        n_classes = int(recs[0]["proba"].shape[1])
+        results = [FoldResult.from_record(r) for r in recs]
+        summary = summarize(results, y, n_classes, protocol, per_fold=True)
+        store.consolidate_pair(run_dir, dataset, learner, stored)
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:
         summary[store.DATA_HASH_KEY] = hashes.pop()
@@ -586,7 +624,8 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
             remaining[(ref.name, name)] = len(todo)
             if config.out_of_core and p.plan.kind == "kfold":  # a task per round: all
                 # its folds in the same passes
-                ooc = (config.out_of_core["chunk_rows"], config.out_of_core["sample"])
+                ooc = (config.out_of_core["chunk_rows"], config.out_of_core["sample"],
+                       config.out_of_core.get("predictions", True))
                 for r in sorted({r for r, _ in todo}):
                     tasks.append(Task(
                         dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
@@ -594,14 +633,15 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                         data_sha256=sha, out_of_core=ooc,
                         folds=tuple(f for rr, f in todo if rr == r)))
                 continue
-            ooc = None if not config.out_of_core else (config.out_of_core["chunk_rows"],
-                                                       config.out_of_core["sample"])
+            ooc = None if not config.out_of_core else (
+                config.out_of_core["chunk_rows"], config.out_of_core["sample"],
+                config.out_of_core.get("predictions", True))
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
                     recipe=recipes[name], round=r, fold=f, protocol=p.plan,
                     discretize_sample=p.discretize_sample, data_sha256=sha,
-                    out_of_core=ooc, n_rows=infos[ref.name].dims.n,
+                    out_of_core=ooc, n_rows=infos[ref.name].dims.n, folds=(f,),
                 ))
     _say_new_metrics(new_metrics, stream)
     return tasks, remaining, to_summarize

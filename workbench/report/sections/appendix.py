@@ -58,7 +58,9 @@ def render(ctx: ReportContext, doc: Document) -> None:
 def layout_pairs(learners: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(compact, naive) display names of a config's learners that differ only in AnDE's
     ``layout`` (``naive`` against ``compact`` or unset)."""
-    specs = {name: dict(spec) for name, spec in (learners or {}).items()
+    if not isinstance(learners, Mapping):  # ([NB, A1DE]: names only, no layouts)
+        return []
+    specs = {name: dict(spec) for name, spec in learners.items()
              if isinstance(spec, Mapping)}
     pairs = []
     for naive, spec in specs.items():
