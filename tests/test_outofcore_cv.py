@@ -342,3 +342,25 @@ def test_a_prequential_stream_out_of_core_equals_in_memory(predictions, tmp_path
         np.testing.assert_array_equal(a["test_index"], b["test_index"])
         np.testing.assert_array_equal(a["y"], b["y"])
         np.testing.assert_allclose(a["proba"], b["proba"], rtol=0, atol=1e-12)
+
+
+def test_out_of_core_runs_on_dask_workers_as_in_one_process(tmp_path):
+    """`run --backend dask --jobs 2` (a LocalCluster of two worker processes) with
+    out_of_core: each round's task reads the file on a worker; the stored results equal
+    those of the run in one process."""
+    pytest.importorskip("distributed")
+    from workbench import store
+    from workbench.__main__ import main
+
+    data = tmp_path / "nominal.arff"
+    save_arff(_nominal(200), data)
+    body = f"name: d\ndatasets: [{data}, {EMBEDDED / 'labor.arff.gz'}]\n" \
+        "protocol: {rounds: 2, folds: 3, seed: 8}\nout_of_core: {chunk_rows: 30}\n" \
+        "learners: [A1DE, KDB1]\n"
+    for name, extra in (("one", []), ("dask", ["--backend", "dask", "--jobs", "2"])):
+        (tmp_path / f"{name}.yaml").write_text(body + f"output: {tmp_path / name}\n")
+        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report",
+                     *extra]) == 0
+    a, b = store.load_summary(tmp_path / "one"), store.load_summary(tmp_path / "dask")
+    for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
+        np.testing.assert_array_equal(a[metric], b[metric])
