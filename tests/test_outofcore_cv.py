@@ -176,6 +176,16 @@ def test_cli_cross_validation_writes_folds_and_streams_predictions(tmp_path):
     assert "Traceback" not in bad.stderr and sorted(tmp_path.iterdir()) == before
 
 
+def _run_configs(tmp_path, body: str, variants: dict[str, str], *args: str) -> None:
+    """Write `body` + each variant's extra lines as <name>.yaml (output <name>/) and run
+    them in turn."""
+    from workbench.__main__ import main
+
+    for name, extra in variants.items():
+        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
+        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report", *args]) == 0
+
+
 def test_a_config_run_out_of_core_equals_the_run_in_memory(tmp_path, monkeypatch):
     """`out_of_core: true`: each data file read in chunks, a task per round; the stored
     folds, predictions (1e-12) and summaries (bias/variance included) of the same config
@@ -193,11 +203,7 @@ datasets: [{EMBEDDED / 'labor.arff.gz'}, {nominal}]
 protocol: {{rounds: 3, folds: 4, seed: 2, assignment: rows}}
 learners: [NB, A1DE, KDB2]
 """
-    (tmp_path / "mem.yaml").write_text(body + f"output: {tmp_path / 'mem'}\n")
-    (tmp_path / "ooc.yaml").write_text(body + f"output: {tmp_path / 'ooc'}\n"
-                                       "out_of_core: {chunk_rows: 16}\n")
-    assert main(["-q", "run", str(tmp_path / "mem.yaml"), "--no-report"]) == 0
-    assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0
+    _run_configs(tmp_path, body, {"mem": "", "ooc": "out_of_core: {chunk_rows: 16}\n"})
     a, b = store.load_summary(tmp_path / "mem"), store.load_summary(tmp_path / "ooc")
     for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
         np.testing.assert_allclose(a[metric], b[metric], rtol=1e-12)
@@ -227,7 +233,6 @@ def test_sampled_and_learning_curve_protocols_out_of_core_equal_in_memory(protoc
     rows in the same order as in memory, so the same folds, predictions and summaries —
     bias/variance of the sampled protocol included — bit for bit."""
     from workbench import store
-    from workbench.__main__ import main
 
     data = tmp_path / "nominal.arff"
     save_arff(_nominal(400), data)
@@ -237,11 +242,7 @@ def test_sampled_and_learning_curve_protocols_out_of_core_equal_in_memory(protoc
         body = body.replace(f", {EMBEDDED / 'labor.arff.gz'}", "")
     else:
         body = body.replace("n_train: 60, n_test: 50", "n_train: 30, n_test: 20")
-    (tmp_path / "mem.yaml").write_text(body + f"output: {tmp_path / 'mem'}\n")
-    (tmp_path / "ooc.yaml").write_text(body + f"output: {tmp_path / 'ooc'}\n"
-                                       "out_of_core: {chunk_rows: 25}\n")
-    assert main(["-q", "run", str(tmp_path / "mem.yaml"), "--no-report"]) == 0
-    assert main(["-q", "run", str(tmp_path / "ooc.yaml"), "--no-report"]) == 0
+    _run_configs(tmp_path, body, {"mem": "", "ooc": "out_of_core: {chunk_rows: 25}\n"})
     a, b = store.load_summary(tmp_path / "mem"), store.load_summary(tmp_path / "ooc")
     cols = [c for c in ("zero_one_loss", "rmse", "log_loss", "bias", "variance")
             if c in a.columns]
@@ -272,10 +273,9 @@ def test_out_of_core_without_predictions_stores_loss_sums_only(tmp_path):
     save_arff(_nominal(300), nominal)
     body = f"name: ooc\ndatasets: [{nominal}, {EMBEDDED / 'labor.arff.gz'}]\n" \
         "protocol: {rounds: 2, folds: 5, seed: 3}\nlearners: [NB, A2DE, KDB1]\n"
-    for name, extra in (("with", "out_of_core: true\n"),
-                        ("sums", "out_of_core: {predictions: false, chunk_rows: 40}\n")):
-        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
-        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    _run_configs(tmp_path, body, {
+        "with": "out_of_core: true\n",
+        "sums": "out_of_core: {predictions: false, chunk_rows: 40}\n"})
     a = store.load_summary(tmp_path / "with")
     b = store.load_summary(tmp_path / "sums")
     for metric in ("zero_one_loss", "rmse", "rmse_true_class", "log_loss",
@@ -300,14 +300,12 @@ def test_a_holdout_out_of_core_equals_in_memory(learner, tmp_path):
     (1e-12) when the discretisation sample holds every training row; with predictions
     false, the same losses."""
     from workbench import store
-    from workbench.__main__ import main
 
     body = f"name: h\ndatasets: [{EMBEDDED / 'labor.arff.gz'}]\n" \
         f"protocol: {{type: holdout, fraction: 0.3, seed: 5}}\nlearners: [{learner}]\n"
-    for name, extra in (("mem", ""), ("ooc", "out_of_core: {chunk_rows: 8}\n"),
-                        ("sums", "out_of_core: {chunk_rows: 8, predictions: false}\n")):
-        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
-        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    _run_configs(tmp_path, body, {
+        "mem": "", "ooc": "out_of_core: {chunk_rows: 8}\n",
+        "sums": "out_of_core: {chunk_rows: 8, predictions: false}\n"})
     (a,), (b,) = (store.read_folds(tmp_path / n, "labor", learner) for n in ("mem", "ooc"))
     np.testing.assert_array_equal(a["test_index"], b["test_index"])
     np.testing.assert_allclose(a["proba"], b["proba"], rtol=0, atol=1e-12)
@@ -323,7 +321,6 @@ def test_a_prequential_stream_out_of_core_equals_in_memory(predictions, tmp_path
     they have in memory (a missing class in the file included): the same predictions, or
     with predictions false the same losses."""
     from workbench import store
-    from workbench.__main__ import main
 
     data = tmp_path / "nominal.arff"
     save_arff(_nominal(230), data)
@@ -331,9 +328,7 @@ def test_a_prequential_stream_out_of_core_equals_in_memory(predictions, tmp_path
         "learners: [NB, A1DE]\n"
     ooc = "out_of_core: {chunk_rows: 17" + ("" if predictions else ", predictions: false") \
         + "}\n"
-    for name, extra in (("mem", ""), ("ooc", ooc)):
-        (tmp_path / f"{name}.yaml").write_text(body + extra + f"output: {tmp_path / name}\n")
-        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report"]) == 0
+    _run_configs(tmp_path, body, {"mem": "", "ooc": ooc})
     sa, sb = (store.load_summary(tmp_path / n) for n in ("mem", "ooc"))
     for metric in ("zero_one_loss", "rmse", "log_loss"):
         np.testing.assert_allclose(sa[metric], sb[metric], rtol=1e-12)
@@ -350,17 +345,14 @@ def test_out_of_core_runs_on_dask_workers_as_in_one_process(tmp_path):
     those of the run in one process."""
     pytest.importorskip("distributed")
     from workbench import store
-    from workbench.__main__ import main
 
     data = tmp_path / "nominal.arff"
     save_arff(_nominal(200), data)
     body = f"name: d\ndatasets: [{data}, {EMBEDDED / 'labor.arff.gz'}]\n" \
         "protocol: {rounds: 2, folds: 3, seed: 8}\nout_of_core: {chunk_rows: 30}\n" \
         "learners: [A1DE, KDB1]\n"
-    for name, extra in (("one", []), ("dask", ["--backend", "dask", "--jobs", "2"])):
-        (tmp_path / f"{name}.yaml").write_text(body + f"output: {tmp_path / name}\n")
-        assert main(["-q", "run", str(tmp_path / f"{name}.yaml"), "--no-report",
-                     *extra]) == 0
+    _run_configs(tmp_path, body, {"one": ""})
+    _run_configs(tmp_path, body, {"dask": ""}, "--backend", "dask", "--jobs", "2")
     a, b = store.load_summary(tmp_path / "one"), store.load_summary(tmp_path / "dask")
     for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
         np.testing.assert_array_equal(a[metric], b[metric])

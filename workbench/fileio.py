@@ -22,7 +22,8 @@ def _umask() -> int:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> Path:
-    """Write `data` to `path` via a temporary file in the same folder + `os.replace`.
+    """Write `data` to `path` via a temporary file in the same folder + `os.replace`
+    (`atomic_path`).
 
     Parent folders are created. The file gets the usual permissions (umask), not
     mkstemp's 0600. An OS error becomes one `WorkbenchError` naming the path. With
@@ -30,29 +31,13 @@ def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> P
     still never leaves a partial file, but after an operating-system crash the file may
     be empty — for files whose reader detects that and recomputes them.
     """
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise WorkbenchError(f"{path}: cannot write: {exc}") from None
-        raise
-    return path
+    return Path(path)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -32,7 +32,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -132,6 +132,17 @@ def _class_known(chunk: Dataset, index: int, assign: Assignment, round_: int
     return part, idx, assign.of(index, part.n_instances, round_)
 
 
+def _fold_chunks(path, chunk_rows: int, header: Dataset, class_column: str | None,
+                 assign: Assignment, round_: int
+                 ) -> Iterator[tuple[Dataset, np.ndarray, np.ndarray]]:
+    """Each chunk's rows with a class, their indices among such rows and their folds."""
+    index = 0
+    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+        part, idx, fold = _class_known(chunk, index, assign, round_)
+        index += part.n_instances
+        yield part, idx, fold
+
+
 def _by_fold(part: Dataset, fold: np.ndarray, k: int
              ) -> tuple[Dataset, np.ndarray, np.ndarray]:
     """The rows grouped by fold (one copy; each fold's rows then a view, in row order),
@@ -152,10 +163,7 @@ def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None
     folds, seed = assign.folds, assign.seed
     size = max(1, math.ceil(sample / (folds - 1)))
     res = [Reservoir(size, seed=(seed, round_, f)) for f in range(folds)]  # type: ignore[arg-type]
-    index = 0
-    for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, _, fold = _class_known(chunk, index, assign, round_)
-        index += part.n_instances
+    for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign, round_):
         for f in range(folds):
             rows = np.flatnonzero(fold == f)
             if rows.size:
@@ -294,8 +302,7 @@ def _train_subtracting(path, chunk_rows, header, class_column, models, cv, assig
     n_train = np.zeros(k, dtype=np.int64)
     cpu = time.process_time()
     index = 0
-    for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, _, fold = _class_known(chunk, index, assign, round_)
+    for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign, round_):
         index += part.n_instances
         grouped, _, bounds = _by_fold(part, fold, k)
         for f in range(k):
@@ -335,10 +342,8 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
         own = np.zeros(k)
         n_train = np.zeros(k, dtype=np.int64)
         cpu = time.process_time()
-        index = 0
-        for _, chunk in _chunks(path, chunk_rows, header, class_column):
-            part, _, fold = _class_known(chunk, index, assign, round_)
-            index += part.n_instances
+        for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign,
+                                          round_):
             for f in active:
                 rows = np.flatnonzero(fold != f)
                 if not rows.size:
@@ -372,10 +377,8 @@ def _score(path, chunk_rows, header, class_column, models, cv, discs, assign, ro
     sums: list[list[LossSums]] = [[] for _ in range(k)]
     own = np.zeros(k)
     cpu = time.process_time()
-    index = 0
-    for _, chunk in _chunks(path, chunk_rows, header, class_column):
-        part, idx, fold = _class_known(chunk, index, assign, round_)
-        index += part.n_instances
+    for part, idx, fold in _fold_chunks(path, chunk_rows, header, class_column, assign,
+                                        round_):
         grouped, order, bounds = _by_fold(part, fold, k)
         for f in assign.scored:
             if bounds[f + 1] == bounds[f]:

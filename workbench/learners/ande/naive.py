@@ -95,25 +95,26 @@ def _rank(vals, size, binom):
     return r
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _insert(vals, k, v):
+    """Insert v into the sorted vals[0:k] (one more value)."""
+    j = k
+    while j > 0 and vals[j - 1] > v:
+        vals[j] = vals[j - 1]
+        j -= 1
+    vals[j] = v
+
+
 @numba.njit(cache=True, nogil=True)
 def _cell(g, idx, l, extra, size, binom, vals):
     """Rank of the value combination {g[idx[0..l−1]]} ∪ {extra} (extra < 0: none), its first
     value repeated to `size` values: sorted by insertion, then ranked."""
     k = 0
     for t in range(l):
-        v = g[idx[t]]
-        j = k
-        while j > 0 and vals[j - 1] > v:
-            vals[j] = vals[j - 1]
-            j -= 1
-        vals[j] = v
+        _insert(vals, k, g[idx[t]])
         k += 1
     if extra >= 0:
-        j = k
-        while j > 0 and vals[j - 1] > extra:
-            vals[j] = vals[j - 1]
-            j -= 1
-        vals[j] = extra
+        _insert(vals, k, extra)
         k += 1
     pad = size - k  # repeat the smallest value
     if pad > 0:
