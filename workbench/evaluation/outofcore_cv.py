@@ -19,6 +19,9 @@ are those of the same data in memory, whatever the chunking. Per round:
    epoch), each pass reading the file once for all k folds.
 3. **Scoring.** One pass classifies each row with the model (and cut points) of its fold.
 
+A holdout is the same with two folds (`evaluate_kfold(test=…)`, `Assignment`): the given
+test rows are fold 1, the only fold trained (on the rest) and scored.
+
 So r × k-fold CV reads the file r × (1 + passes + 1) times, not r × k × (passes + 1), and
 counts each row once per round under subtraction. Time per fold: what the fold's own model
 did (its counting or passes, its subtraction, its cut points, its classification) plus an
@@ -30,7 +33,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -76,12 +79,12 @@ class CVFold:
 
 @dataclass
 class CVResult:
-    """The folds, the pooled summary and how the training went (``subtraction``)."""
+    """The folds, the pooled summary (``subtraction`` says how the folds trained) and the
+    file's header."""
 
     folds: list[CVFold]
     summary: dict[str, Any]
     header: Dataset | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def rows_with_class(path, chunk_rows: int = DEFAULT_CHUNK, class_column: str | None = None

@@ -230,8 +230,8 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
     """One round of k-fold CV of a data file read in chunks (`evaluate_kfold`): the fold
     records of the round's folds still to store, with each fold's predictions (gathered
     for the round: 8 · (K + 2) bytes a row), or with ``predictions: false`` only its loss
-    sums. Wall seconds: the round's, shared in
-    proportion to the folds' CPU seconds."""
+    sums; a holdout's one fold likewise. Wall seconds: the round's, shared in proportion
+    to the folds' CPU seconds."""
     from workbench.evaluation.outofcore_cv import evaluate_kfold
 
     chunk_rows, sample, predictions = task.out_of_core
@@ -622,20 +622,17 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                 continue
             result.folds_reused += p.n_folds_total - len(todo)
             remaining[(ref.name, name)] = len(todo)
-            if config.out_of_core and p.plan.kind == "kfold":  # a task per round: all
-                # its folds in the same passes
-                ooc = (config.out_of_core["chunk_rows"], config.out_of_core["sample"],
-                       config.out_of_core.get("predictions", True))
+            ooc = None if not config.out_of_core else (
+                config.out_of_core["chunk_rows"], config.out_of_core["sample"],
+                config.out_of_core.get("predictions", True))
+            if ooc and p.plan.kind == "kfold":  # a task per round: its folds in one pass
                 for r in sorted({r for r, _ in todo}):
                     tasks.append(Task(
                         dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
                         recipe=recipes[name], round=r, fold=-1, protocol=p.plan,
-                        data_sha256=sha, out_of_core=ooc,
+                        data_sha256=sha, out_of_core=ooc, n_rows=infos[ref.name].dims.n,
                         folds=tuple(f for rr, f in todo if rr == r)))
                 continue
-            ooc = None if not config.out_of_core else (
-                config.out_of_core["chunk_rows"], config.out_of_core["sample"],
-                config.out_of_core.get("predictions", True))
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
