@@ -356,3 +356,22 @@ def test_out_of_core_runs_on_dask_workers_as_in_one_process(tmp_path):
     a, b = store.load_summary(tmp_path / "one"), store.load_summary(tmp_path / "dask")
     for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
         np.testing.assert_array_equal(a[metric], b[metric])
+
+
+def test_the_memory_budget_counts_every_fold_table_before_reading_the_file(tmp_path,
+                                                                          monkeypatch):
+    """k-fold CV holds k fold tables, their total and a copy: a budget that one model fits
+    but twelve do not is refused from the first record batch, naming the twelve."""
+    from workbench.errors import LearnerError
+    from workbench.learners.counting.budget import estimate_block_bytes
+
+    from test_sources import _frame
+
+    path = tmp_path / "nominal.parquet"  # (its first record batch gives the bound)
+    _frame(_nominal(300)).to_parquet(path, index=False)
+    one = estimate_block_bytes([3, 4, 2], 3, [1, 2, 3], 300)
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", str(3 * one))
+    with pytest.raises(LearnerError, match="for 12 models held at once would need at least"):
+        evaluate_kfold(path, "A2DE", folds=10)
+    monkeypatch.setenv("WORKBENCH_MEMORY_BUDGET", str(13 * one))
+    assert evaluate_kfold(path, "A2DE", folds=10).summary["n_test"] == 300

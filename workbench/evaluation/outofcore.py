@@ -285,11 +285,11 @@ def _score_distributed(client: Any, path, model: Any, header: Dataset, disc: Any
     return [s for s in client.gather(futures) if s.n]
 
 
-def _refuse_early(path, model: Any, class_column: str | None) -> None:
+def _refuse_early(path, model: Any, class_column: str | None, copies: int = 1) -> None:
     """Refuse a model that cannot fit the memory budget before the pass over the file: its
     count tables from the values of the first record batch (a lower bound of every nominal
     attribute's; a numeric one counted as one bin) — the same check as at the start of
-    counting, whose figure can only be larger."""
+    counting, whose figure can only be larger; `copies` models held at once."""
     check = getattr(model, "check_budget", None)
     if check is None:
         return
@@ -298,7 +298,7 @@ def _refuse_early(path, model: Any, class_column: str | None) -> None:
         return
     cards = np.array([a.cardinality if a.is_nominal else 1 for a in first.attributes])
     try:
-        check(cards, first, 0)
+        check(cards, first, 0, copies)
     except LearnerError as exc:
         raise LearnerError(str(exc).replace("would need about", "would need at least")
                            + f" — from the values of its first {first.n_instances} rows, "
@@ -319,7 +319,8 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     cpu0 = time.process_time()
     if client is not None:
         _parquet_only(path)
-    _refuse_early(path, model, class_column)
+    _refuse_early(path, model, class_column, 3 if client is not None else 1)  # (a merge:
+    # two partial models and their sum on a worker)
     header, total, res = _first_pass(path, chunk_rows, class_column, holdout,
                                      None if method == "none" else sample, seed, client)
     if method != "none" and header.is_all_nominal:

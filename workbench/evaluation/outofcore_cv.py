@@ -231,7 +231,9 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     method = str(getattr(probe, "preprocessing", "none") or "none")
     reset_peak_rss()
     cpu0 = time.process_time()
-    _refuse_early(path, probe, class_column)
+    # fold tables, their total and a subtraction's copy (on a Dask worker: two row
+    # groups' k fold models and their sum)
+    _refuse_early(path, probe, class_column, (3 if client is not None else 1) * folds + 2)
     header, total, _ = _first_pass(path, chunk_rows, class_column, None, None, seed)
     if method != "none" and header.is_all_nominal:
         method = "none"

@@ -243,17 +243,20 @@ class AnDE(CountingLearner, MultiPassLearner):
                     "(its leave-one-out passes): use fit, not partial_fit")
         return None
 
-    def check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int) -> None:
+    def check_budget(self, cards: np.ndarray, rows: Dataset, with_missing: int,
+                     copies: int = 1) -> None:
         """Refuse, before allocating, count tables larger than the memory budget (for
         attributes of `cards` values; also called by the out-of-core readers with a lower
-        bound of the cardinalities, before their pass over a file)."""
+        bound of the cardinalities, before their pass over a file; `copies`: models held
+        at once, e.g. k-fold CV's fold tables, their total and a subtraction's copy)."""
         levels = range(1, min(self.required_level(), len(cards)) + 1)
-        need = estimate_block_bytes(cards, rows.n_classes, list(levels), rows.n_instances,
-                                    conditioned=with_missing)
+        need = copies * estimate_block_bytes(cards, rows.n_classes, list(levels),
+                                             rows.n_instances, conditioned=with_missing)
         budget = memory_budget()
         if need > budget:
+            held = "" if copies == 1 else f" for {copies} models held at once"
             raise LearnerError(
-                f"A{self.n}DE on {rows.name}: the count tables would need about "
+                f"A{self.n}DE on {rows.name}: the count tables{held} would need about "
                 f"{need / 2**30:.1f} GiB ({len(cards)} attributes, combinations of up to "
                 f"{levels[-1]}), over the memory budget of {budget / 2**30:.1f} GiB "
                 f"(${MEMORY_BUDGET_ENV}; default {MEMORY_FRACTION:.0%} of the machine's "
