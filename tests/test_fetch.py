@@ -253,6 +253,16 @@ def test_jmlr16_sources_kddcup_msd_and_linkage_over_http(tmp_path, monkeypatch):
         assert link.class_values == ("FALSE", "TRUE") and link.y.tolist() == [1, 0] * 3
         assert link.X[0, 0] == 1 and link.X[4, 0] == 10  # blocks in numeric order
         assert np.isnan(link.X[0, 3]) and link.attributes[3].has_missing
+        line = "8.38 0 104 " + " ".join(["1.5"] * 50) + " NaN\n"
+        (root / "00231").mkdir()
+        (root / "00231" / "PAMAP2_Dataset.zip").write_bytes(_zip({
+            "PAMAP2_Dataset/Protocol/subject101.dat": (line + line.replace(" 0 104", " 24 NaN",
+                                                                           1)).encode(),
+            "PAMAP2_Dataset/Optional/subject101.dat": line.replace(" 0 ", " 9 ").encode()}))
+        pam = load_dataset(fetch_mod.fetch("pamap2"))
+        assert pam.n_instances == 3 and pam.n_attributes == 53
+        assert pam.class_values == ("0", "9", "24") and pam.y.tolist() == [0, 2, 1]
+        assert np.isnan(pam.X[1, 1]) and pam.X[0, 1] == 104 and np.isnan(pam.X[0, 52])
         (root / "00210" / "donation.zip").write_bytes(b"not a zip")
         with pytest.raises(WorkbenchError, match="donation.zip: not a readable zip"):
             fetch_mod.fetch("record-linkage", force=True)

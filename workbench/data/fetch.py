@@ -79,7 +79,7 @@ def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",",
     try:
         return pcsv.read_csv(io.BytesIO(raw), read_options=pcsv.ReadOptions(
             column_names=names, skip_rows=skip_rows), parse_options=pcsv.ParseOptions(delimiter=delimiter),
-            convert_options=pcsv.ConvertOptions(null_values=["?", ""],
+            convert_options=pcsv.ConvertOptions(null_values=["?", "", "NaN"],
                                                 strings_can_be_null=True))
     except pa.ArrowException as exc:
         raise WorkbenchError(f"{path}: not in the expected format "
@@ -266,6 +266,30 @@ def _linkage(files: list[bytes]) -> Dataset:
     return _dataset("record-linkage", cols, ("is_match", *_nominal(match, ("FALSE", "TRUE"))))
 
 
+_IMU = [f"{part}_{name}" for part in ("hand", "chest", "ankle") for name in (
+    ["temperature"] + [f"acc16_{a}" for a in "xyz"] + [f"acc6_{a}" for a in "xyz"]
+    + [f"gyro_{a}" for a in "xyz"] + [f"mag_{a}" for a in "xyz"]
+    + [f"orientation_{i}" for i in range(1, 5)])]
+
+
+def _pamap2(files: list[bytes]) -> Dataset:
+    """PAMAP2 physical activity monitoring: every subject file of Protocol/ then Optional/
+    (3,850,505 rows of space-separated readings, 'NaN' missing): timestamp, heart rate and
+    three IMUs' 51 readings as numeric attributes, the activity id (0 = transient, and 18
+    activities) as the class."""
+    members = _unzip(files[0], "PAMAP2_Dataset.zip", ".dat")
+    order = sorted(members, key=lambda n: ("Optional" in n, n))
+    if not order:
+        raise WorkbenchError("PAMAP2_Dataset.zip: no subject*.dat files in it")
+    names = ["timestamp", "activity", "heart_rate"] + _IMU
+    table = pa.concat_tables([_csv(members[n], names, n, delimiter=" ") for n in order],
+                             promote_options="permissive")
+    feats = [n for n in names if n != "activity"]
+    ids = [None if v is None else str(int(v)) for v in table.column("activity").to_pylist()]
+    return _dataset("pamap2", [(n, _numeric(table, n), None) for n in feats],
+                    ("activity", *_nominal(ids, tuple(sorted(set(ids) - {None}, key=int)))))
+
+
 SOURCES: dict[str, Source] = {
     "poker-hand": Source(("poker/poker-hand-training-true.data",
                           "poker/poker-hand-testing.data"), _poker,
@@ -282,6 +306,9 @@ SOURCES: dict[str, Source] = {
                           "the connection type"),
     "msdyearprediction": Source(("00203/YearPredictionMSD.txt.zip",), _msd,
                                 note="the year as a nominal class"),
+    "pamap2": Source(("00231/PAMAP2_Dataset.zip",), _pamap2,
+                     note="Protocol then Optional subject files; the activity id is the "
+                          "class"),
     "record-linkage": Source(("00210/donation.zip",), _linkage,
                       note="the ten blocks in order; is_match is the class"),
 }
