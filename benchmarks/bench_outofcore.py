@@ -145,10 +145,13 @@ def _run(cmd: list[str], cap_mib: int) -> dict:
 
 
 def cross_validate(path: Path, learner: str, folds: int, cap_mib: int = 0,
-                   chunk_rows: int = 250_000) -> dict:
-    """`workbench evaluate --cv` in a fresh process (under the cap): its JSON summary."""
+                   chunk_rows: int = 250_000, workers: int = 0) -> dict:
+    """`workbench evaluate --cv` in a fresh process (under the cap; on `workers` local Dask
+    workers): its JSON summary."""
     cmd = [sys.executable, "-m", "workbench", "-q", "evaluate", "--learner", learner,
            "--data", str(path), "--chunk-rows", str(chunk_rows), "--cv", str(folds)]
+    if workers:
+        cmd += ["--workers", str(workers)]
     return _run(cmd, cap_mib)
 
 
@@ -216,6 +219,14 @@ def main() -> None:
                 print(f"{'':<8} {args.workers} Dask workers: wall {dist['wall_seconds']:.1f} s "
                       f"(one process {info['wall_seconds']:.1f} s: speed-up "
                       f"{info['wall_seconds'] / dist['wall_seconds']:.2f})", flush=True)
+                if args.cv:  # the CV on the workers against the CV in one process
+                    dcv = cross_validate(path, learner, args.cv, args.memory_cap,
+                                         args.cv_chunk_rows, args.workers)
+                    print(f"{'':<8} {args.cv}-fold CV on {args.workers} Dask workers: wall "
+                          f"{dcv['wall_seconds']:.1f} s (one process {cv['wall_seconds']:.1f}"
+                          f" s: speed-up {cv['wall_seconds'] / dcv['wall_seconds']:.2f}; 0-1 "
+                          f"loss {dcv['zero_one_loss']:.6f} vs {cv['zero_one_loss']:.6f})",
+                          flush=True)
 
 
 if __name__ == "__main__":
