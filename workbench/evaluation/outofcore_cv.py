@@ -150,7 +150,7 @@ def _by_fold(part: Dataset, fold: np.ndarray, k: int
              ) -> tuple[Dataset, np.ndarray, np.ndarray]:
     """The rows grouped by fold (one copy; each fold's rows then a view, in row order),
     the order taken and the k + 1 bounds of the groups."""
-    order = np.argsort(fold, kind="stable")
+    order = np.argsort(fold.astype(np.int16), kind="stable")  # (a radix sort on int16)
     bounds = np.concatenate(([0], np.cumsum(np.bincount(fold, minlength=k))))
     return part.take(order), order, bounds
 
