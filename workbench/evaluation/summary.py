@@ -176,7 +176,7 @@ def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndar
 def summarize_sums(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
                    folds: int, *, tested: int | None = None,
                    per_fold: bool = False) -> dict[str, Any]:
-    """The summary of k-fold results that kept no predictions, only each fold's loss sums
+    """The summary of fold results that kept no predictions, only each fold's loss sums
     (`FoldResult.sums`: an out-of-core run with ``predictions: false``): the pooled and
     per-fold losses, times and measures of `summarize_folds`; no bias/variance and no
     metric computed from predictions. Each round must test `tested` rows (default `n`)."""
