@@ -24,7 +24,8 @@ def _frame(data) -> pd.DataFrame:
             cols[a.name] = x
         else:
             cols[a.name] = [None if np.isnan(v) else a.values[int(v)] for v in x]
-    cols[data.class_attribute.name] = [data.class_values[k] for k in data.y]
+    cols[data.class_attribute.name] = [None if k < 0 else data.class_values[k]
+                                       for k in data.y]
     return pd.DataFrame(cols)
 
 
