@@ -164,10 +164,7 @@ def run_task(task: Task) -> dict[str, Any]:
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = protocol_fold(data, task.recipe.name, task.recipe.parameters(),
                                task.protocol, spec, task.discretize_sample)
-        record = result.to_record()
-        record["y"] = np.asarray(data.y[result.test_index], dtype=np.int64)
-        record[store.DATA_HASH_KEY] = task.data_sha256
-        return record
+        return _stored(result, data.y[result.test_index], task)
     except KeyboardInterrupt:
         raise
     except WorkbenchError as exc:
@@ -178,6 +175,15 @@ def run_task(task: Task) -> dict[str, Any]:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
         return {"error": f"{type(exc).__name__}: {exc}{where}"}
+
+
+def _stored(result: FoldResult, y: np.ndarray, task: Task) -> dict[str, Any]:
+    """A fold's record as the store keeps it: `FoldResult.to_record` plus the test rows'
+    classes and the data file's hash."""
+    record = result.to_record()
+    record["y"] = np.asarray(y, dtype=np.int64)
+    record[store.DATA_HASH_KEY] = task.data_sha256
+    return record
 
 
 @functools.lru_cache(maxsize=8)
@@ -200,10 +206,8 @@ def _gathered_fold(task: Task) -> dict[str, Any]:
                      np.searchsorted(wanted, spec.test))
     result = protocol_fold(rows, task.recipe.name, task.recipe.parameters(), task.protocol,
                            local, task.discretize_sample)
-    record = result.to_record()
-    record["test_index"] = wanted[result.test_index]
-    record["y"] = np.asarray(rows.y[result.test_index], dtype=np.int64)
-    record[store.DATA_HASH_KEY] = task.data_sha256
+    record = _stored(result, rows.y[result.test_index], task)
+    record["test_index"] = wanted[result.test_index]  # (the file's rows, not the gathered)
     return record
 
 
@@ -220,10 +224,7 @@ def _stream_fold(task: Task) -> dict[str, Any]:
     result, y = stream_fold(class_known_windows(task.path, plan.window, header), header,
                             task.n_rows, task.recipe.name, task.recipe.parameters(),
                             fold_seed(plan.seed, 0, 0), predictions)
-    record = result.to_record()
-    record["y"] = np.asarray(y, dtype=np.int64)
-    record[store.DATA_HASH_KEY] = task.data_sha256
-    return record
+    return _stored(result, y, task)
 
 
 def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
@@ -272,10 +273,7 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
                         peak_rss_bytes=res.summary["peak_rss_bytes"],
                         compile_seconds=res.summary["compile_seconds"] / len(res.folds),
                         sums=None if predictions else tuple(f.sums))
-        rec = fr.to_record()
-        rec["y"] = np.asarray(y[order], dtype=np.int64)
-        rec[store.DATA_HASH_KEY] = task.data_sha256
-        records.append(rec)
+        records.append(_stored(fr, y[order], task))
     return records
 
 
