@@ -206,3 +206,27 @@ def test_single_valued_attributes_take_the_parent_major_path(monkeypatch):
         want = brute_log_joint(CountAll(n=order).fit(train), test)
         got = scored_by_parent_major(model, test, monkeypatch)
         assert_same_log_posterior(got, want, f"A{order}DE with single-valued attributes")
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9])
+def test_every_class_count_through_the_row_products(K, monkeypatch):
+    """The products are taken for all classes at once up to four, else in blocks of four
+    and a tail of one to three (`row_products`): A1DE and A2DE through the parent-major
+    path, and naive Bayes through its factor table, equal the brute force for every K,
+    with missing values (rows with fewer children, and rows without a usable parent)."""
+    rng = np.random.default_rng(40 + K)
+    n, d = 90 * K + 150, 7
+    y = rng.integers(0, K, n)
+    X = rng.integers(0, 4, (n, d)).astype(float)
+    X[:, :3] = np.where(rng.random((n, 3)) < 0.5, y[:, None] % 4, X[:, :3])
+    X[rng.random((n, d)) < 0.08] = np.nan
+    atts = tuple(Attribute(f"a{i}", ("p", "q", "r", "s")) for i in range(d))
+    cls = Attribute("c", tuple(f"k{j}" for j in range(K)))
+    data = Dataset("classes", atts, cls, X, y)
+    train, test = data.take(np.arange(n - 150)), data.take(np.arange(n - 150, n))
+    for order in (0, 1, 2):
+        model = AnDE(n=order).fit(train)
+        want = brute_log_joint(model, test)
+        got = model._joint_log_likelihood(test) if order == 0 else \
+            scored_by_parent_major(model, test, monkeypatch)
+        assert_same_log_posterior(got, want, f"A{order}DE, {K} classes")

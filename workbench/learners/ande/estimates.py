@@ -88,10 +88,9 @@ def log_joint_term(cnt_y, prod_y, lacc_y, m, K, n_values, lw, ptot_b):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def add_log(mx, acc, y, v):
-    """Streaming log-sum-exp: fold v into (running max mx[y], scaled sum acc[y])."""
-    if v > mx[y]:
-        acc[y] = acc[y] * np.exp(mx[y] - v) + 1.0
-        mx[y] = v
-    else:
-        acc[y] += np.exp(v - mx[y])
+def add_log(mx, acc, v):
+    """Streaming log-sum-exp: fold v into (running max mx, scaled sum acc); returns the new
+    pair. (Scalars in and out: an inlined helper taking arrays pays reference counts.)"""
+    if v > mx:
+        return v, acc * np.exp(mx - v) + 1.0
+    return mx, acc + np.exp(v - mx)

@@ -20,7 +20,7 @@ when added, or folded in log space if too small for a double.
 
 Single-valued attributes left out of the counts (``AnDE.constant_``) cost nothing here:
 each level 1..top is scored over the counted attributes (the lower ones only for the rows
-that need them) and combined per row as `predict._combine_orders` says.
+that need them) and combined per row as `predict.combine_orders` says.
 
 Used at every order ≥ 1 when building costs less than scoring (Σ cells · Σ|X| ≤ rows · d
 per parent set, i.e. the test set is not tiny; otherwise the instance-major A1DE or
@@ -34,12 +34,14 @@ import numpy as np
 from workbench.jit import by_classes, numba
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
-from workbench.learners.ande.predict import (_combine_orders, active_values, mark_listed,
+from workbench.learners.ande.predict import (active_values, combine_orders, mark_listed,
                                              nb_scores, value_scratch)
-from workbench.learners.ande.tables import insert_sorted, read
+from workbench.learners.ande.tables import insert_sorted, read, read_call
+from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
 
 _CHUNK_BYTES = 64 << 20
+_NB_CHUNK = 4096  # naive Bayes: rows whose factor offsets are gathered before their products
 _LOW = 2.0 ** -256  # a chain below this is multiplied by _UP (exact) …
 _UP = 2.0 ** 256
 _DOWN_LOG = 256 * np.log(2.0)  # … and its term divided again when added
@@ -92,7 +94,7 @@ def _add_term(acc, mx, sm, r, y, v, e):
     if x >= _TINY:
         acc[r, y] += x
     elif v > 0.0:
-        add_log(mx[r], sm[r], y, np.log(v) - e * _DOWN_LOG)
+        mx[r, y], sm[r, y] = add_log(mx[r, y], sm[r, y], np.log(v) - e * _DOWN_LOG)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -114,16 +116,25 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
     K = tb.K
     m = est.m
     L1 = lev + 1
-    b = tb.lbase[lev] + q
+    # the tables' arrays taken out of the tuples once: each read of a tuple's array in
+    # the loops below would cost a reference count (two atomic instructions)
+    cards, binom, miss_base, lbase = tb.cards, tb.binom, tb.miss_base, tb.lbase
+    kind, off, dense, child_ok = tb.kind, tb.off, tb.dense, est.child_ok
+    b = lbase[lev] + q
     ncell = 1
     for t in range(lev):
-        ncell *= tb.cards[idx[t]]
+        ncell *= cards[idx[t]]
     for cell in range(ncell):
         rest = cell
         for t in range(lev - 1, -1, -1):
-            vals[t] = rest % tb.cards[idx[t]]
-            rest //= tb.cards[idx[t]]
-        read(tb, b, cell, cnt)
+            vals[t] = rest % cards[idx[t]]
+            rest //= cards[idx[t]]
+        if kind[b] == KIND_DENSE:  # (reads written out: see `rows_products`)
+            at = off[b] + cell * K
+            for y in range(K):
+                cnt[y] = dense[at + y]
+        else:
+            read_call(tb, b, cell, cnt)
         for y in range(K):
             pcnt[cell, y] = cnt[y]
         row0 = cell * rowlen
@@ -132,22 +143,26 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
             for t in range(lev):
                 member |= idx[t] == c
             o = row0 + cstart[c] * K
-            if member or not est.child_ok[c]:
-                for k in range(tb.cards[c] * K):
+            if member or not child_ok[c]:
+                for k in range(cards[c] * K):
                     fac[o + k] = 1.0
                 continue
-            mb = tb.miss_base[lev, c]
-            if mb >= 0:
-                read(tb, mb + q, cell, mc)
+            mb = miss_base[lev, c]
+            if mb >= 0 and kind[mb + q] == KIND_DENSE:
+                at = off[mb + q] + cell * K
+                for y in range(K):
+                    mc[y] = dense[at + y]
+            elif mb >= 0:
+                read_call(tb, mb + q, cell, mc)
             else:
                 mc[:] = 0
             pos = insert_sorted(idx, lev, c, S)  # S = sorted(idx ∪ {c})
             rank = 0
             for t in range(L1):
-                rank += tb.binom[S[t], t + 1]
-            b2 = tb.lbase[L1] + rank
-            madd = m / tb.cards[c]
-            for xc in range(tb.cards[c]):
+                rank += binom[S[t], t + 1]
+            b2 = lbase[L1] + rank
+            madd = m / cards[c]
+            for xc in range(cards[c]):
                 loc = 0
                 v = 0
                 for t in range(L1):
@@ -156,72 +171,91 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
                     else:
                         xv = vals[v]
                         v += 1
-                    loc = loc * tb.cards[S[t]] + xv
-                read(tb, b2, loc, cc)
-                for y in range(K):
-                    fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
+                    loc = loc * cards[S[t]] + xv
+                if kind[b2] == KIND_DENSE:
+                    at = off[b2] + loc * K
+                    for y in range(K):
+                        fac[o + xc * K + y] = m_estimate(dense[at + y], madd, cnt[y] - mc[y], m)
+                else:
+                    read_call(tb, b2, loc, cc)
+                    for y in range(K):
+                        fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
     return ncell
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _chains(fac, base, coff, r, kc, yb, W):
-    """Π over row r's kc active children of the factors of classes yb … yb+W−1 (W ≤ 4, a
-    compile-time constant): two chains (even and odd children, the last odd one in the
-    first) of W local scalars each, which stay in registers where arrays would be
-    re-read after every store (they might alias `fac`)."""
-    a0 = a1 = a2 = a3 = 1.0
-    b0 = b1 = b2 = b3 = 1.0
-    t = 0
-    while t + 1 < kc:
-        o0 = base + coff[r, t] + yb
-        o1 = base + coff[r, t + 1] + yb
-        a0 *= fac[o0]
-        b0 *= fac[o1]
-        if W > 1:
-            a1 *= fac[o0 + 1]
-            b1 *= fac[o1 + 1]
-        if W > 2:
-            a2 *= fac[o0 + 2]
-            b2 *= fac[o1 + 2]
-        if W > 3:
-            a3 *= fac[o0 + 3]
-            b3 *= fac[o1 + 3]
-        t += 2
-    if t < kc:
-        o0 = base + coff[r, t] + yb
-        a0 *= fac[o0]
-        if W > 1:
-            a1 *= fac[o0 + 1]
-        if W > 2:
-            a2 *= fac[o0 + 2]
-        if W > 3:
-            a3 *= fac[o0 + 3]
-    return a0 * b0, a1 * b1, a2 * b2, a3 * b3
+def _rows_kernel(W: int):
+    """`rows_products` for blocks of W ≤ 4 classes (W a compile-time constant)."""
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def rows_products(fac, coff, nch, rows, bases, nr, yb, prod):
+        """prod[i, yb … yb+W−1] = Π over row rows[i]'s nch active children (factor
+        offsets coff[r, ·]) of fac[bases[i] + offset + y], for i < nr: two chains (even
+        and odd children, the last odd one in the first) of W local scalars each, which
+        stay in registers. The chains are written out here, not in a helper: numba
+        reference-counts the arrays handed to an inlined helper with a loop at every call,
+        two atomic instructions per array that stall the pipeline (they took 57 % of
+        A1DE's scoring CPU)."""
+        for i in range(nr):
+            r = rows[i]
+            base = bases[i] + yb
+            kc = nch[r]
+            a0 = a1 = a2 = a3 = 1.0
+            b0 = b1 = b2 = b3 = 1.0
+            t = 0
+            while t + 1 < kc:
+                o0 = base + coff[r, t]
+                o1 = base + coff[r, t + 1]
+                a0 *= fac[o0]
+                b0 *= fac[o1]
+                if W > 1:
+                    a1 *= fac[o0 + 1]
+                    b1 *= fac[o1 + 1]
+                if W > 2:
+                    a2 *= fac[o0 + 2]
+                    b2 *= fac[o1 + 2]
+                if W > 3:
+                    a3 *= fac[o0 + 3]
+                    b3 *= fac[o1 + 3]
+                t += 2
+            if t < kc:
+                o0 = base + coff[r, t]
+                a0 *= fac[o0]
+                if W > 1:
+                    a1 *= fac[o0 + 1]
+                if W > 2:
+                    a2 *= fac[o0 + 2]
+                if W > 3:
+                    a3 *= fac[o0 + 3]
+            prod[i, yb] = a0 * b0
+            if W > 1:
+                prod[i, yb + 1] = a1 * b1
+            if W > 2:
+                prod[i, yb + 2] = a2 * b2
+            if W > 3:
+                prod[i, yb + 3] = a3 * b3
+
+    return rows_products
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _products(fac, base, coff, r, kc, K, out):
-    """out[y] = `_chains` products of all K classes: at once for K ≤ 3 (K a compile-time
-    constant there), else in blocks of 4 and one of K mod 4."""
-    if K <= 3:
-        p0, p1, p2, _ = _chains(fac, base, coff, r, kc, 0, K)
-        out[0] = p0
-        if K > 1:
-            out[1] = p1
-        if K > 2:
-            out[2] = p2
-        return
+_rows1, _rows2, _rows3, _rows4 = (_rows_kernel(w) for w in (1, 2, 3, 4))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def row_products(fac, coff, nch, rows, bases, nr, K, prod):
+    """prod[i, y] = Π over row rows[i]'s active children of its factors of class y (from
+    offset bases[i] of fac), for i < nr: all classes at once for K ≤ 4, else in blocks of
+    4 and one of K mod 4. Called once per parent set and chunk, not per row."""
     yb = 0
-    while yb + 4 <= K:
-        out[yb], out[yb + 1], out[yb + 2], out[yb + 3] = _chains(fac, base, coff, r, kc, yb, 4)
+    while K - yb >= 4:
+        _rows4(fac, coff, nch, rows, bases, nr, yb, prod)
         yb += 4
     tail = K - yb
     if tail == 1:
-        out[yb] = _chains(fac, base, coff, r, kc, yb, 1)[0]
+        _rows1(fac, coff, nch, rows, bases, nr, yb, prod)
     elif tail == 2:
-        out[yb], out[yb + 1], _, _ = _chains(fac, base, coff, r, kc, yb, 2)
+        _rows2(fac, coff, nch, rows, bases, nr, yb, prod)
     elif tail == 3:
-        out[yb], out[yb + 1], out[yb + 2], _ = _chains(fac, base, coff, r, kc, yb, 3)
+        _rows3(fac, coff, nch, rows, bases, nr, yb, prod)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -279,7 +313,8 @@ two and three classes get their own compiled loops, each compiled on first need)
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
-    d = tb.cards.shape[0]
+    cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
+    d = cards.shape[0]  # reference count, an atomic instruction, per row)
     m = est.m
     cstart = np.zeros(d, dtype=np.int64)
     for a in range(1, d):
@@ -311,6 +346,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     xt = np.full((d, n), -1, dtype=np.int32)
     coff = np.empty((n, d), dtype=np.int32)
     nch = np.zeros(n, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    cells = np.empty(n, dtype=np.int64)
+    bases = np.empty(n, dtype=np.int64)
+    prod = np.empty((n, K))
     for r in range(n):
         wout[r] = 0.0
         k = 0
@@ -349,30 +388,36 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             prior = m / (K * nv)
             small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
             lim = _TINY / (prior * small)  # a product below gives a subnormal term
+            nr = 0  # the rows this set takes part in, and their factors' offsets
             for r in range(n):
                 ok = True
                 cell = 0
                 for t in range(lev):
                     v = xt[idx[t], r]
                     ok = ok and v >= 0
-                    cell = cell * tb.cards[idx[t]] + v
+                    cell = cell * cards[idx[t]] + v
                 if not ok or not cok[cell]:
                     continue
                 nused[r] += 1
                 wout[r] += w
-                base = cell * rowlen
-                kc = nch[r]
-                _products(fac, base, coff, r, kc, K, pr0)
+                rows[nr] = r
+                cells[nr] = cell
+                bases[nr] = cell * rowlen
+                nr += 1
+            row_products(fac, coff, nch, rows, bases, nr, K, prod)
+            for i in range(nr):
+                r = rows[i]
+                cell = cells[i]
                 low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
-                    low |= pr0[y] < lim
+                    low |= prod[i, y] < lim
                 if low:  # (rare) again, with renormalised chains
-                    _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale,
-                                scale1, w > 0.0, weighted, acc, mx, sm, acc1, mx1, sm1, pr0,
-                                pr1, e0, e1)
+                    _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell, prior,
+                                scale, scale1, w > 0.0, weighted, acc, mx, sm, acc1, mx1, sm1,
+                                pr0, pr1, e0, e1)
                     continue
                 for y in range(K):
-                    joint = (pcnt[cell, y] + prior) * pr0[y]
+                    joint = (pcnt[cell, y] + prior) * prod[i, y]
                     if w > 0.0:
                         acc[r, y] += joint * scale
                     if weighted:
@@ -396,15 +441,19 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
                    vc, deleted, isu, hit, cnt):
     """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take part,
     ux[r] = how many left-out single-valued ones (XUb) do and may be parents."""
-    need_counts = XUb.shape[1] > 0 or (sr and gen.ptr.shape[0] == 0)
+    dU = XUb.shape[1]
+    need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
     for rr in range(nb):
-        if need_counts:  # left-out attributes or subsumption resolution from the counts
+        if need_counts:  # subsumption resolution from the counts (left-out attributes too)
             na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen,
                                   actl, vc, deleted, isu, hit, cnt, True)
         else:  # the present values, less those their generalisation lists delete (the
-            na = 0  # general helper, built for left-out attributes too, costs 3× here)
+            na = 0  # general helper costs 3× here, its call's reference counts more)
             u = 0
+            for j in range(dU):  # left-out values present that may be parents
+                if XUb[rr, j] and uparent[j]:
+                    u += 1
             for a in range(d):
                 if Xb[rr, a] >= 0:
                     actl[rr, na] = a
@@ -428,18 +477,24 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
              cnt, prod, out):
-    """Each row's score from its levels (`_combine_orders`; naive Bayes over the children is
+    """Each row's score from its levels (`combine_orders`; naive Bayes over the children is
     level 0) or, when no order has a used parent set, naive Bayes over all its values."""
     n_ok = est.N >= est.F
+    K = out.shape[1]
+    lp0 = llp[0]  # (a view taken once, not per row: each costs a reference count)
     for r in range(nb):
         if not need[r]:
-            out[r] = llp[top, r]
-            continue
-        if ux[r] > 0:
-            nb_scores(tb, est, Xb, r, actl, nact[r], llp[0], cnt, prod, True)
-        if not _combine_orders(order, top, ux[r], r, llp, ldone, lw, weighted, n_ok, out[r]):
-            nb_scores(tb, est, Xb, r, actl, nact[r], llp[0], cnt, prod, False)
-            out[r] = llp[0, r]
+            for y in range(K):
+                out[r, y] = llp[top, r, y]
+        elif ux[r] > 0:
+            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, True)
+    found = np.empty(nb, dtype=np.bool_)
+    combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, 0, found)
+    for r in range(nb):
+        if need[r] and not found[r]:
+            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, False)
+            for y in range(K):
+                out[r, y] = lp0[r, y]
 
 
 def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
@@ -500,9 +555,9 @@ _nb_for = by_classes(_nb_kernel)
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _nb_rows(X, tb, est, sr, crit, gen, out, K):
-    """Naive Bayes log scores of every row of X from one factor table (`_chains` over the
-    row's active values); a row whose product is not a normal double is scored again by
-    `nb_scores`, which rescales."""
+    """Naive Bayes log scores of every row of X from one factor table (`row_products` over
+    each row's active values, in chunks); a row whose product is not a normal double is
+    scored again by `nb_scores`, which rescales."""
     n, d = X.shape
     m = est.m
     cstart = np.zeros(d + 1, dtype=np.int64)
@@ -520,33 +575,47 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
     for y in range(K):
         lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
     vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
-    actl = np.empty((1, d), dtype=np.int64)
-    coff = np.empty((1, d), dtype=np.int32)
-    p = np.empty(K)
+    C = min(max(n, 1), _NB_CHUNK)
+    actl = np.empty((C, d), dtype=np.int64)
+    act1 = np.empty((1, d), dtype=np.int64)
+    coff = np.empty((C, d), dtype=np.int32)
+    nch = np.empty(C, dtype=np.int64)
+    rows = np.arange(C)
+    bases = np.zeros(C, dtype=np.int64)
+    p = np.empty((C, K))
     prod = np.empty(K)
     need_counts = sr and gen.ptr.shape[0] == 0
-    for r in range(n):
-        if sr:
-            na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, 0, 0, sr, crit, gen,
-                                  actl, vc, deleted, isu, hit, cnt, need_counts)
-            for t in range(na):
-                coff[0, t] = (cstart[actl[0, t]] + X[r, actl[0, t]]) * K
-        else:
-            na = 0
-            for a in range(d):
-                if X[r, a] >= 0:
-                    actl[0, na] = a
-                    coff[0, na] = (cstart[a] + X[r, a]) * K
-                    na += 1
-        _products(fac, 0, coff, 0, na, K, p)
-        low = False
-        for y in range(K):
-            low |= p[y] < _TINY
-        if low:  # (rare) again, rescaling as it goes
-            nb_scores(tb, est, X[r:r + 1], 0, actl, na, out[r:r + 1], cnt, prod, False)
-            continue
-        for y in range(K):
-            out[r, y] = lprior[y] + np.log(p[y])
+    for r0 in range(0, n, C):
+        nb = min(C, n - r0)
+        for i in range(nb):
+            r = r0 + i
+            if sr:
+                na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, 0, 0, sr, crit,
+                                      gen, act1, vc, deleted, isu, hit, cnt, need_counts)
+                for t in range(na):
+                    a = act1[0, t]
+                    actl[i, t] = a
+                    coff[i, t] = (cstart[a] + X[r, a]) * K
+            else:
+                na = 0
+                for a in range(d):
+                    if X[r, a] >= 0:
+                        actl[i, na] = a
+                        coff[i, na] = (cstart[a] + X[r, a]) * K
+                        na += 1
+            nch[i] = na
+        row_products(fac, coff, nch, rows, bases, nb, K, p)
+        for i in range(nb):
+            r = r0 + i
+            low = False
+            for y in range(K):
+                low |= p[i, y] < _TINY
+            if low:  # (rare) again, rescaling as it goes
+                nb_scores(tb, est, X[r:r + 1], 0, actl[i:i + 1], nch[i], out[r:r + 1], cnt,
+                          prod, False)
+                continue
+            for y in range(K):
+                out[r, y] = lprior[y] + np.log(p[i, y])
 
 
 def log_scores_nb(X: np.ndarray, tb, est, sr: bool, crit: int, gen) -> np.ndarray:

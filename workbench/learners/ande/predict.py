@@ -19,7 +19,7 @@ from workbench.learners.ande.tables import read
 _NO_UNDERFLOW = np.log(1e-280)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc, deleted, isu,
                   hit, cnt, counts):
     """The attributes of row r that take part, in increasing order of attribute index.
@@ -115,7 +115,7 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc,
     return k, nu
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def mark_listed(gen, X, r, actl, na, isu, hit):
     """hit[a] = True for each counted attribute a whose value in row r is on the
     generalisation list of another of the row's counted values actl[r, 0:na] (not isu)."""
@@ -136,7 +136,7 @@ def value_scratch(n, d, K):
             np.zeros((n, 0), dtype=np.bool_), np.empty(K, dtype=np.int64))
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
     """Naive Bayes log scores lp[r] of row r over its active attributes actl[r, 0:na] (the
     last fallback): P(y) Π_c (#(y, x_c) + m/|X_c|) / (#y − #(y, x_c ?) + m); with
@@ -300,7 +300,10 @@ def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
     s_madd = np.empty(d)
     acc = np.empty(K)
     m = est.m
-    lb1 = tb.lbase[1]
+    # the tuples' arrays taken out once: a read of one in the loops costs a reference count
+    off, dense, cards, lbase = tb.off, tb.dense, tb.cards, tb.lbase
+    wts, ptot, parent_ok, child_ok = est.wts, est.ptot, est.parent_ok, est.child_ok
+    lb1 = lbase[1]
     mb1 = tb.miss_base[1]  # missing-child blocks by child (−1: never missing)
     for r in range(nb):
         na = nact[r]
@@ -308,20 +311,20 @@ def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
         wsum = 0.0
         for t in range(na):
             a = actl[r, t]
-            o = tb.off[lb1 + a] + X[r, a] * K
+            o = off[lb1 + a] + X[r, a] * K
             tot = 0
             for y in range(K):
-                cv = tb.dense[o + y]
+                cv = dense[o + y]
                 tot += cv
                 s_cnt[t, y] = cv
                 s_inv[t, y] = inverse_total(cv, m)
                 s_prod[t, y] = 1.0
-            s_used[t] = tot >= est.F and est.parent_ok[a]
-            s_child[t] = est.child_ok[a]
-            s_madd[t] = m / tb.cards[a]
+            s_used[t] = tot >= est.F and parent_ok[a]
+            s_child[t] = child_ok[a]
+            s_madd[t] = m / cards[a]
             if s_used[t]:
                 nused += 1
-                wsum += est.wts[lb1 + a]
+                wsum += wts[lb1 + a]
         done[r] = nused > 0
         wout[r] = wsum
         if not done[r]:
@@ -329,47 +332,47 @@ def _a1de_rows(X, actl, nact, nb, tb, est, done, lp, wout, K):
         for u in range(1, na):
             j = actl[r, u]
             xj = X[r, j]
-            cj = tb.cards[j]
-            base_j = tb.lbase[2] + j * (j - 1) // 2
+            cj = cards[j]
+            base_j = lbase[2] + j * (j - 1) // 2
             into_t = s_child[u]  # parent t gets child j
             into_u = s_used[u]
             for t in range(u):
                 i = actl[r, t]
-                o = tb.off[base_j + i] + (X[r, i] * cj + xj) * K
+                o = off[base_j + i] + (X[r, i] * cj + xj) * K
                 if s_used[t] and into_t:
                     if mb1[j] < 0:
                         for y in range(K):
-                            s_prod[t, y] *= m_estimate_inv(tb.dense[o + y], s_madd[u],
+                            s_prod[t, y] *= m_estimate_inv(dense[o + y], s_madd[u],
                                                            s_inv[t, y])
                     else:  # parent i, child j missing in training: #(y, x_i, x_j ?)
-                        om = tb.off[mb1[j] + i] + X[r, i] * K
+                        om = off[mb1[j] + i] + X[r, i] * K
                         for y in range(K):
-                            s_prod[t, y] = times_m_estimate(s_prod[t, y], tb.dense[o + y],
+                            s_prod[t, y] = times_m_estimate(s_prod[t, y], dense[o + y],
                                                             s_madd[u],
-                                                            s_cnt[t, y] - tb.dense[om + y], m)
+                                                            s_cnt[t, y] - dense[om + y], m)
                 if into_u and s_child[t]:
                     if mb1[i] < 0:
                         for y in range(K):
-                            s_prod[u, y] *= m_estimate_inv(tb.dense[o + y], s_madd[t],
+                            s_prod[u, y] *= m_estimate_inv(dense[o + y], s_madd[t],
                                                            s_inv[u, y])
                     else:  # parent j, child i missing in training
-                        om = tb.off[mb1[i] + j] + xj * K
+                        om = off[mb1[i] + j] + xj * K
                         for y in range(K):
-                            s_prod[u, y] = times_m_estimate(s_prod[u, y], tb.dense[o + y],
+                            s_prod[u, y] = times_m_estimate(s_prod[u, y], dense[o + y],
                                                             s_madd[t],
-                                                            s_cnt[u, y] - tb.dense[om + y], m)
+                                                            s_cnt[u, y] - dense[om + y], m)
         equal = wsum <= 0.0
         for y in range(K):
             acc[y] = 0.0
         for t in range(na):
             if s_used[t]:
                 b = lb1 + actl[r, t]
-                w = 1.0 if equal else est.wts[b]
+                w = 1.0 if equal else wts[b]
                 if w > 0.0:
-                    nv = tb.cards[actl[r, t]]
+                    nv = cards[actl[r, t]]
                     for y in range(K):
                         acc[y] += joint_term(s_cnt[t, y], s_prod[t, y], m, K, nv, w,
-                                             est.ptot[b])
+                                             ptot[b])
         for y in range(K):
             lp[r, y] = np.log(acc[y])
 
@@ -460,56 +463,63 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     return out
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _combine_orders(order, top, u, r, llp, ldone, lw, weighted, n_ok, out_row):
-    """Row r's score of order `order` from the level sums over the counted attributes:
-    order o uses the parent sets t ∪ v (|t| = o − j, v = j of the u left-out constants), so
-    it is Σ_j C(u, j) · level(o − j); level 0 is the sets of constants only (naive Bayes
-    over the children, weight 0 when weighted, used iff N ≥ F: n_ok). The first order with
-    a used set wins (SPEC §2 fallback; False: none, the caller uses naive Bayes); if its
-    total weight is 0, every used set counts equally."""
-    K = out_row.shape[0]
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, r0, found):
+    """Each row r < nb with need[r]: its score of order `order` from the level sums over the
+    counted attributes, into out[r0 + r]. Order o uses the parent sets t ∪ v (|t| = o − j,
+    v = j of the row's ux[r] left-out constants), so it is Σ_j C(u, j) · level(o − j);
+    level 0 is the sets of constants only (naive Bayes over the children, weight 0 when
+    weighted, used iff N ≥ F: n_ok). The first order with a used set wins (SPEC §2
+    fallback; found[r] = False: none, the caller uses naive Bayes); if its total weight is
+    0, every used set counts equally. (All rows in one call: a call per row paid reference
+    counts on its array arguments that cost more than the row's work.)"""
+    K = out.shape[1]
     mx = np.empty(K)
     acc = np.empty(K)
-    for o in range(order, 0, -1):
-        jmax = min(o, u)
-        tot = 0.0
-        anyd = False
-        for j in range(jmax + 1):
-            k = o - j
-            if k > top:
-                continue
-            if k == 0:
-                if n_ok:
-                    anyd = True
-                    tot += 0.0 if weighted else 1.0
-            elif ldone[k, r]:
-                anyd = True
-                tot += lw[k, r]
-        if not anyd:
+    for r in range(nb):
+        found[r] = False
+        if not need[r]:
             continue
-        equal = tot <= 0.0
-        for y in range(K):
-            mx[y] = -np.inf
-            acc[y] = 0.0
-        lc = 0.0  # log C(u, j)
-        for j in range(jmax + 1):
-            if j > 0:
-                lc += np.log((u - j + 1) / j)
-            k = o - j
-            if k > top:
-                continue
-            if k == 0:
-                if not n_ok or (weighted and not equal):
+        u = ux[r]
+        for o in range(order, 0, -1):
+            jmax = min(o, u)
+            tot = 0.0
+            anyd = False
+            for j in range(jmax + 1):
+                k = o - j
+                if k > top:
                     continue
-            elif not ldone[k, r] or (not equal and lw[k, r] <= 0.0):
+                if k == 0:
+                    if n_ok:
+                        anyd = True
+                        tot += 0.0 if weighted else 1.0
+                elif ldone[k, r]:
+                    anyd = True
+                    tot += lw[k, r]
+            if not anyd:
                 continue
+            equal = tot <= 0.0
             for y in range(K):
-                add_log(mx, acc, y, lc + llp[k, r, y])
-        for y in range(K):
-            out_row[y] = mx[y] + np.log(acc[y])
-        return True
-    return False
+                mx[y] = -np.inf
+                acc[y] = 0.0
+            lc = 0.0  # log C(u, j)
+            for j in range(jmax + 1):
+                if j > 0:
+                    lc += np.log((u - j + 1) / j)
+                k = o - j
+                if k > top:
+                    continue
+                if k == 0:
+                    if not n_ok or (weighted and not equal):
+                        continue
+                elif not ldone[k, r] or (not equal and lw[k, r] <= 0.0):
+                    continue
+                for y in range(K):
+                    mx[y], acc[y] = add_log(mx[y], acc[y], lc + llp[k, r, y])
+            for y in range(K):
+                out[r0 + r, y] = mx[y] + np.log(acc[y])
+            found[r] = True
+            break
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -519,7 +529,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     training row were left out of the counts (see `AnDE`): X = the counted attributes
     (iidx: their attribute indices), XU[r, j] = left-out attribute uidx[j] present in row r,
     uparent[j] = it may be a parent. Every level 0..top (top = min(order, counted)) is
-    scored for the batch and combined per row by `_combine_orders`."""
+    scored for the batch and combined per row by `combine_orders`."""
     n, d = X.shape
     dU = XU.shape[1]
     K = tb.K
@@ -539,6 +549,8 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     ldone = np.zeros((top + 1, B), dtype=np.bool_)
     lw = np.zeros((top + 1, B))
     prod = np.empty(K)
+    every = np.ones(B, dtype=np.bool_)
+    found = np.empty(B, dtype=np.bool_)
     N = np.int64(est.N)
     n_ok = N >= est.F
     for r0 in range(0, n, B):
@@ -561,10 +573,13 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
             else:
                 score_level(Xb, act, seen, nb, lev, d, tb, est, ws, ldone[lev], llp[lev],
                             lw[lev])
+        lp0 = llp[0]
         for rr in range(nb):
-            nb_scores(tb, est, Xb, rr, actl, nact[rr], llp[0], cnt, prod, True)
-            if not _combine_orders(order, top, ux[rr], rr, llp, ldone, lw, weighted, n_ok,
-                                   out[r0 + rr]):
-                nb_scores(tb, est, Xb, rr, actl, nact[rr], llp[0], cnt, prod, False)
-                out[r0 + rr] = llp[0, rr]
+            nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, True)
+        combine_orders(order, top, ux, every, nb, llp, ldone, lw, weighted, n_ok, out, r0, found)
+        for rr in range(nb):
+            if not found[rr]:
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, False)
+                for y in range(K):
+                    out[r0 + rr, y] = lp0[rr, y]
     return out

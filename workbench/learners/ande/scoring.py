@@ -326,9 +326,9 @@ def combine_pass(nb, lev, n_sets, tb, est, ws, nused, wsum, resc, n_values, done
                 continue
             lw = 0.0 if equal else np.log(w)
             for y in range(K):
-                add_log(mx, acc, y, log_joint_term(ws.cnt[q, r, y], ws.prod[q, r, y],
-                                                   ws.lacc[q, r, y], est.m, K, n_values[q], lw,
-                                                   est.ptot[b]))
+                mx[y], acc[y] = add_log(mx[y], acc[y], log_joint_term(
+                    ws.cnt[q, r, y], ws.prod[q, r, y], ws.lacc[q, r, y], est.m, K, n_values[q],
+                    lw, est.ptot[b]))
         for y in range(K):
             lp[r, y] = np.log(acc[y]) if not resc[r] else mx[y] + np.log(acc[y])
 

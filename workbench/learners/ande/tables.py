@@ -88,9 +88,16 @@ def _read_sparse(tb, b, loc0, out):
 def read(tb, b, loc, out):
     """out[y] = #(value combination `loc` of block b, y).
 
-    Speed rule for every kernel helper: pass the namedtuples (`tb`, `ws`) whole. Numba
-    reference-counts each array taken out of a tuple and handed to a call, which makes a
-    helper called in a hot loop ~10× slower (measured on adult's NB)."""
+    Speed rules for every kernel (numba's reference counts are atomic instructions, which
+    stall the pipeline; each costs more than a row's multiply-add):
+    - pass the namedtuples (`tb`, `ws`) whole: an array taken out of a tuple and handed to
+      a call is reference-counted (a helper in a hot loop ~10× slower on adult's NB);
+    - an inlined helper that takes arrays and has a loop or a branch pays two reference
+      counts per array at every call (this one too, when its sparse branch is compiled
+      in), and a regular call pays them at entry: in a loop over rows or children, write
+      the reads out (as `parentmajor._fill_set` does) or call once per batch of rows;
+    - take a tuple's arrays out once, before the loops (``dense = tb.dense``);
+    - no array allocated, sliced or viewed (``out[r]``) per row."""
     K = tb.K
     if tb.kind[b] == KIND_DENSE:
         o = tb.off[b] + loc * K
