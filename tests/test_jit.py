@@ -148,3 +148,43 @@ def test_the_compile_clock_counts_compilation_and_cache_loading():
     again = clock.read()
     fresh(np.arange(7.0))  # the same specialisation: no compiler
     assert clock.read() == again
+
+
+def _save_keys(cache_path, who, n_keys, barrier, stamp):
+    from numba.core import caching
+
+    barrier.wait()
+    f = caching.IndexDataCacheFile(cache_path, "kernel-f", stamp)
+    for j in range(n_keys):
+        f.save((who, j), ("machine code of", who, j))
+
+
+def test_concurrent_saves_to_our_cache_never_cross_keys(tmp_path, monkeypatch):
+    """Processes saving different specialisations of one function at once (two workers
+    compiling on a cold cache) each get their own data file: every key loads its own
+    entry. Numba's unlocked save let two processes pick the same file number, so a key
+    could load another key's machine code."""
+    import multiprocessing
+
+    from numba.core import caching
+
+    from workbench import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    jit.__getattr__("numba")  # our locator and locked save installed
+    assert getattr(caching.IndexDataCacheFile.save, "_workbench", False)
+    path = str(tmp_path / "sub")
+    ctx = multiprocessing.get_context("fork")
+    procs, n_keys = 6, 15
+    barrier = ctx.Barrier(procs)
+    workers = [ctx.Process(target=_save_keys, args=(path, w, n_keys, barrier, "s1"))
+               for w in range(procs)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+        assert w.exitcode == 0
+    f = caching.IndexDataCacheFile(path, "kernel-f", "s1")
+    for who in range(procs):
+        for j in range(n_keys):
+            assert f.load((who, j)) == ("machine code of", who, j)

@@ -90,6 +90,52 @@ def _install_locator(numba: Any) -> None:
             return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
 
     classes.insert(0, PackageCacheLocator)
+    _install_locked_save(caching)
+
+
+def _install_locked_save(caching: Any) -> None:
+    """Make saving to our kernel cache safe between processes (once).
+
+    Numba's `IndexDataCacheFile.save` reads the index, picks the first free data-file
+    number, writes the index, then the data. Two processes saving different
+    specialisations of one function at once (a run's two workers compiling on a cold
+    cache; `by_classes` variants share one index) can both pick number 1: the index then
+    names one key's file holding the other key's machine code, which later loads silently
+    as the wrong kernel (seen: a 6-class model scored with a 2-class-block kernel). Here
+    the save holds an exclusive lock on the cache directory, re-reads the index under it,
+    and writes the data before the index entry that names it. Saves outside our cache
+    directory keep numba's behaviour."""
+    cls = caching.IndexDataCacheFile
+    if getattr(cls.save, "_workbench", False):
+        return
+    try:
+        import fcntl
+    except ImportError:  # (no POSIX locks: numba's own save)
+        return
+    original = cls.save
+
+    def save(self: Any, key: Any, data: Any) -> None:
+        root = os.path.realpath(kernel_cache_dir())
+        if not os.path.realpath(self._cache_path).startswith(root):
+            return original(self, key, data)
+        os.makedirs(self._cache_path, exist_ok=True)
+        with open(os.path.join(self._cache_path, ".save.lock"), "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None:
+                taken = set(overloads.values())
+                number = 1
+                while self._data_name(number) in taken:
+                    number += 1
+                name = self._data_name(number)
+            self._save_data(name, data)
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)
+
+    save._workbench = True  # type: ignore[attr-defined]
+    cls.save = save
 
 
 def __getattr__(name: str) -> Any:
