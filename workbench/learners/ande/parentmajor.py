@@ -184,48 +184,64 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
 
 
 def _rows_kernel(W: int):
-    """`rows_products` for blocks of W ≤ 4 classes (W a compile-time constant)."""
+    """`rows_products` for blocks of W ≤ 8 classes (W a compile-time constant)."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def rows_products(fac, coff, nch, rows, bases, nr, yb, prod):
         """prod[i, yb … yb+W−1] = Π over row rows[i]'s nch active children (factor
         offsets coff[r, ·]) of fac[bases[i] + offset + y], for i < nr: two chains (even
         and odd children, the last odd one in the first) of W local scalars each, which
-        stay in registers. The chains are written out here, not in a helper: numba
-        reference-counts the arrays handed to an inlined helper with a loop at every call,
-        two atomic instructions per array that stall the pipeline (they took 57 % of
-        A1DE's scoring CPU)."""
+        stay in registers (the compiler packs them into vector registers). The chains are
+        written out here, not in a helper: numba reference-counts the arrays handed to an
+        inlined helper with a loop at every call, two atomic instructions per array that
+        stall the pipeline (they took 57 % of A1DE's scoring CPU)."""
+        # offsets as unsigned integers: numba wraps a negative signed index around (a
+        # compare and a conditional move per read), which also kept the compiler from
+        # packing a block's classes into vector instructions
+        u1, u2, u3, u4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+        u5, u6, u7 = np.uint64(5), np.uint64(6), np.uint64(7)
         for i in range(nr):
             r = rows[i]
             base = bases[i] + yb
             kc = nch[r]
-            a0 = a1 = a2 = a3 = 1.0
-            b0 = b1 = b2 = b3 = 1.0
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 1.0
+            b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = 1.0
             t = 0
-            while t + 1 < kc:
-                o0 = base + coff[r, t]
-                o1 = base + coff[r, t + 1]
+            while t < kc:
+                o0 = np.uint64(base + coff[r, t])
                 a0 *= fac[o0]
-                b0 *= fac[o1]
                 if W > 1:
-                    a1 *= fac[o0 + 1]
-                    b1 *= fac[o1 + 1]
+                    a1 *= fac[o0 + u1]
                 if W > 2:
-                    a2 *= fac[o0 + 2]
-                    b2 *= fac[o1 + 2]
+                    a2 *= fac[o0 + u2]
                 if W > 3:
-                    a3 *= fac[o0 + 3]
-                    b3 *= fac[o1 + 3]
+                    a3 *= fac[o0 + u3]
+                if W > 4:
+                    a4 *= fac[o0 + u4]
+                if W > 5:
+                    a5 *= fac[o0 + u5]
+                if W > 6:
+                    a6 *= fac[o0 + u6]
+                if W > 7:
+                    a7 *= fac[o0 + u7]
+                if t + 1 < kc:
+                    o1 = np.uint64(base + coff[r, t + 1])
+                    b0 *= fac[o1]
+                    if W > 1:
+                        b1 *= fac[o1 + u1]
+                    if W > 2:
+                        b2 *= fac[o1 + u2]
+                    if W > 3:
+                        b3 *= fac[o1 + u3]
+                    if W > 4:
+                        b4 *= fac[o1 + u4]
+                    if W > 5:
+                        b5 *= fac[o1 + u5]
+                    if W > 6:
+                        b6 *= fac[o1 + u6]
+                    if W > 7:
+                        b7 *= fac[o1 + u7]
                 t += 2
-            if t < kc:
-                o0 = base + coff[r, t]
-                a0 *= fac[o0]
-                if W > 1:
-                    a1 *= fac[o0 + 1]
-                if W > 2:
-                    a2 *= fac[o0 + 2]
-                if W > 3:
-                    a3 *= fac[o0 + 3]
             prod[i, yb] = a0 * b0
             if W > 1:
                 prod[i, yb + 1] = a1 * b1
@@ -233,22 +249,31 @@ def _rows_kernel(W: int):
                 prod[i, yb + 2] = a2 * b2
             if W > 3:
                 prod[i, yb + 3] = a3 * b3
+            if W > 4:
+                prod[i, yb + 4] = a4 * b4
+            if W > 5:
+                prod[i, yb + 5] = a5 * b5
+            if W > 6:
+                prod[i, yb + 6] = a6 * b6
+            if W > 7:
+                prod[i, yb + 7] = a7 * b7
 
     return rows_products
 
 
-_rows1, _rows2, _rows3, _rows4 = (_rows_kernel(w) for w in (1, 2, 3, 4))
+_rows1, _rows2, _rows3, _rows4, _rows5, _rows6, _rows7, _rows8 = (
+    _rows_kernel(w) for w in range(1, 9))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def row_products(fac, coff, nch, rows, bases, nr, K, prod):
     """prod[i, y] = Π over row rows[i]'s active children of its factors of class y (from
-    offset bases[i] of fac), for i < nr: all classes at once for K ≤ 4, else in blocks of
-    4 and one of K mod 4. Called once per parent set and chunk, not per row."""
+    offset bases[i] of fac), for i < nr: all classes at once for K ≤ 8, else in blocks of
+    8 and one of K mod 8. Called once per parent set and chunk, not per row."""
     yb = 0
-    while K - yb >= 4:
-        _rows4(fac, coff, nch, rows, bases, nr, yb, prod)
-        yb += 4
+    while K - yb >= 8:
+        _rows8(fac, coff, nch, rows, bases, nr, yb, prod)
+        yb += 8
     tail = K - yb
     if tail == 1:
         _rows1(fac, coff, nch, rows, bases, nr, yb, prod)
@@ -256,6 +281,14 @@ def row_products(fac, coff, nch, rows, bases, nr, K, prod):
         _rows2(fac, coff, nch, rows, bases, nr, yb, prod)
     elif tail == 3:
         _rows3(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 4:
+        _rows4(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 5:
+        _rows5(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 6:
+        _rows6(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 7:
+        _rows7(fac, coff, nch, rows, bases, nr, yb, prod)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
