@@ -429,7 +429,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                     v = xt[idx[t], r]
                     ok = ok and v >= 0
                     cell = cell * cards[idx[t]] + v
-                if not ok or not cok[cell]:
+                if not ok or not cok[np.uint64(cell)]:  # (unsigned: see `rows_products`)
                     continue
                 nused[r] += 1
                 wout[r] += w
@@ -439,8 +439,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 nr += 1
             row_products(fac, coff, nch, rows, bases, nr, K, prod)
             for i in range(nr):
-                r = rows[i]
-                cell = cells[i]
+                r = np.uint64(rows[i])  # (unsigned: no wrap-around code per access)
+                cell = np.uint64(cells[i])
                 low = False  # factors are ≤ 1: a normal end means no step underflowed
                 for y in range(K):
                     low |= prod[i, y] < lim
@@ -449,12 +449,12 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                                 scale, scale1, w > 0.0, weighted, acc, mx, sm, acc1, mx1, sm1,
                                 pr0, pr1, e0, e1)
                     continue
-                for y in range(K):
-                    joint = (pcnt[cell, y] + prior) * prod[i, y]
-                    if w > 0.0:
-                        acc[r, y] += joint * scale
-                    if weighted:
-                        acc1[r, y] += joint * scale1
+                if w > 0.0:
+                    for y in range(K):
+                        acc[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale
+                if weighted:
+                    for y in range(K):
+                        acc1[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale1
         q += 1
         if not next_colex(idx, lev, d):
             break
