@@ -207,7 +207,7 @@ def _rows_kernel(W: int):
             a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 1.0
             b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = 1.0
             t = 0
-            while t < kc:
+            while t < kc:  # child t into the a chains, which then trade places with b
                 o0 = np.uint64(base + coff[r, t])
                 a0 *= fac[o0]
                 if W > 1:
@@ -224,24 +224,9 @@ def _rows_kernel(W: int):
                     a6 *= fac[o0 + u6]
                 if W > 7:
                     a7 *= fac[o0 + u7]
-                if t + 1 < kc:
-                    o1 = np.uint64(base + coff[r, t + 1])
-                    b0 *= fac[o1]
-                    if W > 1:
-                        b1 *= fac[o1 + u1]
-                    if W > 2:
-                        b2 *= fac[o1 + u2]
-                    if W > 3:
-                        b3 *= fac[o1 + u3]
-                    if W > 4:
-                        b4 *= fac[o1 + u4]
-                    if W > 5:
-                        b5 *= fac[o1 + u5]
-                    if W > 6:
-                        b6 *= fac[o1 + u6]
-                    if W > 7:
-                        b7 *= fac[o1 + u7]
-                t += 2
+                a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7 = \
+                    b0, b1, b2, b3, b4, b5, b6, b7, a0, a1, a2, a3, a4, a5, a6, a7
+                t += 1
             prod[i, yb] = a0 * b0
             if W > 1:
                 prod[i, yb + 1] = a1 * b1
