@@ -200,3 +200,23 @@ def test_arrow_numpy_conversions_equal_pyarrows_own():
     strided = np.arange(12, dtype=np.int64).reshape(3, 4)[:, 1]
     assert from_numpy(strided).equals(pa.array(strided))
     assert from_numpy(np.array([0.5, np.nan])).to_pylist()[0] == 0.5
+
+
+def test_group_rows_is_a_stable_grouping_by_key():
+    """`group_rows` (out-of-core CV's rows by fold): X_out, y_out = X[order], y[order] with
+    order the stable argsort of the keys, and the groups' bounds — an empty group too."""
+    from workbench.data.gather import group_rows
+
+    rng = np.random.default_rng(3)
+    n, d, k = 5000, 7, 6
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.1] = np.nan
+    y = rng.integers(-1, 3, n)
+    key = rng.choice([0, 1, 2, 4, 5], n)  # fold 3 holds no row
+    Xo, yo, order = np.empty_like(X), np.empty_like(y), np.empty(n, dtype=np.int64)
+    bounds = group_rows(X, y, key, k, Xo, yo, order)
+    want = np.argsort(key, kind="stable")
+    assert np.array_equal(order, want)
+    assert np.array_equal(Xo, X[want], equal_nan=True) and np.array_equal(yo, y[want])
+    assert np.array_equal(bounds, np.concatenate(([0], np.cumsum(np.bincount(key, minlength=k)))))
+    assert bounds[3] == bounds[4]

@@ -104,3 +104,28 @@ def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
         other = pool.submit(part, n // 2, n)
         part(0, n // 2)
         other.result()
+
+
+@numba.njit(cache=True, nogil=True)
+def group_rows(X: np.ndarray, y: np.ndarray, key: np.ndarray, k: int, X_out: np.ndarray,
+               y_out: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Rows of X and y grouped by `key` (0 … k − 1), in row order within a group — a
+    stable counting sort that reads each row once and writes it once where numpy's argsort
+    and fancy take wrote an index and gathered rows at random: X_out[p], y_out[p] =
+    X[order[p]], y[order[p]]. Returns the k + 1 bounds of the groups."""
+    n, d = X.shape
+    bounds = np.zeros(k + 1, dtype=np.int64)
+    for r in range(n):
+        bounds[key[r] + 1] += 1
+    for f in range(k):
+        bounds[f + 1] += bounds[f]
+    at = bounds[:k].copy()
+    for r in range(n):
+        f = key[r]
+        p = at[f]
+        at[f] = p + 1
+        for j in range(d):
+            X_out[p, j] = X[r, j]
+        y_out[p] = y[r]
+        order[p] = r
+    return bounds
