@@ -213,6 +213,12 @@ class LossSums(NamedTuple):
 def loss_sums(proba: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPSILON) -> LossSums:
     """The sums behind `zero_one_loss`, `rmse`, `rmse_true_class` and `log_loss`."""
     p, t = _check(proba, y)
+    if p.size >= 1 << 12:  # compiled, the same bits (`rowops.loss_terms`)
+        from workbench.rowops import loss_terms  # numba: not on the import path
+
+        errors, sq, tc, neg = loss_terms(p, t, eps)
+        return LossSums(n=int(t.size), errors=errors, squared_error=sq,
+                        true_class_squared_error=tc, neg_log=neg)
     rows = np.arange(t.size)
     true_p = p[rows, t]
     d = p.copy()

@@ -116,9 +116,14 @@ def row_folds(start: int, n: int, folds: int, seed: int, round_: int) -> np.ndar
         key = _mix(np.uint64(int(seed) & 0xFFFFFFFF) * _GOLDEN
                    + np.uint64(int(round_) & 0xFFFFFFFF))
         keys = _mix(np.arange(first, stop, dtype=np.uint64) * _GOLDEN ^ key)
-    order = np.argsort(keys.reshape(-1, k), axis=1, kind="stable")
-    out = np.empty(order.shape, dtype=np.int64)
-    np.put_along_axis(out, order, np.arange(k, dtype=np.int64)[None, :], axis=1)
+    if keys.size >= 1 << 12:  # compiled: numpy's argsort of short rows is slow
+        from workbench.rowops import row_ranks  # numba: not on the import path
+
+        out = row_ranks(keys.reshape(-1, k))
+    else:
+        order = np.argsort(keys.reshape(-1, k), axis=1, kind="stable")
+        out = np.empty(order.shape, dtype=np.int64)
+        np.put_along_axis(out, order, np.arange(k, dtype=np.int64)[None, :], axis=1)
     return out.reshape(-1)[int(start) - first: int(start) - first + int(n)]
 
 
