@@ -188,3 +188,33 @@ def test_concurrent_saves_to_our_cache_never_cross_keys(tmp_path, monkeypatch):
     for who in range(procs):
         for j in range(n_keys):
             assert f.load((who, j)) == ("machine code of", who, j)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="reads x86-64 assembly")
+def test_slp_vectorized_packs_neighbouring_lanes_and_leaves_numbas_setting_alone():
+    """A kernel wrapped by `slp_vectorized` multiplies two neighbouring lanes with one
+    packed instruction (numba alone: two scalar ones); numba's global switch is as it
+    was afterwards, so other kernels compile as before; the results are the same."""
+    import numpy as np
+    from numba.core import config
+
+    from workbench.jit import numba, slp_vectorized
+
+    def lanes(f, o, n):
+        a0 = a1 = 1.0
+        for t in range(n):
+            a0 *= f[o[t]]
+            a1 *= f[o[t] + 1]
+        return a0, a1
+
+    plain = numba.njit(lanes)
+    packed = slp_vectorized(numba.njit(lanes))
+    f = np.random.default_rng(0).random(64) + 0.5
+    o = np.arange(0, 60, 3)
+    before = config.SLP_VECTORIZE
+    assert packed(f, o, 20) == plain(f, o, 20)
+    assert config.SLP_VECTORIZE == before
+    asm = next(iter(packed.inspect_asm().values()))
+    assert "mulpd" in asm
+    if not before:  # (unless the user turned SLP on for every kernel)
+        assert "mulpd" not in next(iter(plain.inspect_asm().values()))

@@ -272,3 +272,29 @@ def note_compiling(stream: Any = None, interval: float = 10.0) -> None:
         print(f"{text} [process {os.getpid()}]", file=stream or sys.stderr, flush=True)
 
     clock.on_compile = say
+
+
+def slp_vectorized(dispatcher: Any) -> Any:
+    """`dispatcher` compiled with LLVM's SLP vectoriser on — straight-line operations on
+    neighbouring values (a block of classes' factors) packed into vector instructions —
+    which numba leaves off by default since some integer code was miscompiled (numba
+    #8705). For small floating-point kernels only, each tested against a brute force:
+    packing is lane by lane, so the bits are the scalar code's. The switch is numba's
+    global setting, read as a kernel's passes are built: it is turned on under numba's
+    compiler lock, so no other thread's kernel is compiled meanwhile, and off again
+    before the kernel that called for this one goes on compiling."""
+    compile_ = dispatcher.compile
+
+    def compile(sig: Any) -> Any:
+        from numba.core import config
+        from numba.core.compiler_lock import global_compiler_lock
+
+        with global_compiler_lock:
+            before, config.SLP_VECTORIZE = config.SLP_VECTORIZE, 1
+            try:
+                return compile_(sig)
+            finally:
+                config.SLP_VECTORIZE = before
+
+    dispatcher.compile = compile
+    return dispatcher

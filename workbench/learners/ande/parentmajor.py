@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.jit import by_classes, numba
+from workbench.jit import by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (active_values, combine_orders, mark_listed,
@@ -247,7 +247,7 @@ def _rows_kernel(W: int):
 
 
 _rows1, _rows2, _rows3, _rows4, _rows5, _rows6, _rows7, _rows8 = (
-    _rows_kernel(w) for w in range(1, 9))
+    slp_vectorized(_rows_kernel(w)) for w in range(1, 9))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
