@@ -16,6 +16,7 @@ Stages never mutate a Dataset: they return new ones (`take`, `replace`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace as _dc_replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -104,8 +105,9 @@ class Dataset:
     def attribute_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attributes)
 
-    @property
+    @cached_property
     def is_all_nominal(self) -> bool:
+        """(Asked by every stage a chunk passes; the attributes never change.)"""
         return all(a.is_nominal for a in self.attributes)
 
     @property
@@ -205,6 +207,9 @@ class Dataset:
 
     def header_difference(self, other: "Dataset") -> str | None:
         """A one-line description of the first header difference, or None if identical."""
+        if (self.attributes == other.attributes  # (one comparison in C when alike)
+                and self.class_attribute == other.class_attribute):
+            return None
         if len(self.attributes) != len(other.attributes):
             return f"{len(self.attributes)} vs {len(other.attributes)} attributes"
         for i, (a, b) in enumerate(zip(self.attributes, other.attributes)):

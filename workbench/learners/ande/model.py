@@ -481,11 +481,11 @@ class AnDE(CountingLearner, MultiPassLearner):
         ptot = st.block_totals(parent_ids)
         d, K = ct.d, ct.K
         nb_den = np.zeros((max(d, 1), K), dtype=np.int64)
-        if ct.max_level >= 1:
-            for a in range(d):
-                nb_den[a] = st.block(int(ct.levels.base[1]) + a).sum(axis=0)
+        if ct.max_level >= 1 and d:  # #(y, x_a present): attribute a's block by class
+            singles = np.arange(int(ct.levels.base[1]), int(ct.levels.base[1]) + d)
+            nb_den[:d] = st.class_totals(singles)[singles]
         tb = tables_of(ct)
-        parents = [st.block_attributes(int(b)) for b in parent_ids]
+        parents = st.attribute_sets(parent_ids)
         chosen = self.parent_weights(parents)
         wts = np.ones(st.n_blocks, dtype=np.float64)
         if chosen is not None:
@@ -516,7 +516,7 @@ class AnDE(CountingLearner, MultiPassLearner):
             return None
         ct = self.counts_
         st = ct.store
-        ids = np.asarray([ct.block_id(s) for s in parents], dtype=np.int64)
+        ids = ct.block_ids(parents)
         out = np.zeros(st.n_blocks, dtype=np.float64)
         if ids.size:
             mi_weights(ids, st.blen, st.battrs, tables_of(ct), self.m, st.block_totals(ids),

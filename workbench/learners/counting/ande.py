@@ -197,6 +197,19 @@ class AnDECounts:
         s = sorted(int(a) for a in attrs)
         return int(self.levels.base[len(s)]) + self.rank(s)
 
+    def block_ids(self, sets: Sequence[Sequence[int]]) -> np.ndarray:
+        """`block_id` of each attribute set (int64), ranked a whole size at a time."""
+        out = np.empty(len(sets), dtype=np.int64)
+        by_size: dict[int, list[int]] = {}
+        for i, s in enumerate(sets):
+            by_size.setdefault(len(s), []).append(i)
+        for size, at in by_size.items():
+            rows = np.sort(np.array([sets[i] for i in at], dtype=np.int64)
+                           .reshape(len(at), size), axis=1)
+            out[at] = (int(self.levels.base[size])
+                       + self.binom[rows, np.arange(1, size + 1)].sum(axis=1))
+        return out
+
     def _attributes(self, attrs: Iterable[int], what: str) -> list[int]:
         """`attrs` sorted, each an attribute index given once (else one clear error)."""
         s = sorted(int(a) for a in attrs)

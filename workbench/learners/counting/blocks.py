@@ -293,6 +293,12 @@ class BlockStore:
         l = int(self.blen[b])
         return tuple(int(a) for a in self.battrs[b, :l])
 
+    def attribute_sets(self, ids: np.ndarray) -> list[tuple[int, ...]]:
+        """`block_attributes` of each block in ``ids`` (in one conversion of the rows)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return [tuple(row[:l]) for row, l in zip(self.battrs[ids].tolist(),
+                                                 self.blen[ids].tolist())]
+
     def block(self, b: int) -> np.ndarray:
         """Block b as a dense int64 array of shape (|X_a1|, …, |X_al|, K)."""
         l = int(self.blen[b])
@@ -316,11 +322,16 @@ class BlockStore:
     def block_totals(self, ids: np.ndarray | None = None) -> np.ndarray:
         """Sum of each block's cells (int64; all blocks, or those in ``ids`` — others 0),
         e.g. N − miss(s) for a parent block."""
+        return self.class_totals(ids).sum(axis=1)
+
+    def class_totals(self, ids: np.ndarray | None = None) -> np.ndarray:
+        """(n_blocks, K) int64: each block's cells summed by class (all blocks, or those
+        in ``ids`` — others 0), e.g. #(y, x_a present) from attribute a's block."""
         ids = (np.arange(self.n_blocks, dtype=np.int64) if ids is None
                else np.asarray(ids, dtype=np.int64))
-        tot = np.zeros(self.n_blocks, dtype=np.int64)
+        tot = np.zeros((self.n_blocks, self.K), dtype=np.int64)
         totals_kernel(ids, self.kind, self.off, self.vbase, self.bsize, self.dense,
-                       self.skeys, self.svals, tot)
+                      self.skeys, self.svals, tot)
         return tot
 
     @property

@@ -3,6 +3,7 @@ combination's rank is ``Σ C(a_t, t + 1)``)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -48,10 +49,13 @@ def colex_combinations(d: int, l: int) -> np.ndarray:
     return _colex_combinations(int(d), int(l)).reshape(-1, l)
 
 
+@lru_cache(maxsize=64)
 def binomial_table(d: int, lmax: int) -> np.ndarray:
-    """binom[a, t] = C(a, t) for a ≤ d, t ≤ lmax (int64), for colex ranks."""
+    """binom[a, t] = C(a, t) for a ≤ d, t ≤ lmax (int64, read-only: one table per shape
+    for the process, not (d + 1)·(lmax + 1) `comb` calls per model), for colex ranks."""
     out = np.zeros((d + 1, lmax + 1), dtype=np.int64)
     for a in range(d + 1):
         for t in range(lmax + 1):
             out[a, t] = comb(a, t)
+    out.setflags(write=False)
     return out

@@ -296,16 +296,19 @@ def bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, nee
 
 @numba.njit(cache=True, nogil=True)
 def totals_kernel(ids, kind, off, vbase, bsize, dense, skeys, svals, out):
+    """out[b, y] = the sum of block b's cells of class y (the class is innermost in a
+    block, so a cell's class is its position mod K = out.shape[1]), for each b in ids."""
+    K = out.shape[1]
     for q in range(ids.shape[0]):
         b = ids[q]
-        t = 0
+        for y in range(K):
+            out[b, y] = 0
         if kind[b] == KIND_DENSE:
-            for i in range(off[b], off[b] + bsize[b]):
-                t += dense[i]
+            for i in range(bsize[b]):
+                out[b, i % K] += dense[off[b] + i]
         elif kind[b] == KIND_SPARSE:
             i = np.searchsorted(skeys, vbase[b])
             hi = vbase[b] + bsize[b]
             while i < skeys.shape[0] and skeys[i] < hi:
-                t += svals[i]
+                out[b, (skeys[i] - vbase[b]) % K] += svals[i]
                 i += 1
-        out[b] = t
