@@ -182,56 +182,39 @@ def generalisations(tb, crit: int | None) -> Generalisations:
     return Generalisations(*_generalisations_kernel(tb, crit))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _deletes(tb, crit, vc, vbase, i, j, xi, xj, o):
-    """Bits of value pair (x_i, x_j), i < j: 1 = x_i deleted by x_j, 2 = x_j by x_i."""
-    vi, vj = vc[vbase[i] + xi], vc[vbase[j] + xj]
-    if min(vi, vj) <= crit:  # either rule needs both counts above crit
-        return 0
-    tot = 0
-    for y in range(tb.K):
-        tot += tb.dense[o + (xi * tb.cards[j] + xj) * tb.K + y]
-    return (1 if vj > crit and vi > vj and tot == vj else 0) | \
-        (2 if vi > crit and vj >= vi and tot == vi else 0)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _listed(sweep, ptr, attr, val, fill, owner, a, x):
-    """Value `owner` deletes value x of attribute a: counted (sweep 0) or stored (sweep 1)."""
-    if sweep == 0:
-        ptr[owner + 1] += 1
-    else:
-        attr[fill[owner]] = a
-        val[fill[owner]] = x
-        fill[owner] += 1
-
-
 @numba.njit(cache=True, nogil=True)
 def _generalisations_kernel(tb, crit):
-    d = tb.cards.shape[0]
+    """`generalisations`' lists. Only values counted more than crit times can delete or be
+    deleted (an identifier-like attribute has none, so it costs no pairs): per pair of
+    such values, x_j deletes x_i when #(x_i) > #(x_j) = #(x_i, x_j), x_i deletes x_j when
+    #(x_j) ≥ #(x_i) = #(x_i, x_j). Two sweeps: the list lengths, then the lists. The
+    tables' arrays are taken out of the tuple once and nothing is handed to a helper in
+    the loops (each would be reference-counted per pair: see `tables.read`)."""
+    cards, dense, off, binom = tb.cards, tb.dense, tb.off, tb.binom
+    d = cards.shape[0]
     K = tb.K
     l1, l2 = tb.lbase[1], tb.lbase[2]
     vbase = np.zeros(d + 1, dtype=np.int64)
     for a in range(d):
-        vbase[a + 1] = vbase[a] + tb.cards[a]
+        vbase[a + 1] = vbase[a] + cards[a]
     vc = np.zeros(vbase[d], dtype=np.int64)  # #(x_a)
     for a in range(d):
-        for v in range(tb.cards[a]):
+        for v in range(cards[a]):
             for y in range(K):
-                vc[vbase[a] + v] += tb.dense[tb.off[l1 + a] + v * K + y]
-    # only values counted more than crit times can delete or be deleted: those of each
-    # attribute, listed (an identifier-like attribute has none, so it costs no pairs)
-    fbase = np.zeros(d + 1, dtype=np.int64)
+                vc[vbase[a] + v] += dense[off[l1 + a] + v * K + y]
+    fbase = np.zeros(d + 1, dtype=np.int64)  # each attribute's values counted > crit
     fval = np.empty(vbase[d], dtype=np.int64)
     for a in range(d):
         fbase[a + 1] = fbase[a]
-        for v in range(tb.cards[a]):
+        for v in range(cards[a]):
             if vc[vbase[a] + v] > crit:
                 fval[fbase[a + 1]] = v
                 fbase[a + 1] += 1
     ptr = np.zeros(vbase[d] + 1, dtype=np.int64)
-    attr = val = fill = np.empty(0, dtype=np.int64)
-    for sweep in range(2):  # count the list lengths, then fill
+    attr = np.empty(0, dtype=np.int64)
+    val = np.empty(0, dtype=np.int64)
+    fill = np.empty(0, dtype=np.int64)
+    for sweep in range(2):
         if sweep == 1:
             for v in range(vbase[d]):
                 ptr[v + 1] += ptr[v]
@@ -239,19 +222,36 @@ def _generalisations_kernel(tb, crit):
             val = np.empty(ptr[vbase[d]], dtype=np.int64)
             fill = ptr[:-1].copy()
         for j in range(1, d):
+            if fbase[j] == fbase[j + 1]:
+                continue
+            cj = cards[j]
             for i in range(j):
-                if fbase[i] == fbase[i + 1] or fbase[j] == fbase[j + 1]:
+                if fbase[i] == fbase[i + 1]:
                     continue
-                o = tb.off[l2 + tb.binom[i, 1] + tb.binom[j, 2]]
+                o = off[l2 + binom[i, 1] + binom[j, 2]]
                 for fi in range(fbase[i], fbase[i + 1]):
                     xi = fval[fi]
+                    vi = vc[vbase[i] + xi]
                     for fj in range(fbase[j], fbase[j + 1]):
                         xj = fval[fj]
-                        bits = _deletes(tb, crit, vc, vbase, i, j, xi, xj, o)
-                        if bits & 1:  # x_j deletes x_i
-                            _listed(sweep, ptr, attr, val, fill, vbase[j] + xj, i, xi)
-                        if bits & 2:  # x_i deletes x_j
-                            _listed(sweep, ptr, attr, val, fill, vbase[i] + xi, j, xj)
+                        vj = vc[vbase[j] + xj]
+                        at = o + (xi * cj + xj) * K
+                        tot = 0
+                        for y in range(K):
+                            tot += dense[at + y]
+                        for side in range(2):  # x_j deletes x_i, then x_i x_j
+                            if side == 0:
+                                hit, owner, a, x = vi > vj and tot == vj, vbase[j] + xj, i, xi
+                            else:
+                                hit, owner, a, x = vj >= vi and tot == vi, vbase[i] + xi, j, xj
+                            if not hit:
+                                continue
+                            if sweep == 0:
+                                ptr[owner + 1] += 1
+                            else:
+                                attr[fill[owner]] = a
+                                val[fill[owner]] = x
+                                fill[owner] += 1
     return vbase, ptr, attr, val
 
 
