@@ -112,3 +112,21 @@ def test_row_folds_the_same_through_the_kernel(k):
     assert np.array_equal(np.bincount(whole[:k * blocks], minlength=k), np.full(k, blocks))
     parts = np.concatenate([row_folds(s, 1000, k, 7, 2) for s in range(0, 100_000, 1000)])
     assert np.array_equal(whole, parts)  # (1,000 rows: numpy's argsort)
+
+
+def test_warm_up_loads_the_specialisations_the_evaluation_uses():
+    """After `warm_up`, the calls an evaluation makes on large tables add no kernel
+    specialisation (nothing to compile or load inside a timed fold)."""
+    from workbench import rowops
+    from workbench.evaluation.splits import row_folds
+
+    rowops.warm_up()
+    kernels = [rowops._shift_by_row_max, rowops._divide_by_row_sums, rowops._loss_terms,
+               rowops.pairwise_sum, rowops.row_sums, rowops.row_ranks]
+    before = [len(k.signatures) for k in kernels]
+    rng = np.random.default_rng(1)
+    p = normalise_log(rng.normal(size=(5000, 3)))
+    loss_sums(p, rng.integers(0, 3, 5000))
+    probability_problem(p)
+    row_folds(0, 5000, 10, 1, 0)
+    assert [len(k.signatures) for k in kernels] == before

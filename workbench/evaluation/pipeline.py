@@ -368,6 +368,10 @@ def _warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
     """
     if key in _WARMED:
         return
+    if not _WARMED:  # the row operations every evaluation uses past 4,096 cells
+        from workbench.rowops import warm_up  # numba: not on the import path
+
+        warm_up()
     _WARMED.add(key)
     small = train.take(np.arange(min(WARM_UP_ROWS, train.n_instances)))
     try:
