@@ -194,8 +194,7 @@ class AnDECounts:
         return int(sum(self.binom[a, t + 1] for t, a in enumerate(sorted(attrs))))
 
     def block_id(self, attrs: Iterable[int]) -> int:
-        s = sorted(int(a) for a in attrs)
-        return int(self.levels.base[len(s)]) + self.rank(s)
+        return int(self.block_ids([tuple(int(a) for a in attrs)])[0])
 
     def block_ids(self, sets: Sequence[Sequence[int]]) -> np.ndarray:
         """`block_id` of each attribute set (int64), ranked a whole size at a time."""
