@@ -44,10 +44,10 @@ from workbench.data.sources import Reservoir
 from workbench.discretize import fit_discretizer
 from workbench.errors import WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
-from workbench.evaluation.outofcore import (DEFAULT_CHUNK, DEFAULT_SAMPLE, _chunks, _counting,
-                                            _first_pass, _multi_pass, _parquet_only,
-                                            _refuse_early, _row_group, _row_group_starts,
-                                            _scored)
+from workbench.evaluation.outofcore import (DEFAULT_CHUNK, DEFAULT_SAMPLE, CPUClock, _chunks,
+                                            _counting, _first_pass, _multi_pass,
+                                            _parquet_only, _refuse_early, _row_group,
+                                            _row_group_starts, _scored)
 from workbench.evaluation.pipeline import _warm_up, fold_seed, peak_rss, reset_peak_rss
 from workbench.jit import compile_clock
 from workbench.evaluation.splits import row_folds
@@ -245,7 +245,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
                                  "(run it in one process to stream them)")
     method = str(getattr(probe, "preprocessing", "none") or "none")
     reset_peak_rss()
-    cpu0 = time.process_time()
+    whole = CPUClock()  # (the whole run's CPU, first loads left out)
     # fold tables, their total and a subtraction's copy (on a Dask worker: two row
     # groups' k fold models and their sum)
     _refuse_early(path, probe, class_column, (3 if client is not None else 1) * folds + 2)
@@ -306,7 +306,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
                "n_test": sum(s.n for s in sums),
                "train_cpu_seconds": sum(f.train_cpu_seconds for f in out),
                "test_cpu_seconds": sum(f.test_cpu_seconds for f in out),
-               "cpu_seconds": time.process_time() - cpu0, "peak_rss_bytes": peak_rss(),
+               "cpu_seconds": whole.cpu_seconds(), "peak_rss_bytes": peak_rss(),
                "compile_seconds": (clock.read() - jit0).cpu_seconds,
                **pooled_metrics(sums, header.n_classes)}
     return CVResult(out, summary, header)
