@@ -180,9 +180,11 @@ class CompileTime:
 
 
 class CompileClock:
-    """Process CPU and wall seconds spent in numba's compiler lock (the outermost hold of
-    each thread), and how many specialisations were compiled; `on_compile` is called with
-    the count at each new compilation (a progress note)."""
+    """CPU seconds of the threads holding numba's compiler lock while they hold it (the
+    outermost hold of each thread; the thread's own CPU, not the process's: work other
+    threads do meanwhile — Arrow decoding a file, a second kernel thread — is not
+    compilation), wall seconds in the lock, and how many specialisations were compiled;
+    `on_compile` is called with the count at each new compilation (a progress note)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -199,13 +201,13 @@ class CompileClock:
         depth = getattr(self._local, "depth", 0)
         self._local.depth = depth + 1
         if depth == 0:
-            self._local.start = (time.process_time(), time.perf_counter())
+            self._local.start = (time.thread_time(), time.perf_counter())
 
     def _lock_end(self) -> None:
         self._local.depth -= 1
         if self._local.depth == 0:
             cpu0, wall0 = self._local.start
-            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            cpu, wall = time.thread_time() - cpu0, time.perf_counter() - wall0
             with self._guard:
                 self._cpu += cpu
                 self._wall += wall
