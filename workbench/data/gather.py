@@ -129,3 +129,34 @@ def group_rows(X: np.ndarray, y: np.ndarray, key: np.ndarray, k: int, X_out: np.
         y_out[p] = y[r]
         order[p] = r
     return bounds
+
+
+@numba.njit(cache=True, nogil=True)
+def pack_rows(X: np.ndarray, y: np.ndarray, nominal: np.ndarray, numeric: np.ndarray,
+              codes: np.ndarray, numbers: np.ndarray, classes: np.ndarray, top: int) -> None:
+    """A value matrix in `replay`'s compact form: codes[r, i] = X[r, nominal[i]] as an
+    unsigned integer (NaN → `top`, the type's largest value), numbers[r, i] =
+    X[r, numeric[i]], classes[r] = y[r] (−1 → `top`)."""
+    for r in range(X.shape[0]):
+        for i in range(nominal.shape[0]):
+            v = X[r, nominal[i]]
+            codes[r, i] = top if np.isnan(v) else v
+        for i in range(numeric.shape[0]):
+            numbers[r, i] = X[r, numeric[i]]
+        classes[r] = top if y[r] < 0 else y[r]
+
+
+@numba.njit(cache=True, nogil=True)
+def unpack_rows(codes: np.ndarray, numbers: np.ndarray, classes: np.ndarray,
+                nominal: np.ndarray, numeric: np.ndarray, X: np.ndarray,
+                y: np.ndarray, top: int) -> None:
+    """`pack_rows` undone, bit for bit: X[r, nominal[i]] = codes[r, i] (`top` → NaN),
+    X[r, numeric[i]] = numbers[r, i], y[r] = classes[r] (`top` → −1)."""
+    for r in range(X.shape[0]):
+        for i in range(nominal.shape[0]):
+            c = codes[r, i]
+            X[r, nominal[i]] = np.nan if c == top else np.float64(c)
+        for i in range(numeric.shape[0]):
+            X[r, numeric[i]] = numbers[r, i]
+        c = classes[r]
+        y[r] = -1 if c == top else np.int64(c)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
+from workbench.data.replay import Replay
 from workbench.data.sources import Reservoir
 from workbench.discretize import fit_discretizer
 from workbench.errors import WorkbenchError
@@ -135,12 +136,11 @@ def _class_known(chunk: Dataset, index: int, assign: Assignment, round_: int
     return part, idx, assign.of(index, part.n_instances, round_)
 
 
-def _fold_chunks(path, chunk_rows: int, header: Dataset, class_column: str | None,
-                 assign: Assignment, round_: int
+def _fold_chunks(src: Replay, assign: Assignment, round_: int
                  ) -> Iterator[tuple[Dataset, np.ndarray, np.ndarray]]:
     """Each chunk's rows with a class, their indices among such rows and their folds."""
     index = 0
-    for _, chunk in _chunks(path, chunk_rows, header, class_column):
+    for _, chunk in src.chunks():
         part, idx, fold = _class_known(chunk, index, assign, round_)
         index += part.n_instances
         yield part, idx, fold
@@ -175,13 +175,13 @@ def _rows_of(grouped: Dataset, bounds: np.ndarray, f: int) -> Dataset:
     return grouped.replace(X=grouped.X[lo:hi], y=grouped.y[lo:hi])
 
 
-def _reservoirs(path, chunk_rows: int, header: Dataset, class_column: str | None,
-                assign: Assignment, round_: int, sample: int) -> list[Reservoir]:
+def _reservoirs(src: Replay, assign: Assignment, round_: int, sample: int
+                ) -> list[Reservoir]:
     """One seeded reservoir per fold of ⌈sample / (k − 1)⌉ of its rows."""
     folds, seed = assign.folds, assign.seed
     size = max(1, math.ceil(sample / (folds - 1)))
     res = [Reservoir(size, seed=(seed, round_, f)) for f in range(folds)]  # type: ignore[arg-type]
-    for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign, round_):
+    for part, _, fold in _fold_chunks(src, assign, round_):
         for f in range(folds):
             rows = np.flatnonzero(fold == f)
             if rows.size:
@@ -257,14 +257,44 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
         _warm_up(f"{learner}|{sorted((params or {}).items())!r}", learner, params, seed,
                  first.take(np.flatnonzero(first.y >= 0)))
         _Grouped()(first, np.zeros(first.n_instances, dtype=np.int64), folds)  # (kernel)
+    # the file decoded once, its later passes read from a compact copy (`Replay`)
+    # (with Dask, only the sample pass is read here: no copy)
+    src = Replay(path, chunk_rows, header, total, class_column, copy=client is None)
+    if first is not None:
+        src.warm_up(first)
     clock = compile_clock()
     jit0 = clock.read()
     out: list[CVFold] = []
+    try:
+        passes, subtraction = _rounds(src, path, learner, params, seed, assign, header, total,
+                                      method, sample, first_round, rounds, client, keep, out)
+    finally:
+        src.close()
+    sums = [f.sums for f in out]
+    summary = {"rows": total, "rounds": rounds, "folds": folds, "passes": passes,
+               "replayed": src.replayed,
+               "subtraction": bool(subtraction), "preprocessing": method,
+               "discretize_sample": None if method == "none" else sample,
+               "n_test": sum(s.n for s in sums),
+               "train_cpu_seconds": sum(f.train_cpu_seconds for f in out),
+               "test_cpu_seconds": sum(f.test_cpu_seconds for f in out),
+               "cpu_seconds": whole.cpu_seconds(), "peak_rss_bytes": peak_rss(),
+               "compile_seconds": (clock.read() - jit0).cpu_seconds,
+               **pooled_metrics(sums, header.n_classes)}
+    return CVResult(out, summary, header)
+
+
+def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
+            header: Dataset, total: int, method: str, sample: int, first_round: int,
+            rounds: int, client: Any, keep: Keep | None, out: list[CVFold]
+            ) -> tuple[int, bool | None]:
+    """The rounds' folds appended to `out`; returns the passes read and whether the folds
+    trained by subtraction."""
+    folds, scored = assign.folds, assign.scored
     passes = 1
     subtraction = None
     for r in range(first_round, first_round + rounds):
-        res = None if method == "none" else _reservoirs(path, chunk_rows, header,
-                                                       class_column, assign, r, sample)
+        res = None if method == "none" else _reservoirs(src, assign, r, sample)
         cpu = time.process_time()
         discs = None if res is None else _fold_discretizers(method, res, scored)
         shared_disc = time.process_time() - cpu
@@ -285,12 +315,10 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
             out.extend(cv[f] for f in scored)
             continue
         if subtraction:
-            n_passes = _train_subtracting(path, chunk_rows, header, class_column, models, cv,
-                                          assign, r, total)
+            n_passes = _train_subtracting(src, models, cv, assign, r, total)
         else:
-            n_passes = _train_side_by_side(path, chunk_rows, header, class_column, models, cv,
-                                           discs, assign, r)
-        _score(path, chunk_rows, header, class_column, models, cv, discs, assign, r, keep)
+            n_passes = _train_side_by_side(src, models, cv, discs, assign, r)
+        _score(src, models, cv, discs, assign, r, keep)
         for f in scored:
             fold, m = cv[f], models[f]
             fold.model_bytes = m.model_bytes() if hasattr(m, "model_bytes") else None
@@ -299,32 +327,21 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
         passes += (res is not None) + n_passes + 1
         out.extend(cv[f] for f in scored)
         del models
-    sums = [f.sums for f in out]
-    summary = {"rows": total, "rounds": rounds, "folds": folds, "passes": passes,
-               "subtraction": bool(subtraction), "preprocessing": method,
-               "discretize_sample": None if method == "none" else sample,
-               "n_test": sum(s.n for s in sums),
-               "train_cpu_seconds": sum(f.train_cpu_seconds for f in out),
-               "test_cpu_seconds": sum(f.test_cpu_seconds for f in out),
-               "cpu_seconds": whole.cpu_seconds(), "peak_rss_bytes": peak_rss(),
-               "compile_seconds": (clock.read() - jit0).cpu_seconds,
-               **pooled_metrics(sums, header.n_classes)}
-    return CVResult(out, summary, header)
+    return passes, subtraction
 
 
-def _train_subtracting(path, chunk_rows, header, class_column, models, cv, assign, round_,
-                       total) -> int:
+def _train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:
     """One counting pass (each row into its own fold's table), then fold f's training
     table = total − fold f's. Returns the passes read (1)."""
     k = len(models)
     for m in models:
-        m.start(header, total)
+        m.start(src.header, total)
     own = np.zeros(k)
     n_train = np.zeros(k, dtype=np.int64)
     cpu = time.process_time()
     index = 0
     by_fold = _Grouped()
-    for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign, round_):
+    for part, _, fold in _fold_chunks(src, assign, round_):
         index += part.n_instances
         grouped, _, bounds = by_fold(part, fold, k)
         for f in range(k):
@@ -348,8 +365,7 @@ def _train_subtracting(path, chunk_rows, header, class_column, models, cv, assig
     return 1
 
 
-def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, discs, assign,
-                        round_) -> int:
+def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> int:
     """k models trained in the learner's passes, each pass one read of the file for all
     folds (fold f's model learns the rows of the other folds, with its cut points).
     Returns the passes read."""
@@ -358,14 +374,14 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
     active = assign.scored
     if multi:
         for f in active:
-            models[f].begin(discs[f].transform(header) if discs is not None else header)
+            models[f].begin(discs[f].transform(src.header) if discs is not None
+                            else src.header)
     p = 0
     while active:
         own = np.zeros(k)
         n_train = np.zeros(k, dtype=np.int64)
         cpu = time.process_time()
-        for part, _, fold in _fold_chunks(path, chunk_rows, header, class_column, assign,
-                                          round_):
+        for part, _, fold in _fold_chunks(src, assign, round_):
             for f in active:
                 rows = np.flatnonzero(fold != f)
                 if not rows.size:
@@ -378,7 +394,8 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
                 n_train[f] += rows.size
         for f in active:
             if n_train[f] == 0:
-                raise WorkbenchError(f"{path}: fold {f + 1} has no training rows with a class")
+                raise WorkbenchError(f"{src.path}: fold {f + 1} has no training rows with "
+                                     "a class")
             t = time.process_time()
             if multi:
                 models[f].end_pass(p)
@@ -392,16 +409,14 @@ def _train_side_by_side(path, chunk_rows, header, class_column, models, cv, disc
     return p
 
 
-def _score(path, chunk_rows, header, class_column, models, cv, discs, assign, round_,
-           keep: Keep | None) -> None:
+def _score(src: Replay, models, cv, discs, assign, round_, keep: Keep | None) -> None:
     """One pass: each row classified by its fold's model (and cut points)."""
     k = len(models)
     sums: list[list[LossSums]] = [[] for _ in range(k)]
     own = np.zeros(k)
     cpu = time.process_time()
     by_fold = _Grouped()
-    for part, idx, fold in _fold_chunks(path, chunk_rows, header, class_column, assign,
-                                        round_):
+    for part, idx, fold in _fold_chunks(src, assign, round_):
         grouped, order, bounds = by_fold(part, fold, k)
         for f in assign.scored:
             if bounds[f + 1] == bounds[f]:
