@@ -112,3 +112,18 @@ def test_discretize_missing_file_and_out_test_without_test(tmp_path):
 def test_help(cmd):
     proc = wb(cmd, "--help")
     assert proc.returncode == 0 and "usage" in proc.stdout
+
+
+def test_datasets_finds_a_parquet_file_and_reads_only_its_footer(tmp_path):
+    """A data set converted to Parquet (`fetch`'s streamed sources, or by hand) is found by
+    its slug and listed from the file's metadata: rows and columns, classes not counted."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1.0, 2.0, 3.0], "class": ["x", "y", "x"]}),
+                   tmp_path / "covtype.parquet")
+    proc = wb("datasets", "--data-dir", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    covtype = next(line for line in proc.stdout.splitlines() if line.startswith("covtype "))
+    assert str(tmp_path) in covtype and "instances 3 vs 581012" in covtype
+    assert "attributes 2 vs 55" in covtype

@@ -268,3 +268,66 @@ def test_jmlr16_sources_kddcup_msd_and_linkage_over_http(tmp_path, monkeypatch):
             fetch_mod.fetch("record-linkage", force=True)
     finally:
         httpd.shutdown()
+
+
+def _libsvm_digits(n: int, seed: int = 2) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """LIBSVM lines of n 784-pixel digits (sparse: absent pixels are 0) and their dense
+    pixels and labels."""
+    rng = np.random.default_rng(seed)
+    dense = np.zeros((n, 784), dtype=np.uint8)
+    labels = rng.integers(0, 10, n)
+    lines = []
+    for r in range(n):
+        cols = np.sort(rng.choice(784, size=rng.integers(0, 40), replace=False))
+        dense[r, cols] = rng.integers(1, 256, cols.size)
+        lines.append(" ".join([str(labels[r])] + [f"{c + 1}:{dense[r, c]}" for c in cols]))
+    return ("\n".join(lines) + "\n").encode(), dense, labels
+
+
+def test_mnist8m_is_streamed_from_libsvm_bzip2_to_parquet(flaky, tmp_path, monkeypatch,
+                                                          capsys):
+    """mnist8m (LIBSVM's bzip2 file, 8.1 M rows in truth) is downloaded to disk, resumed
+    after a cut, decompressed and parsed a block at a time into a Parquet file of 784
+    uint8 pixel columns and the digit, which the search path then finds."""
+    import bz2
+
+    import pyarrow.parquet as pq
+
+    text, dense, labels = _libsvm_digits(300)
+    flaky.files = {"/multiclass/mnist8m.bz2": bz2.compress(text)}
+    flaky.plan = ["cut"]
+    monkeypatch.setattr(fetch_mod, "BLOCK_BYTES", 9000)  # several blocks, row groups
+    path = fetch_mod.fetch("mnist8m")
+    assert path == tmp_path / "cache" / "mnist8m.parquet"
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
+        "mnist8m.parquet", "mnist8m.source.json"]  # the download and temporary file gone
+    assert flaky.ranges[1] is not None  # the cut transfer was resumed, on disk
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_rows == 300 and meta.num_row_groups > 3
+    data = load_dataset("mnist8m")  # found as <slug>.parquet on the search path
+    assert data.n_attributes == 784 and data.attributes[0].name == "pixel1"
+    assert data.attributes[783].values is None  # numeric, as in the paper (EF5 bins)
+    np.testing.assert_array_equal(data.X, dense.astype(float))
+    assert [int(data.class_values[c]) for c in data.y] == labels.tolist()
+    info = json.loads((tmp_path / "cache" / "mnist8m.source.json").read_text())
+    assert info["rows"] == 300 and info["files"] == ["multiclass/mnist8m.bz2"]
+    assert "publishes no checksum" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["pixel 300", "label 12", "truncated"])
+def test_a_bad_mnist8m_file_is_one_line_and_leaves_no_file(flaky, tmp_path, damage):
+    import bz2
+
+    text, _, _ = _libsvm_digits(50)
+    if damage == "pixel 300":
+        body = bz2.compress(text + b"3 5:300\n")
+    elif damage == "label 12":
+        body = bz2.compress(b"12 1:3\n" + text)
+    else:
+        body = bz2.compress(text)[:-40]
+    flaky.files = {"/multiclass/mnist8m.bz2": body}
+    want = {"pixel 300": "not a pixel value", "label 12": "label 12 is not one of",
+            "truncated": "not a whole bzip2 stream"}[damage]
+    with pytest.raises(WorkbenchError, match=f"fetch mnist8m: .*{want}"):
+        fetch_mod.fetch("mnist8m")
+    assert not [p for p in (tmp_path / "cache").iterdir()]  # nothing half-written

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from workbench.data.arff import load_arff
-    from workbench.data.catalog import CATALOG, PROJECT_DATASETS, find_dataset
+    from workbench.data.catalog import CATALOG, PROJECT_DATASETS, find_dataset, load_dataset
     from workbench.errors import WorkbenchError
 
     header = ("slug", "group", "where", "inst", "paper", "att", "paper", "classes", "paper",
@@ -52,8 +52,17 @@ def run(args: argparse.Namespace) -> int:
             rows.append((e.slug, e.group, where, "?", str(e.instances), "?",
                          str(e.attributes), "?", str(e.classes), ""))
             continue
+        if path.suffix == ".parquet":  # (big: its metadata, not its rows)
+            n, att = _parquet_shape(path)
+            flags = [f for f, bad in ((f"instances {n} vs {e.instances}", n != e.instances),
+                                      (f"attributes {att} vs {e.attributes}",
+                                       att != e.attributes)) if bad]
+            rows.append((e.slug, e.group, where, str(n), str(e.instances), str(att),
+                         str(e.attributes), "?", str(e.classes), "; ".join(flags)))
+            continue
         try:
-            d = load_arff(path, name=e.slug)
+            d = load_arff(path, name=e.slug) if path.name.endswith((".arff", ".arff.gz")) \
+                else load_dataset(path)
         except WorkbenchError as exc:
             rows.append((e.slug, e.group, where, "-", str(e.instances), "-",
                          str(e.attributes), "-", str(e.classes), f"ERROR: {exc}"))
@@ -86,3 +95,11 @@ def run(args: argparse.Namespace) -> int:
     missing = len(CATALOG) - found
     print(f"{len(CATALOG)} catalog entries, {found} found, {missing} missing", file=out)
     return 0
+
+
+def _parquet_shape(path) -> tuple[int, int]:
+    """A Parquet file's rows and columns (the class included), from its footer."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return meta.num_rows, meta.num_columns

@@ -240,11 +240,17 @@ def search_path(extra_dirs: Iterable[str | os.PathLike] = ()) -> list[Path]:
     return dirs + [cache_dir()]
 
 
+SUFFIXES = (".arff.gz", ".arff", ".parquet", ".csv", ".csv.gz")
+"""A data set's file names along the search path, in the order tried in each directory
+(Parquet and CSV for data converted elsewhere or too big for ARFF, e.g. ``fetch mnist8m``)."""
+
+
 def find_dataset(slug: str, extra_dirs: Iterable[str | os.PathLike] = ()) -> Path | None:
-    """First ``<slug>.arff.gz`` or ``<slug>.arff`` along `search_path`, or None."""
+    """First ``<slug>`` + one of `SUFFIXES` along `search_path`, or None."""
     slug = resolve_slug(slug)
     for directory in search_path(extra_dirs):
-        for candidate in (directory / f"{slug}.arff.gz", directory / f"{slug}.arff"):
+        for suffix in SUFFIXES:
+            candidate = directory / f"{slug}{suffix}"
             if candidate.is_file():
                 return candidate
     return None
@@ -276,7 +282,9 @@ def load_dataset(
     slug = resolve_slug(text)
     path = find_dataset(slug, extra_dirs)
     if path is not None:
-        return load_arff(path, name=slug)
+        if path.name.endswith((".arff", ".arff.gz")):
+            return load_arff(path, name=slug)
+        return load_table(path).replace(name=slug)
     where = ", ".join(str(d) for d in search_path(extra_dirs))
     if slug in _BY_SLUG:
         what = f"data set '{slug}' ({_BY_SLUG[slug].name}) not found"
@@ -285,6 +293,6 @@ def load_dataset(
     hint = (f"; or download it: python -m workbench fetch {slug}" if slug in SOURCES
             else "")
     raise WorkbenchError(
-        f"{what}: looked for {slug}.arff.gz / {slug}.arff in {where} "
+        f"{what}: looked for {' / '.join(slug + s for s in SUFFIXES)} in {where} "
         f"(add directories with $WORKBENCH_DATA or --data-dir{hint})"
     )

@@ -4,17 +4,22 @@ directory, converted to the catalog's attribute layout, where the search path fi
 - Sources (`SOURCES`): the UCI repository's files of the data sets this checkout lacks or has
   only in part — the full poker-hand (training + testing files, 1,025,010 rows),
   covtype, census-income (data + test files, the instance weight left out) and
-  localization. A source may pin each file's SHA-256; every download's SHA-256 is recorded
-  in ``<slug>.source.json`` next to the data.
+  localization — and of JMLR 2016's big sets (kddcup, msdyearprediction, pamap2,
+  record-linkage), plus LIBSVM's mnist8m. A source may pin each file's SHA-256; every
+  download's SHA-256 is recorded in ``<slug>.source.json`` next to the data.
+- Too big for memory (mnist8m: 8.1 M rows × 784 pixels): the file is downloaded to disk
+  beside the cache and converted block by block (`BLOCK_BYTES` of text) into
+  ``<slug>.parquet`` (`Source.stream`); the download is removed afterwards.
 - The cache is ``$WORKBENCH_CACHE`` or ``~/.cache/workbench/datasets``; it is on the data
   search path (`catalog.search_path`), so after ``fetch covtype`` configs and commands find
   ``covtype``. ``$WORKBENCH_FETCH_BASE`` replaces the repository's base address (a mirror,
   or a local server in tests).
-- Safety: a file is downloaded to memory and written (atomically) only after its checksum
-  (when pinned) matches and the conversion succeeded. A transfer cut short (a closed
+- Safety: a file is downloaded (to memory, or to disk for a streamed source) and the data
+  set written (atomically) only after its checksum (when pinned) matches and the
+  conversion succeeded. A transfer cut short (a closed
   connection, fewer bytes than announced, a server error) is resumed with an HTTP range
   request, or begun again, up to `RETRIES` attempts with doubling waits. An offline
-  machine, an HTTP error, a checksum mismatch, a truncated or altered gzip stream or a
+  machine, an HTTP error, a checksum mismatch, a truncated or altered gzip / bzip2 stream or a
   malformed file gives one line naming the address or file and leaves no file behind. The
   UCI repository publishes no checksums: each download says so and records its SHA-256.
 """
@@ -55,13 +60,21 @@ TIMEOUT = 60
 
 @dataclass(frozen=True)
 class Source:
-    """Where a data set comes from and how its files become the catalog's layout."""
+    """Where a data set comes from and how its files become the catalog's layout:
+    `convert` turns the downloaded bytes into a Dataset (saved as ARFF); a source too big
+    for memory has `stream` instead, which reads the downloaded files from disk and writes
+    a Parquet file chunk by chunk, returning its rows."""
 
     files: tuple[str, ...]  # paths relative to the base address
-    convert: Callable[[list[bytes]], Dataset]
+    convert: Callable[[list[bytes]], Dataset] | None = None
     sha256: dict[str, str] = field(default_factory=dict)  # pinned checksums by file
     base: str = UCI
     note: str = ""
+    stream: Callable[[list[Path], Path], int] | None = None
+
+    @property
+    def suffix(self) -> str:
+        return ".parquet" if self.stream is not None else ".arff.gz"
 
 
 def cache_dir() -> Path:
@@ -290,6 +303,66 @@ def _pamap2(files: list[bytes]) -> Dataset:
                     ("activity", *_nominal(ids, tuple(sorted(set(ids) - {None}, key=int)))))
 
 
+LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
+BLOCK_BYTES = 64 << 20
+"""Text decompressed and parsed at a time by the LIBSVM converter (one Parquet row group)."""
+
+
+def _libsvm_parquet(paths: list[Path], out: Path, features: int, prefix: str,
+                    classes: tuple[str, ...]) -> int:
+    """bzip2-compressed LIBSVM files (``label index:value …``, indices from 1, absent = 0)
+    of pixel values 0…255 into a Parquet file: `features` uint8 columns ``<prefix>1`` …
+    and a nominal class of the declared `classes` (labels written as integers). Streamed:
+    `BLOCK_BYTES` of text at a time, never the whole file; returns the rows."""
+    import bz2
+
+    import pyarrow.parquet as pq
+    from sklearn.datasets import load_svmlight_file
+
+    names = [f"{prefix}{j + 1}" for j in range(features)]
+    schema = pa.schema([(n, pa.uint8()) for n in names]
+                       + [("class", pa.dictionary(pa.int8(), pa.string()))])
+    labels = {float(c): i for i, c in enumerate(classes)}
+    dictionary = pa.array(list(classes))
+    rows = 0
+    with pq.ParquetWriter(out, schema) as writer:
+        for path in paths:
+            line = 1
+            try:
+                with bz2.open(path, "rb") as text:
+                    while block := text.readlines(BLOCK_BYTES):
+                        where = f"{path.name}, lines {line}-{line + len(block) - 1}"
+                        try:
+                            X, y = load_svmlight_file(io.BytesIO(b"".join(block)),
+                                                      n_features=features, zero_based=False)
+                        except ValueError as exc:
+                            raise WorkbenchError(f"{where}: not LIBSVM data of {features} "
+                                                 f"features ({exc})") from None
+                        dense = X.toarray()
+                        if dense.size and not ((dense >= 0) & (dense <= 255)
+                                               & (dense == np.floor(dense))).all():
+                            raise WorkbenchError(f"{where}: a value that is not a pixel "
+                                                 "value 0..255")
+                        try:
+                            codes = np.array([labels[v] for v in y], dtype=np.int8)
+                        except KeyError as exc:
+                            raise WorkbenchError(f"{where}: label {exc.args[0]:g} is not one "
+                                                 f"of {', '.join(classes)}") from None
+                        cols = [pa.array(dense[:, j].astype(np.uint8)) for j in range(features)]
+                        cols.append(pa.DictionaryArray.from_arrays(pa.array(codes), dictionary))
+                        writer.write_table(pa.Table.from_arrays(cols, schema=schema))
+                        rows += len(block)
+                        line += len(block)
+            except (OSError, EOFError) as exc:
+                raise WorkbenchError(f"{path.name}: not a whole bzip2 stream ({exc}); the "
+                                     "download was cut short or altered: fetch again") from None
+    return rows
+
+
+def _mnist8m(paths: list[Path], out: Path) -> int:
+    return _libsvm_parquet(paths, out, 784, "pixel", tuple(str(d) for d in range(10)))
+
+
 SOURCES: dict[str, Source] = {
     "poker-hand": Source(("poker/poker-hand-training-true.data",
                           "poker/poker-hand-testing.data"), _poker,
@@ -311,6 +384,10 @@ SOURCES: dict[str, Source] = {
                           "class"),
     "record-linkage": Source(("00210/donation.zip",), _linkage,
                       note="the ten blocks in order; is_match is the class"),
+    "mnist8m": Source(("multiclass/mnist8m.bz2",), base=LIBSVM, stream=_mnist8m,
+                      note="LIBSVM's 8.1 M digits (Loosli, Canu & Bottou's deformed MNIST): "
+                           "784 pixel values 0-255 and the digit as the class; streamed to "
+                           "Parquet"),
 }
 
 
@@ -328,7 +405,26 @@ class _Broken(Exception):
         self.got = got
 
 
-def _attempt(url: str, have: bytearray) -> None:
+class _FileSink:
+    """A download appended to a file (a big source never held in memory); the
+    `bytearray` operations `_attempt` uses."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "wb")
+
+    def __len__(self) -> int:
+        return self.file.tell()
+
+    def __iadd__(self, chunk: bytes) -> "_FileSink":
+        self.file.write(chunk)
+        return self
+
+    def clear(self) -> None:
+        self.file.seek(0)
+        self.file.truncate()
+
+
+def _attempt(url: str, have: bytearray | _FileSink) -> None:
     """Read `url` into `have`, asking only for the bytes after those `have` holds (an HTTP
     range; a server that ignores it sends the whole file again, which then replaces them).
     Raises `_Broken` for a cut transfer, WorkbenchError for an answer that will not change."""
@@ -338,7 +434,7 @@ def _attempt(url: str, have: bytearray) -> None:
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
             if have and resp.status != 206:
-                del have[:]
+                have.clear()
             length = resp.headers.get("Content-Length")
             expected = len(have) + int(length) if length and length.isdigit() else None
             while chunk := resp.read(1 << 20):
@@ -358,25 +454,32 @@ def _attempt(url: str, have: bytearray) -> None:
         raise _Broken(f"received {len(have)} of {expected} bytes", len(have))
 
 
-def _download(url: str, retries: int | None = None, backoff: float | None = None) -> bytes:
-    """The bytes at `url`: a transfer cut short is resumed from where it stopped (or begun
-    again), up to `RETRIES` attempts with doubling waits; one line when it cannot be had."""
+def _download(url: str, retries: int | None = None, backoff: float | None = None,
+              to: Path | None = None) -> bytes:
+    """The bytes at `url` (or, with `to`, written to that file; then b""): a transfer cut
+    short is resumed from where it stopped (or begun again), up to `RETRIES` attempts with
+    doubling waits; one line when it cannot be had."""
     retries = RETRIES if retries is None else retries
     wait = BACKOFF if backoff is None else backoff
-    have = bytearray()
-    for attempt in range(1, retries + 1):
-        try:
-            _attempt(url, have)
-            return bytes(have)
-        except _Broken as exc:
-            if attempt == retries:
-                raise WorkbenchError(
-                    f"cannot download {url}: {exc} ({retries} attempts; offline? set "
-                    f"${BASE_ENV} to a mirror)") from None
-            log.note(f"download of {url} broke ({exc}); attempt {attempt + 1} of {retries} "
-                     f"in {wait:g} s, resuming from byte {exc.got}")
-            time.sleep(wait)
-            wait *= 2
+    sink = None if to is None else _FileSink(to)
+    have: bytearray | _FileSink = bytearray() if sink is None else sink
+    try:
+        for attempt in range(1, retries + 1):
+            try:
+                _attempt(url, have)
+                return b"" if sink is not None else bytes(have)
+            except _Broken as exc:
+                if attempt == retries:
+                    raise WorkbenchError(
+                        f"cannot download {url}: {exc} ({retries} attempts; offline? set "
+                        f"${BASE_ENV} to a mirror)") from None
+                log.note(f"download of {url} broke ({exc}); attempt {attempt + 1} of "
+                         f"{retries} in {wait:g} s, resuming from byte {exc.got}")
+                time.sleep(wait)
+                wait *= 2
+    finally:
+        if sink is not None:
+            sink.file.close()
     raise AssertionError("unreachable")
 
 
@@ -392,37 +495,78 @@ def _gunzip(raw: bytes, where: str) -> bytes:
 def fetch(slug: str, force: bool = False) -> Path:
     """Download data set `slug` (a catalog slug; aliases are resolved by the caller, e.g.
     `catalog.resolve_slug`) into the cache (see the module docstring); returns the path of
-    its ``<slug>.arff.gz``. An existing copy is kept unless `force`."""
+    its ``<slug>.arff.gz`` (``<slug>.parquet`` for a streamed source). An existing copy is
+    kept unless `force`."""
     if slug not in SOURCES:
         raise WorkbenchError(f"fetch: no public source recorded for '{slug}' (known: "
                              f"{', '.join(SOURCES)})")
     src = SOURCES[slug]
-    target = cache_dir() / f"{slug}.arff.gz"
+    target = cache_dir() / f"{slug}{src.suffix}"
     if target.is_file() and not force:
         return target
     base = os.environ.get(BASE_ENV, "").strip() or src.base
     base = base if base.endswith("/") else base + "/"
-    contents, digests = [], {}
-    for rel in src.files:
-        data = _download(base + rel)
-        digest = hashlib.sha256(data).hexdigest()
-        pinned = src.sha256.get(rel)
-        if pinned is not None and digest != pinned:
-            raise WorkbenchError(f"checksum mismatch for {base + rel}: expected sha256 "
-                                 f"{pinned}, got {digest}; nothing was written")
-        if pinned is None:
-            log.note(f"note: {base + rel}: its source publishes no checksum, so a byte "
-                     f"altered on the way cannot be detected (recorded sha256 {digest[:16]}… "
-                     f"in {slug}.source.json)")
-        contents.append(data)
-        digests[rel] = digest
-    try:
-        data = src.convert(contents)
-    except WorkbenchError as exc:
-        raise WorkbenchError(f"fetch {slug}: {exc}") from None
     target.parent.mkdir(parents=True, exist_ok=True)
-    save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
+    if src.stream is not None:
+        rows, digests = _fetch_streamed(slug, src, base, target)
+    else:
+        contents, digests = [], {}
+        for rel in src.files:
+            data = _download(base + rel)
+            digests[rel] = _checked(slug, src, base, rel, hashlib.sha256(data))
+            contents.append(data)
+        try:
+            data = src.convert(contents)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"fetch {slug}: {exc}") from None
+        save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
+        rows = data.n_instances
     atomic_write_text(target.with_name(f"{slug}.source.json"), json.dumps(
         {"slug": slug, "base": base, "files": list(src.files), "sha256": digests,
-         "rows": data.n_instances, "note": src.note}, indent=2) + "\n")
+         "rows": rows, "note": src.note}, indent=2) + "\n")
     return target
+
+
+def _checked(slug: str, src: Source, base: str, rel: str, digest: "hashlib._Hash") -> str:
+    """A downloaded file's SHA-256, checked against the pinned one (else a note)."""
+    got = digest.hexdigest()
+    pinned = src.sha256.get(rel)
+    if pinned is not None and got != pinned:
+        raise WorkbenchError(f"checksum mismatch for {base + rel}: expected sha256 "
+                             f"{pinned}, got {got}; nothing was written")
+    if pinned is None:
+        log.note(f"note: {base + rel}: its source publishes no checksum, so a byte "
+                 f"altered on the way cannot be detected (recorded sha256 {got[:16]}… "
+                 f"in {slug}.source.json)")
+    return got
+
+
+def _fetch_streamed(slug: str, src: Source, base: str, target: Path
+                    ) -> tuple[int, dict[str, str]]:
+    """A big source's files downloaded to disk beside the cache, converted by
+    `src.stream` into a temporary Parquet file renamed to `target`; the downloads and any
+    partial output are removed whatever happens. Returns the rows and the checksums."""
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix=f".{slug}-", dir=target.parent))
+    try:
+        paths, digests = [], {}
+        for rel in src.files:
+            path = work / rel.rsplit("/", 1)[-1]
+            _download(base + rel, to=path)
+            digest = hashlib.sha256()
+            with open(path, "rb") as f:
+                while block := f.read(1 << 24):
+                    digest.update(block)
+            digests[rel] = _checked(slug, src, base, rel, digest)
+            paths.append(path)
+        out = work / target.name
+        try:
+            rows = src.stream(paths, out)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"fetch {slug}: {exc}") from None
+        os.replace(out, target)
+        return rows, digests
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
