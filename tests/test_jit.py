@@ -218,3 +218,34 @@ def test_slp_vectorized_packs_neighbouring_lanes_and_leaves_numbas_setting_alone
     assert "mulpd" in asm
     if not before:  # (unless the user turned SLP on for every kernel)
         assert "mulpd" not in next(iter(plain.inspect_asm().values()))
+
+
+def test_the_compile_clock_counts_the_compiling_threads_cpu_only():
+    """While one thread compiles, the CPU another thread burns is not compilation (it was,
+    with the process's clock: a fresh out-of-core fit then read negative training CPU)."""
+    import threading
+    import time
+
+    import numpy as np
+
+    from workbench.jit import compile_clock, numba
+
+    @numba.njit
+    def fresh(a):  # (not cached: compiled on the thread, under numba's compiler lock)
+        return np.cumsum(a).max() + a.min()
+
+    clock = compile_clock()
+    before = clock.read().cpu_seconds
+    worker = threading.Thread(target=fresh, args=(np.random.default_rng(0).random(50),))
+    mine = time.thread_time()
+    total = time.process_time()
+    worker.start()
+    x = 0
+    while worker.is_alive():  # this thread keeps busy meanwhile
+        x += sum(range(1000))
+    worker.join()
+    mine = time.thread_time() - mine
+    total = time.process_time() - total
+    compiled = clock.read().cpu_seconds - before
+    assert mine > 0.05 and compiled > 0.05
+    assert compiled <= total - mine + 0.02

@@ -17,9 +17,10 @@ from workbench.evaluation.outofcore_cv import evaluate_kfold
 from conftest import EMBEDDED
 
 
-def _file(tmp_path, n=1000):
+def _file(tmp_path, n=1000, numeric=True):
     """Parquet with a nominal column of 300 values (codes need 16 bits), a numeric one
-    and a small nominal one with missing values, and a class missing on some rows."""
+    (unless not `numeric`) and a small nominal one with missing values, and a class
+    missing on some rows."""
     rng = np.random.default_rng(4)
     many = [f"v{i}" for i in rng.integers(0, 300, n)]
     num = rng.normal(size=n)
@@ -27,8 +28,10 @@ def _file(tmp_path, n=1000):
     few = [None if u < 0.15 else "ab"[int(u * 10) % 2] for u in rng.random(n)]
     cls = [None if u < 0.05 else "yn"[int(u * 7) % 2] for u in rng.random(n)]
     path = tmp_path / "mixed.parquet"
-    pq.write_table(pa.table({"many": many, "num": pa.array(num, from_pandas=True),
-                             "few": few, "class": cls}), path, row_group_size=128)
+    cols = {"many": many, "num": pa.array(num, from_pandas=True), "few": few, "class": cls}
+    if not numeric:
+        del cols["num"]
+    pq.write_table(pa.table(cols), path, row_group_size=128)
     return path
 
 
@@ -44,10 +47,11 @@ def _same(a, b):
         np.testing.assert_array_equal(y1, y2)
 
 
-def test_replayed_chunks_are_the_files_bit_for_bit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("numeric", [True, False])  # (all nominal: the straight copy)
+def test_replayed_chunks_are_the_files_bit_for_bit(tmp_path, monkeypatch, numeric):
     monkeypatch.setenv(replay.DIR_ENV, str(tmp_path / "spill"))
     (tmp_path / "spill").mkdir()
-    path = _file(tmp_path)
+    path = _file(tmp_path, numeric=numeric)
     header = scan_header(path)
     src = Replay(path, 300, header, 1000)
     assert src.copying and src._type is np.uint16

@@ -110,15 +110,16 @@ class Replay:
         out = None if self._file is None else open(self._file, "wb")
         sizes: list[int] = []
         start = 0
+        bufs = (np.empty((self.chunk_rows, len(self._nominal)), dtype=self._type),
+                np.empty((self.chunk_rows, len(self._numeric))),
+                np.empty(self.chunk_rows, dtype=self._type)) if out is not None else ()
         try:
             for chunk in iter_chunks(self.path, self.chunk_rows, header=self.header,
                                      class_column=self.class_column):
                 chunk = chunk.replace(attributes=self.header.attributes)
                 if out is not None:
                     n = chunk.n_instances
-                    codes = np.empty((n, len(self._nominal)), dtype=self._type)
-                    numbers = np.empty((n, len(self._numeric)))
-                    classes = np.empty(n, dtype=self._type)
+                    codes, numbers, classes = (b[:n] for b in bufs)
                     pack_rows(chunk.X, chunk.y, self._nominal, self._numeric, codes, numbers,
                               classes, self._top)
                     for a in (codes, numbers, classes):
@@ -134,22 +135,27 @@ class Replay:
                 out.close()
 
     def _replay(self) -> Iterator[tuple[int, Dataset]]:
+        """The copy's chunks, each read into the same buffers (a chunk is used before the
+        next is asked for, as by every pass here): a fresh chunk-sized matrix per chunk
+        is a fresh mapping whose page faults cost more than the conversion."""
         from workbench.data.gather import unpack_rows  # numba: not on the import path
 
         d = len(self.header.attributes)
+        most = max(self._sizes, default=0)
+        codes_buf = np.empty((most, len(self._nominal)), dtype=self._type)
+        numbers_buf = np.empty((most, len(self._numeric)))
+        classes_buf = np.empty(most, dtype=self._type)
+        X_buf, y_buf = np.empty((most, d)), np.empty(most, dtype=np.int64)
         start = 0
         with open(self._file, "rb") as src:
             for n in self._sizes:
-                codes = np.empty((n, len(self._nominal)), dtype=self._type)
-                numbers = np.empty((n, len(self._numeric)))
-                classes = np.empty(n, dtype=self._type)
+                codes, numbers, classes = codes_buf[:n], numbers_buf[:n], classes_buf[:n]
                 for a in (codes, numbers, classes):
                     view = _raw(a)
                     if src.readinto(view) != len(view):
                         raise OSError(f"{self._file}: the decoded copy of {self.path} "
                                       "ended early")
-                X = np.empty((n, d))
-                y = np.empty(n, dtype=np.int64)
+                X, y = X_buf[:n], y_buf[:n]
                 unpack_rows(codes, numbers, classes, self._nominal, self._numeric, X, y,
                             self._top)
                 yield start, self.header.replace(X=X, y=y)

@@ -88,6 +88,12 @@ class CVResult:
     header: Dataset | None = None
 
 
+def _cpu() -> float:
+    """Process CPU seconds less numba's compilation and kernel loads so far: the fold
+    timers' clock (a kernel first needed in the middle of a pass is not the fold's work)."""
+    return time.process_time() - compile_clock().read().cpu_seconds
+
+
 def rows_with_class(path, chunk_rows: int = DEFAULT_CHUNK, class_column: str | None = None
                     ) -> tuple[Dataset, int]:
     """The file's header (missing flags of the whole file) and its rows with a class —
@@ -295,9 +301,9 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
     subtraction = None
     for r in range(first_round, first_round + rounds):
         res = None if method == "none" else _reservoirs(src, assign, r, sample)
-        cpu = time.process_time()
+        cpu = _cpu()
         discs = None if res is None else _fold_discretizers(method, res, scored)
-        shared_disc = time.process_time() - cpu
+        shared_disc = _cpu() - cpu
         cv = [CVFold(r, assign.fold_id(f)) for f in range(folds)]
         for f, fold in enumerate(cv):
             fold.train_cpu_seconds += shared_disc / len(scored)
@@ -338,7 +344,7 @@ def _train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:
         m.start(src.header, total)
     own = np.zeros(k)
     n_train = np.zeros(k, dtype=np.int64)
-    cpu = time.process_time()
+    cpu = _cpu()
     index = 0
     by_fold = _Grouped()
     for part, _, fold in _fold_chunks(src, assign, round_):
@@ -346,21 +352,21 @@ def _train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:
         grouped, _, bounds = by_fold(part, fold, k)
         for f in range(k):
             if bounds[f + 1] > bounds[f]:
-                t = time.process_time()
+                t = _cpu()
                 models[f].partial_fit(_rows_of(grouped, bounds, f))
-                own[f] += time.process_time() - t
+                own[f] += _cpu() - t
                 n_train[f] += bounds[f + 1] - bounds[f]
-    shared = time.process_time() - cpu
-    cpu = time.process_time()
+    shared = _cpu() - cpu
+    cpu = _cpu()
     whole = copy.deepcopy(models[0])
     for m in models[1:]:
         whole.merge(m)
-    shared += time.process_time() - cpu
+    shared += _cpu() - cpu
     for f in assign.scored:
-        t = time.process_time()
+        t = _cpu()
         train = copy.deepcopy(whole).merge(models[f], sign=-1)
         models[f] = train
-        cv[f].train_cpu_seconds += time.process_time() - t + shared / len(assign.scored)
+        cv[f].train_cpu_seconds += _cpu() - t + shared / len(assign.scored)
         cv[f].n_train = int(index - n_train[f])
     return 1
 
@@ -380,27 +386,27 @@ def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> int:
     while active:
         own = np.zeros(k)
         n_train = np.zeros(k, dtype=np.int64)
-        cpu = time.process_time()
+        cpu = _cpu()
         for part, _, fold in _fold_chunks(src, assign, round_):
             for f in active:
                 rows = np.flatnonzero(fold != f)
                 if not rows.size:
                     continue
-                t = time.process_time()
+                t = _cpu()
                 rows_f = part.take(rows)
                 rows_f = discs[f].transform(rows_f) if discs is not None else rows_f
                 models[f].learn(p, rows_f) if multi else models[f].partial_fit(rows_f)
-                own[f] += time.process_time() - t
+                own[f] += _cpu() - t
                 n_train[f] += rows.size
         for f in active:
             if n_train[f] == 0:
                 raise WorkbenchError(f"{src.path}: fold {f + 1} has no training rows with "
                                      "a class")
-            t = time.process_time()
+            t = _cpu()
             if multi:
                 models[f].end_pass(p)
-            own[f] += time.process_time() - t
-        shared = time.process_time() - cpu - own.sum()
+            own[f] += _cpu() - t
+        shared = _cpu() - cpu - own.sum()
         for f in active:
             cv[f].train_cpu_seconds += own[f] + shared / len(active)
             cv[f].n_train = int(n_train[f])
@@ -414,21 +420,21 @@ def _score(src: Replay, models, cv, discs, assign, round_, keep: Keep | None) ->
     k = len(models)
     sums: list[list[LossSums]] = [[] for _ in range(k)]
     own = np.zeros(k)
-    cpu = time.process_time()
+    cpu = _cpu()
     by_fold = _Grouped()
     for part, idx, fold in _fold_chunks(src, assign, round_):
         grouped, order, bounds = by_fold(part, fold, k)
         for f in assign.scored:
             if bounds[f + 1] == bounds[f]:
                 continue
-            t = time.process_time()
+            t = _cpu()
             test = _rows_of(grouped, bounds, f)
             proba = _scored(models[f], None if discs is None else discs[f], test)
-            own[f] += time.process_time() - t
+            own[f] += _cpu() - t
             sums[f].append(loss_sums(proba, test.y))
             if keep is not None:
                 keep(round_, f, idx[order[bounds[f]:bounds[f + 1]]], proba, test.y)
-    shared = time.process_time() - cpu - own.sum()
+    shared = _cpu() - cpu - own.sum()
     for f in assign.scored:
         cv[f].sums = LossSums(*(sum(col) for col in zip(*sums[f]))) if sums[f] else cv[f].sums
         cv[f].test_cpu_seconds += own[f] + shared / len(assign.scored)
@@ -478,7 +484,7 @@ def _count_folds(path: str, group: int, index: int, learner: Any, params: Mappin
     """One row group's fold models (on a worker): each row into its own fold's model
     under subtraction, else into every other scored fold's model with that fold's cut
     points (None for a fold neither needs)."""
-    cpu = time.process_time()
+    cpu = _cpu()
     part = _row_group(path, group, 0, 0, header, None, test=False)
     fold = assign.of(index, part.n_instances, round_)
     models: list[Any] = []
@@ -495,22 +501,22 @@ def _count_folds(path: str, group: int, index: int, learner: Any, params: Mappin
             mine = part.take(rows)
             m.partial_fit(disc.transform(mine) if disc is not None else mine)
         models.append(m)
-    return models, time.process_time() - cpu
+    return models, _cpu() - cpu
 
 
 def _merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
                  ) -> tuple[list[Any], float]:
     """Two row groups' fold models added up, fold by fold (on a worker)."""
-    cpu = time.process_time()
+    cpu = _cpu()
     merged = [None if x is None else x.merge(y) for x, y in zip(a[0], b[0])]
-    return merged, a[1] + b[1] + time.process_time() - cpu
+    return merged, a[1] + b[1] + _cpu() - cpu
 
 
 def _score_folds(path: str, group: int, index: int, models: list[Any], header: Dataset,
                  discs: list[Any] | None, assign: Assignment, round_: int
                  ) -> tuple[list[LossSums], float]:
     """One row group's loss sums per fold, each row scored by its fold's model."""
-    cpu = time.process_time()
+    cpu = _cpu()
     part = _row_group(path, group, 0, 0, header, None, test=False)
     fold = assign.of(index, part.n_instances, round_)
     out = []
@@ -522,7 +528,7 @@ def _score_folds(path: str, group: int, index: int, models: list[Any], header: D
         test = part.take(rows)
         out.append(loss_sums(_scored(models[f], None if discs is None else discs[f], test),
                              test.y))
-    return out, time.process_time() - cpu
+    return out, _cpu() - cpu
 
 
 def _cv_distributed(client: Any, path, learner, params, assign, header, discs, cv, round_,
@@ -544,14 +550,14 @@ def _cv_distributed(client: Any, path, learner, params, assign, header, discs, c
         level = [client.submit(_merge_folds, level[i], level[i + 1], pure=False)
                  if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
     models, counting_cpu = level[0].result()
-    cpu = time.process_time()
+    cpu = _cpu()
     if subtraction:
         whole = copy.deepcopy(models[0])
         for m in models[1:]:
             whole.merge(m)
         models = [copy.deepcopy(whole).merge(m, sign=-1) if f in scored else None
                   for f, m in enumerate(models)]
-    counting_cpu += time.process_time() - cpu
+    counting_cpu += _cpu() - cpu
     shared = client.scatter(models, broadcast=True)
     parts = client.gather([client.submit(_score_folds, src, g, int(index[g]), shared, header,
                                          discs, assign, round_, pure=False)
