@@ -44,22 +44,6 @@ def _dense_index(keys: np.ndarray, size: int) -> np.ndarray | None:
     return pos
 
 
-def _lookup(keys: np.ndarray, counts: np.ndarray, q: np.ndarray,
-            pos: np.ndarray | None = None) -> np.ndarray:
-    """Counts of the sorted `keys` at queries `q` ≥ 0 (0 where absent); `pos` = their
-    `_dense_index` when there is one."""
-    if keys.size == 0:
-        return np.zeros(q.shape, dtype=np.float64)
-    if pos is not None:
-        idx = pos[np.minimum(q, pos.size - 1)]
-        found = (idx >= 0) & (q < pos.size)
-        return np.where(found, counts[np.maximum(idx, 0)], 0).astype(np.float64)
-    idx = np.searchsorted(keys, q)
-    np.minimum(idx, keys.size - 1, out=idx)
-    found = keys[idx] == q
-    return np.where(found, counts[idx], 0).astype(np.float64)
-
-
 @dataclass
 class _AttributeTable:
     """Counts of one child attribute for every prefix of its parent list (see module doc)."""
@@ -77,6 +61,7 @@ class _AttributeTable:
     pair_pos: list = field(default_factory=list)
     cfg_pos: np.ndarray | None = None
     cell_pos: np.ndarray | None = None
+    flat: tuple | None = None  # the lookups as flat arrays (`_flat`), built when first read
 
     def index(self, cards: np.ndarray, K: int) -> None:
         """Build the direct-index lookups (once, at the end of training)."""
@@ -227,50 +212,135 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
         out[k] = acc
 
 
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _flat(t: _AttributeTable) -> tuple:
+    """The table's lookups as flat arrays for `_ratios` (built once, kept on the table):
+    every depth's pair keys end to end with their starts and lengths, the same for the
+    direct indexes (length 0: none, search the keys), and the cell / configuration keys,
+    counts and direct indexes (empty: none)."""
+    if t.flat is None:
+        keys = t.pair_keys
+        pos = [p if p is not None else _NONE for p in t.pair_pos] + \
+            [_NONE] * (len(keys) - len(t.pair_pos))
+        klen = np.array([len(k) for k in keys], dtype=np.int64)
+        plen = np.array([len(p) for p in pos], dtype=np.int64)
+        t.flat = (np.concatenate([_NONE, *keys]).astype(np.int64),
+                  np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
+                  else _NONE, klen,
+                  np.concatenate([_NONE, *pos]).astype(np.int64),
+                  np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
+                  else _NONE, plen,
+                  np.asarray(t.parents, dtype=np.int64),
+                  _NONE if t.cell_pos is None else t.cell_pos,
+                  _NONE if t.cfg_pos is None else t.cfg_pos)
+    return t.flat
+
+
+@numba.njit(cache=True, nogil=True)
+def _ratios(X, child, card, K, cards, cap, backoff, offsets, parents, pk, pk_at, pk_len, pp,
+            pp_at, pp_len, cell_keys, cell_counts, cell_pos, cfg_keys, cfg_counts, cfg_pos,
+            out):
+    """out[r, y] = (#(π, x_i, y) + 1/|X_i|) / (#(π, y) + 1) for every test row r, π its
+    deepest parent configuration seen in training (up to `cap` parents; with `backoff` the
+    deepest prefix found, else the full prefix or none), 1 where the child value is
+    missing: what `_table_log_probs` takes the log of, one row at a time, the same
+    operations in the same order. Lookups go through a direct index where the table has
+    one, else binary search (`np.searchsorted`, clipped to the last key). Written out
+    without helpers: numba reference-counts every array handed to a helper, per call."""
+    inv = 1.0 / card
+    n_cell, n_cfg = cell_keys.shape[0], cfg_keys.shape[0]
+    d_cell, d_cfg = cell_pos.shape[0], cfg_pos.shape[0]
+    for r in range(X.shape[0]):
+        local = 0
+        alive = True
+        gid = 0
+        for j in range(1, cap + 1):
+            p = parents[j - 1]
+            xp = X[r, p]
+            q = local * cards[p] + xp
+            size = pk_len[j - 1]
+            found = False
+            idx = 0
+            if size > 0 and pp_len[j - 1] > 0:
+                idx = pp[pp_at[j - 1] + min(max(q, 0), pp_len[j - 1] - 1)]
+                found = alive and xp >= 0 and idx >= 0
+                idx = max(idx, 0)
+            elif size > 0:
+                lo = pk_at[j - 1]
+                a, b = 0, size
+                while a < b:
+                    m = (a + b) >> 1
+                    if pk[lo + m] < q:
+                        a = m + 1
+                    else:
+                        b = m
+                idx = min(a, size - 1)
+                found = alive and xp >= 0 and pk[lo + idx] == q
+            local = idx if found else 0
+            alive = found
+            if found:
+                gid = offsets[j] + idx
+            elif not backoff:
+                gid = -1
+        x = X[r, child]
+        if x < 0:
+            for y in range(K):
+                out[r, y] = 1.0
+            continue
+        if gid < 0:
+            for y in range(K):
+                out[r, y] = (0.0 + inv) / (0.0 + 1.0)
+            continue
+        for y in range(K):
+            cnt = 0.0
+            q = (gid * card + x) * K + y
+            if n_cell > 0 and d_cell > 0:
+                at = cell_pos[min(q, d_cell - 1)]
+                if at >= 0 and q < d_cell:
+                    cnt = np.float64(cell_counts[at])
+            elif n_cell > 0:
+                a, b = 0, n_cell
+                while a < b:
+                    m = (a + b) >> 1
+                    if cell_keys[m] < q:
+                        a = m + 1
+                    else:
+                        b = m
+                a = min(a, n_cell - 1)
+                if cell_keys[a] == q:
+                    cnt = np.float64(cell_counts[a])
+            tot = 0.0
+            q = gid * K + y
+            if n_cfg > 0 and d_cfg > 0:
+                at = cfg_pos[min(q, d_cfg - 1)]
+                if at >= 0 and q < d_cfg:
+                    tot = np.float64(cfg_counts[at])
+            elif n_cfg > 0:
+                a, b = 0, n_cfg
+                while a < b:
+                    m = (a + b) >> 1
+                    if cfg_keys[m] < q:
+                        a = m + 1
+                    else:
+                        b = m
+                a = min(a, n_cfg - 1)
+                if cfg_keys[a] == q:
+                    tot = np.float64(cfg_counts[a])
+            out[r, y] = (cnt + inv) / (tot + 1.0)
+
+
 def _table_log_probs(
-    t: _AttributeTable, Xt: np.ndarray, cards: np.ndarray, K: int, cap: int, backoff: bool
+    t: _AttributeTable, Xt: np.ndarray, cards: np.ndarray, K: int, cap: int, backoff: bool,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """log P(x_i | π, y) for test rows (n, K); 0 where the child value is invalid."""
-    n = Xt.shape[0]
-    x = Xt[:, t.child]
-    cap = min(cap, len(t.parents))
-    local = np.zeros(n, dtype=np.int64)
-    alive = np.ones(n, dtype=bool)
-    gid = np.zeros(n, dtype=np.int64)  # depth-0 configuration
-    for j in range(1, cap + 1):
-        p = t.parents[j - 1]
-        xp = Xt[:, p]
-        keys = t.pair_keys[j - 1]
-        q = local * int(cards[p]) + xp
-        pos = t.pair_pos[j - 1] if j - 1 < len(t.pair_pos) else None
-        if keys.size and pos is not None:
-            idx = pos[np.clip(q, 0, pos.size - 1)]
-            found = alive & (xp >= 0) & (idx >= 0)
-            idx = np.maximum(idx, 0)
-        elif keys.size:
-            idx = np.searchsorted(keys, q)
-            np.minimum(idx, keys.size - 1, out=idx)
-            found = alive & (xp >= 0) & (keys[idx] == q)
-        else:
-            idx = np.zeros(n, dtype=np.int64)
-            found = np.zeros(n, dtype=bool)
-        local = np.where(found, idx, 0)
-        alive = found
-        if backoff:
-            gid = np.where(found, t.offsets[j] + idx, gid)
-        else:
-            gid = np.where(found, t.offsets[j] + idx, -1)
-    valid = x >= 0
-    ks = np.arange(K, dtype=np.int64)
-    seen = gid >= 0
-    gq = np.maximum(gid, 0)  # (unseen rows are zeroed below)
-    A = _lookup(t.cell_keys, t.cell_counts, ((gq * t.card + np.maximum(x, 0)) * K)[:, None]
-                + ks, t.cell_pos)
-    B = _lookup(t.cfg_keys, t.cfg_counts, (gq * K)[:, None] + ks, t.cfg_pos)
-    unusable = ~(seen & valid)
-    if unusable.any():
-        A[unusable] = 0.0
-        B[unusable] = 0.0
-    out = np.log((A + 1.0 / t.card) / (B + 1.0))
-    out[~valid] = 0.0
-    return out
+    """log P(x_i | π, y) for test rows (n, K) (int64 codes, C order); 0 where the child
+    value is missing. The ratios are `_ratios`' (compiled, a row at a time), the log
+    numpy's (its bits, as the tables' tests and the reference implementations expect)."""
+    pk, pk_at, pk_len, pp, pp_at, pp_len, parents, cell_pos, cfg_pos = _flat(t)
+    out = np.empty((Xt.shape[0], K)) if out is None else out
+    _ratios(Xt, t.child, t.card, K, cards, min(cap, len(t.parents)), backoff, t.offsets,
+            parents, pk, pk_at, pk_len, pp, pp_at, pp_len, t.cell_keys, t.cell_counts,
+            cell_pos, t.cfg_keys, t.cfg_counts, cfg_pos, out)
+    return np.log(out, out=out)
