@@ -21,17 +21,41 @@ def _dense_ok(size: int, n: int) -> bool:
     return size <= DENSE_CELLS and size <= DENSE_RATIO * n + 4096
 
 
-def _unique_inverse(keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(keys, return_inverse=True)` for keys in [0, size): by marking a dense
-    array when the space is small (O(n + size), no sort), else by sorting."""
-    if keys.size == 0 or not _dense_ok(size, keys.size):
-        uq, inv = np.unique(keys, return_inverse=True)
+@numba.njit(cache=True, nogil=True)
+def _ranked(local: np.ndarray, mult: int, x: np.ndarray, size: int
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys local·mult + x (all in [0, size)), ascending, and each row's
+    index among them: one marking pass, one pass over the space, one mapping pass."""
+    n = local.shape[0]
+    seen = np.zeros(size, dtype=np.uint8)  # (small: the marks stay in cache)
+    for r in range(n):
+        seen[local[r] * mult + x[r]] = 1
+    m = 0
+    for v in range(size):
+        m += seen[v]
+    uq = np.empty(m, dtype=np.int64)
+    rank = np.empty(size, dtype=np.int32)  # (size ≤ DENSE_CELLS)
+    m = 0
+    for v in range(size):
+        rank[v] = m
+        if seen[v]:
+            uq[m] = v
+            m += 1
+    inv = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        inv[r] = rank[local[r] * mult + x[r]]
+    return uq, inv
+
+
+def _unique_inverse(local: np.ndarray, mult: int, x: np.ndarray, size: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(local * mult + x, return_inverse=True)` for keys in [0, size): by
+    marking a dense array when the space is small (O(n + size), no sort, `_ranked`), else
+    by sorting."""
+    if local.size == 0 or not _dense_ok(size, local.size):
+        uq, inv = np.unique(local * mult + x, return_inverse=True)
         return uq, inv.reshape(-1).astype(np.int64)
-    seen = np.zeros(size, dtype=bool)
-    seen[keys] = True
-    uq = np.flatnonzero(seen)
-    rank = np.cumsum(seen, dtype=np.int64) - 1
-    return uq, rank[keys]
+    return _ranked(local, mult, np.asarray(x, dtype=np.int64), size)
 
 
 def _dense_index(keys: np.ndarray, size: int) -> np.ndarray | None:
@@ -113,7 +137,7 @@ def _build_table(
     for j in range(len(parents) + 1):
         if j > 0:
             p = parents[j - 1]
-            uq, local = _unique_inverse(local * int(cards[p]) + X[:, p], n_cfg * int(cards[p]))
+            uq, local = _unique_inverse(local, int(cards[p]), X[:, p], n_cfg * int(cards[p]))
             pair_keys.append(uq)
             n_cfg = len(uq)
         offsets.append(offset)
@@ -121,7 +145,7 @@ def _build_table(
         nz = np.flatnonzero(ccount)
         cfg_k.append(nz + offset * K)
         cfg_c.append(ccount[nz])
-        ucell, cinv = _unique_inverse(local * card + x, n_cfg * card)
+        ucell, cinv = _unique_inverse(local, card, x, n_cfg * card)
         cellcount = np.bincount(cinv * K + y, weights=weights, minlength=len(ucell) * K)
         nz = np.flatnonzero(cellcount)
         cell_k.append((ucell[nz // K] + offset * card) * K + nz % K)
