@@ -400,7 +400,31 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     # tables built dense, read sorted (and the other way round) also agree
     for t in dense.tables_.values():
         t.pair_pos, t.cfg_pos, t.cell_pos = [None] * len(t.parents), None, None
+        t.flat = None  # (the kernels' flat copy of the lookups, built again from these)
+    del dense._scorer_for
     np.testing.assert_array_equal(dense.predict_proba(test), want)
+
+
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+def test_tabulated_log_factors_equal_the_ones_computed_per_row(name, monkeypatch):
+    """Classification reads tabulated log factors (every seen configuration × child value)
+    or computes each row's from the counts: the same bits, with missing values, unseen
+    parent configurations (backoff, and TAN's none) and child values never seen."""
+    from workbench.learners.kdb import tables as tables_mod
+
+    train = random_data(300, 7, 4, 3, seed=43, missing=0.05)
+    test = random_data(150, 7, 4, 3, seed=44, missing=0.1)
+    got = {}
+    for mode, cells, ratio in (("tabulated", 1 << 30, 0), ("per row", 0, 0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(tables_mod, "LOG_TABLE_CELLS", cells)
+            mp.setattr(tables_mod, "LOG_TABLE_RATIO", ratio)
+            model = registry.create(name).fit(train)
+            got[mode] = model.predict_proba(test)
+            sizes = {t.flat[9].size > 0 for t in model.tables_.values()}
+            assert sizes == {mode == "tabulated"}
+            assert (model._scorer is not None) == (mode == "tabulated")  # one fused pass
+    np.testing.assert_array_equal(got["tabulated"], got["per row"])
 
 
 # ----------------------------------------------------------------------------------------------

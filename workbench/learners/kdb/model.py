@@ -22,6 +22,8 @@ from workbench.learners.kdb.tables import (
     _loo_factors,
     _loo_step,
     _table_log_probs,
+    joint_scores,
+    tabulated_scorer,
 )
 from workbench.learners.registry import register
 from workbench.learners.tuples import TupleCounts
@@ -122,6 +124,15 @@ class _BayesNetBase(Learner):
         """log P(y) + Σ_i log P(x_i | π_i, y) per row and class (normalised by the base)."""
         Xt = _map_codes(data.codes(), self.missing_code_)
         K = self.n_classes_
+        tables = [self.tables_[a] for a in self.attributes_]
+        made = getattr(self, "_scorer_for", None)  # (the tables it was built from, held)
+        if made is None or made[0] != (self.depth_cap_, self.backoff_) or \
+                len(made[1]) != len(tables) or any(u is not v for u, v in zip(made[1], tables)):
+            self._scorer = tabulated_scorer(tables, self.cards_, K, self.depth_cap_,
+                                            self.backoff_)
+            self._scorer_for = ((self.depth_cap_, self.backoff_), tables)
+        if self._scorer is not None:  # every attribute's factors tabulated: one pass
+            return joint_scores(self._scorer, Xt, self._log_prior())
         logscore = np.tile(self._log_prior(), (Xt.shape[0], 1))
         for a in self.attributes_:
             logscore += _table_log_probs(

@@ -237,45 +237,64 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
 
 
 _NONE = np.zeros(0, dtype=np.int64)
+_NO_LOGS = np.zeros((0, 0, 0))
+LOG_TABLE_CELLS = 1 << 16
+LOG_TABLE_RATIO = 2
+"""An attribute's log factors are tabulated for every seen parent configuration and child
+value (`_flat`) when that table has at most `LOG_TABLE_CELLS` cells, or at most
+`LOG_TABLE_RATIO` times the cells the counts hold; classification then reads one value per row and class instead of two
+counts and a log. Beyond it (deep parent lists over many-valued attributes: most
+configurations seen with few child values) the counts are read and the log taken per row.
+The factors are the same either way."""
 
 
-def _flat(t: _AttributeTable) -> tuple:
-    """The table's lookups as flat arrays for `_ratios` (built once, kept on the table):
+def _flat(t: _AttributeTable, K: int) -> tuple:
+    """The table's lookups as flat arrays for the kernels (built once, kept on the table):
     every depth's pair keys end to end with their starts and lengths, the same for the
-    direct indexes (length 0: none, search the keys), and the cell / configuration keys,
-    counts and direct indexes (empty: none)."""
+    direct indexes (length 0: none, search the keys), the cell / configuration direct
+    indexes (empty: none), and the log factors of every configuration and child value
+    (`LOG_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
     if t.flat is None:
         keys = t.pair_keys
         pos = [p if p is not None else _NONE for p in t.pair_pos] + \
             [_NONE] * (len(keys) - len(t.pair_pos))
         klen = np.array([len(k) for k in keys], dtype=np.int64)
         plen = np.array([len(p) for p in pos], dtype=np.int64)
+        cell_pos = _NONE if t.cell_pos is None else t.cell_pos
+        cfg_pos = _NONE if t.cfg_pos is None else t.cfg_pos
+        configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
+        logs = _NO_LOGS
+        if configs * t.card * K <= max(LOG_TABLE_CELLS, LOG_TABLE_RATIO * len(t.cell_keys)):
+            gid = np.repeat(np.arange(configs, dtype=np.int64), t.card)
+            x = np.tile(np.arange(t.card, dtype=np.int64), configs)
+            ratios = np.empty((gid.size, K))
+            _cell_ratios(gid, x, t.card, K, t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys,
+                         t.cfg_counts, cfg_pos, ratios)
+            logs = np.log(ratios).reshape(configs, t.card, K)
+        unseen = np.empty((1, K))
+        _cell_ratios(np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), t.card, K,
+                     t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys, t.cfg_counts, cfg_pos,
+                     unseen)
         t.flat = (np.concatenate([_NONE, *keys]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
                   else _NONE, klen,
                   np.concatenate([_NONE, *pos]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
                   else _NONE, plen,
-                  np.asarray(t.parents, dtype=np.int64),
-                  _NONE if t.cell_pos is None else t.cell_pos,
-                  _NONE if t.cfg_pos is None else t.cfg_pos)
+                  np.asarray(t.parents, dtype=np.int64), cell_pos, cfg_pos, logs,
+                  np.log(unseen)[0])
     return t.flat
 
 
 @numba.njit(cache=True, nogil=True)
-def _ratios(X, child, card, K, cards, cap, backoff, offsets, parents, pk, pk_at, pk_len, pp,
-            pp_at, pp_len, cell_keys, cell_counts, cell_pos, cfg_keys, cfg_counts, cfg_pos,
-            out):
-    """out[r, y] = (#(π, x_i, y) + 1/|X_i|) / (#(π, y) + 1) for every test row r, π its
-    deepest parent configuration seen in training (up to `cap` parents; with `backoff` the
-    deepest prefix found, else the full prefix or none), 1 where the child value is
-    missing: what `_table_log_probs` takes the log of, one row at a time, the same
-    operations in the same order. Lookups go through a direct index where the table has
-    one, else binary search (`np.searchsorted`, clipped to the last key). Written out
-    without helpers: numba reference-counts every array handed to a helper, per call."""
-    inv = 1.0 / card
-    n_cell, n_cfg = cell_keys.shape[0], cfg_keys.shape[0]
-    d_cell, d_cfg = cell_pos.shape[0], cfg_pos.shape[0]
+def _row_configs(X, cards, cap, backoff, offsets, parents, pk, pk_at, pk_len, pp, pp_at,
+                 pp_len, gid_out):
+    """gid_out[r] = test row r's parent configuration (global id): the deepest prefix of
+    up to `cap` parents seen in training (with `backoff`; without it the full prefix, or
+    −1 when some parent value along it was not seen). Lookups go through a depth's direct
+    index where it has one, else binary search (`np.searchsorted`, clipped to the last
+    key). Written out without helpers: numba reference-counts every array handed to a
+    helper, per call."""
     for r in range(X.shape[0]):
         local = 0
         alive = True
@@ -308,18 +327,33 @@ def _ratios(X, child, card, K, cards, cap, backoff, offsets, parents, pk, pk_at,
                 gid = offsets[j] + idx
             elif not backoff:
                 gid = -1
-        x = X[r, child]
-        if x < 0:
+        gid_out[r] = gid
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_ratios(gid, x, card, K, cell_keys, cell_counts, cell_pos, cfg_keys, cfg_counts,
+                 cfg_pos, out):
+    """out[i, y] = (#(g, x, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g = gid[i] and
+    child value x[i] (counts through the direct indexes, else binary search; 0 where
+    absent); (0 + 1/|X_i|) / (0 + 1) for g < 0 (not seen), 1 for x < 0 (missing, log 0) —
+    the operations, in their order, of the tables' numpy formula."""
+    inv = 1.0 / card
+    n_cell, n_cfg = cell_keys.shape[0], cfg_keys.shape[0]
+    d_cell, d_cfg = cell_pos.shape[0], cfg_pos.shape[0]
+    for i in range(gid.shape[0]):
+        g = gid[i]
+        v = x[i]
+        if v < 0:
             for y in range(K):
-                out[r, y] = 1.0
+                out[i, y] = 1.0
             continue
-        if gid < 0:
+        if g < 0:
             for y in range(K):
-                out[r, y] = (0.0 + inv) / (0.0 + 1.0)
+                out[i, y] = (0.0 + inv) / (0.0 + 1.0)
             continue
         for y in range(K):
             cnt = 0.0
-            q = (gid * card + x) * K + y
+            q = (g * card + v) * K + y
             if n_cell > 0 and d_cell > 0:
                 at = cell_pos[min(q, d_cell - 1)]
                 if at >= 0 and q < d_cell:
@@ -336,7 +370,7 @@ def _ratios(X, child, card, K, cards, cap, backoff, offsets, parents, pk, pk_at,
                 if cell_keys[a] == q:
                     cnt = np.float64(cell_counts[a])
             tot = 0.0
-            q = gid * K + y
+            q = g * K + y
             if n_cfg > 0 and d_cfg > 0:
                 at = cfg_pos[min(q, d_cfg - 1)]
                 if at >= 0 and q < d_cfg:
@@ -352,19 +386,154 @@ def _ratios(X, child, card, K, cards, cap, backoff, offsets, parents, pk, pk_at,
                 a = min(a, n_cfg - 1)
                 if cfg_keys[a] == q:
                     tot = np.float64(cfg_counts[a])
-            out[r, y] = (cnt + inv) / (tot + 1.0)
+            out[i, y] = (cnt + inv) / (tot + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _tabled_logs(gid, x, logs, unseen, out):
+    """out[i] = logs[gid[i], x[i]] (the tabulated log factors), `unseen` for gid < 0, 0
+    for a missing child value."""
+    K = out.shape[1]
+    for i in range(gid.shape[0]):
+        g = gid[i]
+        v = x[i]
+        if v < 0:
+            for y in range(K):
+                out[i, y] = 0.0
+        elif g < 0:
+            for y in range(K):
+                out[i, y] = unseen[y]
+        else:
+            for y in range(K):
+                out[i, y] = logs[g, v, y]
 
 
 def _table_log_probs(
     t: _AttributeTable, Xt: np.ndarray, cards: np.ndarray, K: int, cap: int, backoff: bool,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """log P(x_i | π, y) for test rows (n, K) (int64 codes, C order); 0 where the child
-    value is missing. The ratios are `_ratios`' (compiled, a row at a time), the log
-    numpy's (its bits, as the tables' tests and the reference implementations expect)."""
-    pk, pk_at, pk_len, pp, pp_at, pp_len, parents, cell_pos, cfg_pos = _flat(t)
-    out = np.empty((Xt.shape[0], K)) if out is None else out
-    _ratios(Xt, t.child, t.card, K, cards, min(cap, len(t.parents)), backoff, t.offsets,
-            parents, pk, pk_at, pk_len, pp, pp_at, pp_len, t.cell_keys, t.cell_counts,
-            cell_pos, t.cfg_keys, t.cfg_counts, cfg_pos, out)
+    """log P(x_i | π, y) for test rows (n, K) (int64 codes); 0 where the child value is
+    missing. Each row's configuration is found by `_row_configs`; its factors are read
+    from the tabulated logs (`LOG_TABLE_CELLS`), else computed by `_cell_ratios` and their
+    log taken by numpy (its bits, as the table's are: the reference implementations'
+    tests compare them)."""
+    pk, pk_at, pk_len, pp, pp_at, pp_len, parents, cell_pos, cfg_pos, logs, unseen = \
+        _flat(t, K)
+    n = Xt.shape[0]
+    out = np.empty((n, K)) if out is None else out
+    gid = np.empty(n, dtype=np.int64)
+    _row_configs(Xt, cards, min(cap, len(t.parents)), backoff, t.offsets, parents, pk,
+                 pk_at, pk_len, pp, pp_at, pp_len, gid)
+    x = Xt[:, t.child]
+    if logs.size:
+        _tabled_logs(gid, x, logs, unseen, out)
+        return out
+    _cell_ratios(gid, x, t.card, K, t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys,
+                 t.cfg_counts, cfg_pos, out)
     return np.log(out, out=out)
+
+
+def tabulated_scorer(tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
+                     backoff: bool) -> tuple | None:
+    """The model's attributes (in product order) as flat arrays for `_joint_scores`: every
+    table's parents, depth offsets, pair keys / direct indexes and tabulated log factors
+    end to end, with where each attribute's start. None when some attribute's factors are
+    not tabulated (`LOG_TABLE_CELLS`): then the attributes are scored one at a time."""
+    flats = [_flat(t, K) for t in tables]
+    if any(f[9].size == 0 for f in flats):
+        return None
+    m = len(tables)
+    caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
+    par_at = np.zeros(m + 1, dtype=np.int64)
+    off_at = np.zeros(m + 1, dtype=np.int64)
+    log_at = np.zeros(m + 1, dtype=np.int64)
+    pk_base = pp_base = 0
+    pk_at, pp_at = [], []
+    for i, (t, f) in enumerate(zip(tables, flats)):
+        par_at[i + 1] = par_at[i] + len(t.parents)
+        off_at[i + 1] = off_at[i] + len(t.offsets)
+        log_at[i + 1] = log_at[i] + f[9].size
+        pk_at.append(f[1] + pk_base)
+        pp_at.append(f[4] + pp_base)
+        pk_base += f[0].size
+        pp_base += f[3].size
+    cat = lambda parts, dtype=np.int64: np.concatenate([_NONE.astype(dtype), *parts]).astype(dtype)  # noqa: E731
+    return (np.array([t.child for t in tables], dtype=np.int64),
+            np.array([t.card for t in tables], dtype=np.int64), caps, bool(backoff),
+            np.asarray(cards, dtype=np.int64), par_at, cat([f[6] for f in flats]), off_at,
+            cat([t.offsets for t in tables]), cat([f[0] for f in flats]), cat(pk_at),
+            cat([f[2] for f in flats]), cat([f[3] for f in flats]), cat(pp_at),
+            cat([f[5] for f in flats]), log_at, cat([f[9].reshape(-1) for f in flats], float),
+            np.array([f[10] for f in flats]).reshape(m, K))
+
+
+@numba.njit(cache=True, nogil=True)
+def _joint_scores(X, prior, child, card, caps, backoff, cards, par_at, parents, off_at,
+                  offsets, pk, pk_at, pk_len, pp, pp_at, pp_len, log_at, logs, unseen, out):
+    """out[r, y] = log P(y) + Σ over the attributes, in order, of the tabulated log
+    factor of row r's configuration and child value (`unseen`'s for a configuration not
+    seen, 0 for a missing value): every attribute of a row while the row is in cache, the
+    sum taken in the order the attribute-at-a-time scoring adds."""
+    m = child.shape[0]
+    K = out.shape[1]
+    acc = np.empty(K)
+    for r in range(X.shape[0]):
+        for y in range(K):
+            acc[y] = prior[y]
+        for a in range(m):
+            pa = par_at[a]
+            local = 0
+            alive = True
+            gid = 0
+            for j in range(1, caps[a] + 1):
+                p = parents[pa + j - 1]
+                xp = X[r, p]
+                q = local * cards[p] + xp
+                size = pk_len[pa + j - 1]
+                found = False
+                idx = 0
+                if size > 0 and pp_len[pa + j - 1] > 0:
+                    idx = pp[pp_at[pa + j - 1] + min(max(q, 0), pp_len[pa + j - 1] - 1)]
+                    found = alive and xp >= 0 and idx >= 0
+                    idx = max(idx, 0)
+                elif size > 0:
+                    lo = pk_at[pa + j - 1]
+                    lo_i, hi_i = 0, size
+                    while lo_i < hi_i:
+                        mid = (lo_i + hi_i) >> 1
+                        if pk[lo + mid] < q:
+                            lo_i = mid + 1
+                        else:
+                            hi_i = mid
+                    idx = min(lo_i, size - 1)
+                    found = alive and xp >= 0 and pk[lo + idx] == q
+                local = idx if found else 0
+                alive = found
+                if found:
+                    gid = offsets[off_at[a] + j] + idx
+                elif not backoff:
+                    gid = -1
+            x = X[r, child[a]]
+            if x < 0:
+                for y in range(K):
+                    acc[y] += 0.0
+            elif gid < 0:
+                for y in range(K):
+                    acc[y] += unseen[a, y]
+            else:
+                at = log_at[a] + (gid * card[a] + x) * K
+                for y in range(K):
+                    acc[y] += logs[at + y]
+        for y in range(K):
+            out[r, y] = acc[y]
+
+
+def joint_scores(scorer: tuple, X: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """log P(y) + Σ_i log P(x_i | π_i, y) for the rows of X (int64 codes) with a
+    `tabulated_scorer`."""
+    out = np.empty((X.shape[0], prior.shape[0]))
+    (child, card, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+     pp, pp_at, pp_len, log_at, logs, unseen) = scorer
+    _joint_scores(X, prior, child, card, caps, backoff, cards, par_at, parents, off_at,
+                  offsets, pk, pk_at, pk_len, pp, pp_at, pp_len, log_at, logs, unseen, out)
+    return out
