@@ -401,7 +401,7 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     for t in dense.tables_.values():
         t.pair_pos, t.cfg_pos, t.cell_pos = [None] * len(t.parents), None, None
         t.flat = None  # (the kernels' flat copy of the lookups, built again from these)
-    del dense._scorer_for
+    del dense._scorer
     np.testing.assert_array_equal(dense.predict_proba(test), want)
 
 
@@ -415,16 +415,23 @@ def test_tabulated_log_factors_equal_the_ones_computed_per_row(name, monkeypatch
     train = random_data(300, 7, 4, 3, seed=43, missing=0.05)
     test = random_data(150, 7, 4, 3, seed=44, missing=0.1)
     got = {}
-    for mode, cells, ratio in (("tabulated", 1 << 30, 0), ("per row", 0, 0)):
+    smallest = None
+    for mode, cells, ratio in (("tabulated", 1 << 30, 0), ("per row", 0, 0), ("mixed", 0, 0)):
         with monkeypatch.context() as mp:
-            mp.setattr(tables_mod, "LOG_TABLE_CELLS", cells)
+            mp.setattr(tables_mod, "LOG_TABLE_CELLS", smallest if mode == "mixed" else cells)
             mp.setattr(tables_mod, "LOG_TABLE_RATIO", ratio)
             model = registry.create(name).fit(train)
             got[mode] = model.predict_proba(test)
-            sizes = {t.flat[9].size > 0 for t in model.tables_.values()}
-            assert sizes == {mode == "tabulated"}
-            assert (model._scorer is not None) == (mode == "tabulated")  # one fused pass
+            done = model._scorer.tabulated
+            if mode == "tabulated":  # one pass over all attributes
+                assert done.all()
+                smallest = min(t.flat[8].size for t in model.tables_.values())
+            elif mode == "per row":
+                assert not done.any()
+            elif done.size > 1:  # some attributes read from tables, the others computed
+                assert done.any() and not done.all()  # (SKDB here may keep just one)
     np.testing.assert_array_equal(got["tabulated"], got["per row"])
+    np.testing.assert_array_equal(got["mixed"], got["per row"])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -21,9 +21,7 @@ from workbench.learners.kdb.tables import (
     _build_table,
     _loo_factors,
     _loo_step,
-    _table_log_probs,
-    joint_scores,
-    tabulated_scorer,
+    Scorer,
 )
 from workbench.learners.registry import register
 from workbench.learners.tuples import TupleCounts
@@ -125,20 +123,14 @@ class _BayesNetBase(Learner):
         Xt = _map_codes(data.codes(), self.missing_code_)
         K = self.n_classes_
         tables = [self.tables_[a] for a in self.attributes_]
-        made = getattr(self, "_scorer_for", None)  # (the tables it was built from, held)
-        if made is None or made[0] != (self.depth_cap_, self.backoff_) or \
-                len(made[1]) != len(tables) or any(u is not v for u, v in zip(made[1], tables)):
-            self._scorer = tabulated_scorer(tables, self.cards_, K, self.depth_cap_,
-                                            self.backoff_)
-            self._scorer_for = ((self.depth_cap_, self.backoff_), tables)
-        if self._scorer is not None:  # every attribute's factors tabulated: one pass
-            return joint_scores(self._scorer, Xt, self._log_prior())
-        logscore = np.tile(self._log_prior(), (Xt.shape[0], 1))
-        for a in self.attributes_:
-            logscore += _table_log_probs(
-                self.tables_[a], Xt, self.cards_, K, self.depth_cap_, self.backoff_
-            )
-        return logscore
+        made = getattr(self, "_scorer", None)  # (built once per fitted structure)
+        if made is None or made.caps.size != len(tables) or \
+                made.backoff != bool(self.backoff_) or \
+                any(u is not v for u, v in zip(made.tables, tables)) or \
+                not np.array_equal(made.caps, [min(self.depth_cap_, len(t.parents))
+                                               for t in tables]):
+            self._scorer = Scorer(tables, self.cards_, K, self.depth_cap_, self.backoff_)
+        return self._scorer.scores(Xt, self._log_prior())
 
     def _check_fitted(self, data: Dataset) -> None:
         if not isinstance(data, Dataset):

@@ -251,8 +251,8 @@ The factors are the same either way."""
 def _flat(t: _AttributeTable, K: int) -> tuple:
     """The table's lookups as flat arrays for the kernels (built once, kept on the table):
     every depth's pair keys end to end with their starts and lengths, the same for the
-    direct indexes (length 0: none, search the keys), the cell / configuration direct
-    indexes (empty: none), and the log factors of every configuration and child value
+    direct indexes (length 0: none, search the keys), the cell and configuration counts
+    for `_cell_ratios`, and the log factors of every configuration and child value
     (`LOG_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
     if t.flat is None:
         keys = t.pair_keys
@@ -262,84 +262,43 @@ def _flat(t: _AttributeTable, K: int) -> tuple:
         plen = np.array([len(p) for p in pos], dtype=np.int64)
         cell_pos = _NONE if t.cell_pos is None else t.cell_pos
         cfg_pos = _NONE if t.cfg_pos is None else t.cfg_pos
+        nc, nf = len(t.cell_keys), len(t.cfg_keys)
+        counted = (np.concatenate([t.cell_keys, t.cfg_keys]).astype(np.int64),
+                   np.concatenate([t.cell_counts, t.cfg_counts]).astype(np.int64),
+                   np.concatenate([cell_pos, cfg_pos]).astype(np.int64),
+                   np.array([[0, nc, 0, len(cell_pos)], [nc, nf, len(cell_pos), len(cfg_pos)]],
+                            dtype=np.int64))
         configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
         logs = _NO_LOGS
         if configs * t.card * K <= max(LOG_TABLE_CELLS, LOG_TABLE_RATIO * len(t.cell_keys)):
             gid = np.repeat(np.arange(configs, dtype=np.int64), t.card)
             x = np.tile(np.arange(t.card, dtype=np.int64), configs)
             ratios = np.empty((gid.size, K))
-            _cell_ratios(gid, x, t.card, K, t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys,
-                         t.cfg_counts, cfg_pos, ratios)
+            _cell_ratios(gid, x, t.card, K, *counted, ratios)
             logs = np.log(ratios).reshape(configs, t.card, K)
         unseen = np.empty((1, K))
         _cell_ratios(np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), t.card, K,
-                     t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys, t.cfg_counts, cfg_pos,
-                     unseen)
+                     *counted, unseen)
         t.flat = (np.concatenate([_NONE, *keys]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
                   else _NONE, klen,
                   np.concatenate([_NONE, *pos]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
                   else _NONE, plen,
-                  np.asarray(t.parents, dtype=np.int64), cell_pos, cfg_pos, logs,
-                  np.log(unseen)[0])
+                  np.asarray(t.parents, dtype=np.int64), counted, logs, np.log(unseen)[0])
     return t.flat
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_configs(X, cards, cap, backoff, offsets, parents, pk, pk_at, pk_len, pp, pp_at,
-                 pp_len, gid_out):
-    """gid_out[r] = test row r's parent configuration (global id): the deepest prefix of
-    up to `cap` parents seen in training (with `backoff`; without it the full prefix, or
-    −1 when some parent value along it was not seen). Lookups go through a depth's direct
-    index where it has one, else binary search (`np.searchsorted`, clipped to the last
-    key). Written out without helpers: numba reference-counts every array handed to a
-    helper, per call."""
-    for r in range(X.shape[0]):
-        local = 0
-        alive = True
-        gid = 0
-        for j in range(1, cap + 1):
-            p = parents[j - 1]
-            xp = X[r, p]
-            q = local * cards[p] + xp
-            size = pk_len[j - 1]
-            found = False
-            idx = 0
-            if size > 0 and pp_len[j - 1] > 0:
-                idx = pp[pp_at[j - 1] + min(max(q, 0), pp_len[j - 1] - 1)]
-                found = alive and xp >= 0 and idx >= 0
-                idx = max(idx, 0)
-            elif size > 0:
-                lo = pk_at[j - 1]
-                a, b = 0, size
-                while a < b:
-                    m = (a + b) >> 1
-                    if pk[lo + m] < q:
-                        a = m + 1
-                    else:
-                        b = m
-                idx = min(a, size - 1)
-                found = alive and xp >= 0 and pk[lo + idx] == q
-            local = idx if found else 0
-            alive = found
-            if found:
-                gid = offsets[j] + idx
-            elif not backoff:
-                gid = -1
-        gid_out[r] = gid
-
-
-@numba.njit(cache=True, nogil=True)
-def _cell_ratios(gid, x, card, K, cell_keys, cell_counts, cell_pos, cfg_keys, cfg_counts,
-                 cfg_pos, out):
+def _cell_ratios(gid, x, card, K, keys, counts, pos, look, out):
     """out[i, y] = (#(g, x, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g = gid[i] and
-    child value x[i] (counts through the direct indexes, else binary search; 0 where
-    absent); (0 + 1/|X_i|) / (0 + 1) for g < 0 (not seen), 1 for x < 0 (missing, log 0) —
-    the operations, in their order, of the tables' numpy formula."""
+    child value x[i] (0 where a count is absent); (0 + 1/|X_i|) / (0 + 1) for g < 0 (not
+    seen), 1 for x < 0 (missing, log 0) — the operations, in their order, of the tables'
+    numpy formula. The cell counts (w = 0) and the configuration counts (w = 1) are laid
+    end to end in keys / counts / pos; look[w] = (first key, keys, first direct-index
+    entry, entries: 0 = search the sorted keys). A row's K keys are consecutive: without a
+    direct index one binary search finds the first, a forward scan the others."""
     inv = 1.0 / card
-    n_cell, n_cfg = cell_keys.shape[0], cfg_keys.shape[0]
-    d_cell, d_cfg = cell_pos.shape[0], cfg_pos.shape[0]
     for i in range(gid.shape[0]):
         g = gid[i]
         v = x[i]
@@ -351,42 +310,81 @@ def _cell_ratios(gid, x, card, K, cell_keys, cell_counts, cell_pos, cfg_keys, cf
             for y in range(K):
                 out[i, y] = (0.0 + inv) / (0.0 + 1.0)
             continue
-        for y in range(K):
-            cnt = 0.0
-            q = (g * card + v) * K + y
-            if n_cell > 0 and d_cell > 0:
-                at = cell_pos[min(q, d_cell - 1)]
-                if at >= 0 and q < d_cell:
-                    cnt = np.float64(cell_counts[at])
-            elif n_cell > 0:
-                a, b = 0, n_cell
+        for w in range(2):
+            q0 = (g * card + v) * K if w == 0 else g * K
+            klo, kn, plo, pn = look[w, 0], look[w, 1], look[w, 2], look[w, 3]
+            a = 0
+            if kn > 0 and pn == 0:  # the first key ≥ q0
+                b = kn
                 while a < b:
                     m = (a + b) >> 1
-                    if cell_keys[m] < q:
+                    if keys[klo + m] < q0:
                         a = m + 1
                     else:
                         b = m
-                a = min(a, n_cell - 1)
-                if cell_keys[a] == q:
-                    cnt = np.float64(cell_counts[a])
-            tot = 0.0
-            q = g * K + y
-            if n_cfg > 0 and d_cfg > 0:
-                at = cfg_pos[min(q, d_cfg - 1)]
-                if at >= 0 and q < d_cfg:
-                    tot = np.float64(cfg_counts[at])
-            elif n_cfg > 0:
-                a, b = 0, n_cfg
-                while a < b:
-                    m = (a + b) >> 1
-                    if cfg_keys[m] < q:
-                        a = m + 1
-                    else:
-                        b = m
-                a = min(a, n_cfg - 1)
-                if cfg_keys[a] == q:
-                    tot = np.float64(cfg_counts[a])
-            out[i, y] = (cnt + inv) / (tot + 1.0)
+            for y in range(K):
+                q = q0 + y
+                c = 0.0
+                if kn > 0 and pn > 0:
+                    at = pos[plo + min(q, pn - 1)]
+                    if at >= 0 and q < pn:
+                        c = np.float64(counts[klo + at])
+                elif kn > 0:
+                    while a < kn and keys[klo + a] < q:
+                        a += 1
+                    if keys[klo + min(a, kn - 1)] == q:
+                        c = np.float64(counts[klo + min(a, kn - 1)])
+                if w == 0:
+                    out[i, y] = c
+                else:
+                    out[i, y] = (out[i, y] + inv) / (c + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _configs(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp,
+             pp_at, pp_len, gid):
+    """gid[r, a] = test row r's parent configuration (global id) in attribute a's table:
+    the deepest prefix of up to caps[a] parents seen in training (with `backoff`; without
+    it the full prefix, or −1 when a parent value along it was not seen). Each depth's
+    lookup goes through its direct index where it has one, else binary search
+    (`np.searchsorted`, clipped to the last key). A row's attributes are walked while the
+    row is in cache; written out without helpers (numba reference-counts every array
+    handed to a helper, per call)."""
+    for r in range(X.shape[0]):
+        for a in range(caps.shape[0]):
+            pa = par_at[a]
+            local = 0
+            alive = True
+            g = 0
+            for j in range(1, caps[a] + 1):
+                p = parents[pa + j - 1]
+                xp = X[r, p]
+                q = local * cards[p] + xp
+                size = pk_len[pa + j - 1]
+                found = False
+                idx = 0
+                if size > 0 and pp_len[pa + j - 1] > 0:
+                    idx = pp[pp_at[pa + j - 1] + min(max(q, 0), pp_len[pa + j - 1] - 1)]
+                    found = alive and xp >= 0 and idx >= 0
+                    idx = max(idx, 0)
+                elif size > 0:
+                    lo = pk_at[pa + j - 1]
+                    u, v = 0, size
+                    while u < v:
+                        mid = (u + v) >> 1
+                        if pk[lo + mid] < q:
+                            u = mid + 1
+                        else:
+                            v = mid
+                    idx = min(u, size - 1)
+                    found = alive and xp >= 0 and pk[lo + idx] == q
+                local = idx if found else 0
+                alive = found
+                if found:
+                    g = offsets[off_at[a] + j] + idx
+                elif not backoff:
+                    g = -1
+            gid[r, a] = g
 
 
 @numba.njit(cache=True, nogil=True)
@@ -408,132 +406,97 @@ def _tabled_logs(gid, x, logs, unseen, out):
                 out[i, y] = logs[g, v, y]
 
 
-def _table_log_probs(
-    t: _AttributeTable, Xt: np.ndarray, cards: np.ndarray, K: int, cap: int, backoff: bool,
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """log P(x_i | π, y) for test rows (n, K) (int64 codes); 0 where the child value is
-    missing. Each row's configuration is found by `_row_configs`; its factors are read
-    from the tabulated logs (`LOG_TABLE_CELLS`), else computed by `_cell_ratios` and their
-    log taken by numpy (its bits, as the table's are: the reference implementations'
-    tests compare them)."""
-    pk, pk_at, pk_len, pp, pp_at, pp_len, parents, cell_pos, cfg_pos, logs, unseen = \
-        _flat(t, K)
-    n = Xt.shape[0]
-    out = np.empty((n, K)) if out is None else out
-    gid = np.empty(n, dtype=np.int64)
-    _row_configs(Xt, cards, min(cap, len(t.parents)), backoff, t.offsets, parents, pk,
-                 pk_at, pk_len, pp, pp_at, pp_len, gid)
-    x = Xt[:, t.child]
-    if logs.size:
-        _tabled_logs(gid, x, logs, unseen, out)
-        return out
-    _cell_ratios(gid, x, t.card, K, t.cell_keys, t.cell_counts, cell_pos, t.cfg_keys,
-                 t.cfg_counts, cfg_pos, out)
-    return np.log(out, out=out)
-
-
-def tabulated_scorer(tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
-                     backoff: bool) -> tuple | None:
-    """The model's attributes (in product order) as flat arrays for `_joint_scores`: every
-    table's parents, depth offsets, pair keys / direct indexes and tabulated log factors
-    end to end, with where each attribute's start. None when some attribute's factors are
-    not tabulated (`LOG_TABLE_CELLS`): then the attributes are scored one at a time."""
-    flats = [_flat(t, K) for t in tables]
-    if any(f[9].size == 0 for f in flats):
-        return None
-    m = len(tables)
-    caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
-    par_at = np.zeros(m + 1, dtype=np.int64)
-    off_at = np.zeros(m + 1, dtype=np.int64)
-    log_at = np.zeros(m + 1, dtype=np.int64)
-    pk_base = pp_base = 0
-    pk_at, pp_at = [], []
-    for i, (t, f) in enumerate(zip(tables, flats)):
-        par_at[i + 1] = par_at[i] + len(t.parents)
-        off_at[i + 1] = off_at[i] + len(t.offsets)
-        log_at[i + 1] = log_at[i] + f[9].size
-        pk_at.append(f[1] + pk_base)
-        pp_at.append(f[4] + pp_base)
-        pk_base += f[0].size
-        pp_base += f[3].size
-    cat = lambda parts, dtype=np.int64: np.concatenate([_NONE.astype(dtype), *parts]).astype(dtype)  # noqa: E731
-    return (np.array([t.child for t in tables], dtype=np.int64),
-            np.array([t.card for t in tables], dtype=np.int64), caps, bool(backoff),
-            np.asarray(cards, dtype=np.int64), par_at, cat([f[6] for f in flats]), off_at,
-            cat([t.offsets for t in tables]), cat([f[0] for f in flats]), cat(pk_at),
-            cat([f[2] for f in flats]), cat([f[3] for f in flats]), cat(pp_at),
-            cat([f[5] for f in flats]), log_at, cat([f[9].reshape(-1) for f in flats], float),
-            np.array([f[10] for f in flats]).reshape(m, K))
-
-
 @numba.njit(cache=True, nogil=True)
-def _joint_scores(X, prior, child, card, caps, backoff, cards, par_at, parents, off_at,
-                  offsets, pk, pk_at, pk_len, pp, pp_at, pp_len, log_at, logs, unseen, out):
-    """out[r, y] = log P(y) + Σ over the attributes, in order, of the tabulated log
-    factor of row r's configuration and child value (`unseen`'s for a configuration not
-    seen, 0 for a missing value): every attribute of a row while the row is in cache, the
-    sum taken in the order the attribute-at-a-time scoring adds."""
+def _summed_logs(X, gid, prior, child, card, log_at, logs, unseen, out):
+    """out[r, y] = log P(y) + Σ over the attributes, in order, of row r's tabulated log
+    factor (`unseen`'s for a configuration not seen, 0 for a missing value): the sum in
+    the order the attribute-at-a-time scoring adds, so the same bits."""
     m = child.shape[0]
     K = out.shape[1]
-    acc = np.empty(K)
     for r in range(X.shape[0]):
         for y in range(K):
-            acc[y] = prior[y]
+            out[r, y] = prior[y]
         for a in range(m):
-            pa = par_at[a]
-            local = 0
-            alive = True
-            gid = 0
-            for j in range(1, caps[a] + 1):
-                p = parents[pa + j - 1]
-                xp = X[r, p]
-                q = local * cards[p] + xp
-                size = pk_len[pa + j - 1]
-                found = False
-                idx = 0
-                if size > 0 and pp_len[pa + j - 1] > 0:
-                    idx = pp[pp_at[pa + j - 1] + min(max(q, 0), pp_len[pa + j - 1] - 1)]
-                    found = alive and xp >= 0 and idx >= 0
-                    idx = max(idx, 0)
-                elif size > 0:
-                    lo = pk_at[pa + j - 1]
-                    lo_i, hi_i = 0, size
-                    while lo_i < hi_i:
-                        mid = (lo_i + hi_i) >> 1
-                        if pk[lo + mid] < q:
-                            lo_i = mid + 1
-                        else:
-                            hi_i = mid
-                    idx = min(lo_i, size - 1)
-                    found = alive and xp >= 0 and pk[lo + idx] == q
-                local = idx if found else 0
-                alive = found
-                if found:
-                    gid = offsets[off_at[a] + j] + idx
-                elif not backoff:
-                    gid = -1
             x = X[r, child[a]]
+            g = gid[r, a]
             if x < 0:
                 for y in range(K):
-                    acc[y] += 0.0
-            elif gid < 0:
+                    out[r, y] += 0.0
+            elif g < 0:
                 for y in range(K):
-                    acc[y] += unseen[a, y]
+                    out[r, y] += unseen[a, y]
             else:
-                at = log_at[a] + (gid * card[a] + x) * K
+                at = log_at[a] + (g * card[a] + x) * K
                 for y in range(K):
-                    acc[y] += logs[at + y]
-        for y in range(K):
-            out[r, y] = acc[y]
+                    out[r, y] += logs[at + y]
 
 
-def joint_scores(scorer: tuple, X: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """log P(y) + Σ_i log P(x_i | π_i, y) for the rows of X (int64 codes) with a
-    `tabulated_scorer`."""
-    out = np.empty((X.shape[0], prior.shape[0]))
-    (child, card, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
-     pp, pp_at, pp_len, log_at, logs, unseen) = scorer
-    _joint_scores(X, prior, child, card, caps, backoff, cards, par_at, parents, off_at,
-                  offsets, pk, pk_at, pk_len, pp, pp_at, pp_len, log_at, logs, unseen, out)
-    return out
+class Scorer:
+    """A fitted model's attributes (in product order) as flat arrays for the kernels:
+    every table's parents, depth offsets and pair keys / direct indexes end to end (where
+    each attribute's start), its counts for `_cell_ratios`, and its tabulated log factors
+    where it has them (`LOG_TABLE_CELLS`)."""
+
+    _ROWS = 4096  # test rows per block: their configurations stay in cache
+
+    def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
+                 backoff: bool) -> None:
+        flats = [_flat(t, K) for t in tables]
+        m = len(tables)
+        self.tables, self.flats, self.K = tables, flats, K
+        self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
+        self.backoff = bool(backoff)
+        self.cards = np.asarray(cards, dtype=np.int64)
+        self.child = np.array([t.child for t in tables], dtype=np.int64)
+        self.card = np.array([t.card for t in tables], dtype=np.int64)
+        self.tabulated = np.array([f[8].size > 0 for f in flats], dtype=bool)
+        sizes = lambda xs: np.concatenate([[0], np.cumsum(xs)]).astype(np.int64)  # noqa: E731
+        cat = lambda parts, dtype=np.int64: np.concatenate(  # noqa: E731
+            [np.zeros(0, dtype), *[np.asarray(p, dtype).reshape(-1) for p in parts]])
+        self.par_at = sizes([len(t.parents) for t in tables])
+        self.off_at = sizes([len(t.offsets) for t in tables])
+        self.log_at = sizes([f[8].size for f in flats])
+        pk_base = sizes([f[0].size for f in flats])
+        pp_base = sizes([f[3].size for f in flats])
+        self.parents = cat([f[6] for f in flats])
+        self.offsets = cat([t.offsets for t in tables])
+        self.pk = cat([f[0] for f in flats])
+        self.pk_at = cat([f[1] + pk_base[i] for i, f in enumerate(flats)])
+        self.pk_len = cat([f[2] for f in flats])
+        self.pp = cat([f[3] for f in flats])
+        self.pp_at = cat([f[4] + pp_base[i] for i, f in enumerate(flats)])
+        self.pp_len = cat([f[5] for f in flats])
+        self.logs = cat([f[8] for f in flats], np.float64)
+        self.unseen = np.array([f[9] for f in flats]).reshape(m, K)
+
+    def scores(self, X: np.ndarray, prior: np.ndarray) -> np.ndarray:
+        """log P(y) + Σ_i log P(x_i | π_i, y) for the rows of X (int64 codes): with every
+        attribute tabulated, one pass per block of rows; otherwise each attribute's logs
+        (read from its table, or numpy's log of `_cell_ratios`) added in order, as the
+        same formula in numpy."""
+        n, K = X.shape[0], self.K
+        out = np.empty((n, K))
+        gid = np.empty((min(n, self._ROWS), len(self.tables)), dtype=np.int64)
+        every = bool(self.tabulated.all())
+        for r0 in range(0, n, self._ROWS):
+            Xb = X[r0:r0 + self._ROWS]
+            g = gid[:Xb.shape[0]]
+            _configs(Xb, self.caps, self.backoff, self.cards, self.par_at, self.parents,
+                     self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
+                     self.pp_at, self.pp_len, g)
+            ob = out[r0:r0 + self._ROWS]
+            if every:
+                _summed_logs(Xb, g, prior, self.child, self.card, self.log_at, self.logs,
+                             self.unseen, ob)
+                continue
+            ob[:] = prior
+            part = np.empty((Xb.shape[0], K))
+            for a, (t, f) in enumerate(zip(self.tables, self.flats)):
+                x = Xb[:, t.child]
+                if self.tabulated[a]:
+                    _tabled_logs(g[:, a], x, f[8], f[9], part)
+                else:
+                    _cell_ratios(g[:, a], x, t.card, K, *f[7], part)
+                    np.log(part, out=part)
+                ob += part
+        return out
