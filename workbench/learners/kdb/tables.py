@@ -290,6 +290,19 @@ def _flat(t: _AttributeTable, K: int) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True)
+def _lower_bound(keys, lo, size, q):
+    """The number of keys[lo : lo + size] (sorted) below q (`np.searchsorted`, left)."""
+    a, b = 0, size
+    while a < b:
+        m = (a + b) >> 1
+        if keys[lo + m] < q:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+@numba.njit(cache=True, nogil=True)
 def _cell_ratios(gid, x, card, K, keys, counts, pos, look, out):
     """out[i, y] = (#(g, x, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g = gid[i] and
     child value x[i] (0 where a count is absent); (0 + 1/|X_i|) / (0 + 1) for g < 0 (not
@@ -313,15 +326,7 @@ def _cell_ratios(gid, x, card, K, keys, counts, pos, look, out):
         for w in range(2):
             q0 = (g * card + v) * K if w == 0 else g * K
             klo, kn, plo, pn = look[w, 0], look[w, 1], look[w, 2], look[w, 3]
-            a = 0
-            if kn > 0 and pn == 0:  # the first key ≥ q0
-                b = kn
-                while a < b:
-                    m = (a + b) >> 1
-                    if keys[klo + m] < q0:
-                        a = m + 1
-                    else:
-                        b = m
+            a = _lower_bound(keys, klo, kn, q0) if kn > 0 and pn == 0 else 0
             for y in range(K):
                 q = q0 + y
                 c = 0.0
@@ -348,8 +353,7 @@ def _configs(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_a
     it the full prefix, or −1 when a parent value along it was not seen). Each depth's
     lookup goes through its direct index where it has one, else binary search
     (`np.searchsorted`, clipped to the last key). A row's attributes are walked while the
-    row is in cache; written out without helpers (numba reference-counts every array
-    handed to a helper, per call)."""
+    row is in cache."""
     for r in range(X.shape[0]):
         for a in range(caps.shape[0]):
             pa = par_at[a]
@@ -369,14 +373,7 @@ def _configs(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_a
                     idx = max(idx, 0)
                 elif size > 0:
                     lo = pk_at[pa + j - 1]
-                    u, v = 0, size
-                    while u < v:
-                        mid = (u + v) >> 1
-                        if pk[lo + mid] < q:
-                            u = mid + 1
-                        else:
-                            v = mid
-                    idx = min(u, size - 1)
+                    idx = min(_lower_bound(pk, lo, size, q), size - 1)
                     found = alive and xp >= 0 and pk[lo + idx] == q
                 local = idx if found else 0
                 alive = found
@@ -385,25 +382,6 @@ def _configs(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_a
                 elif not backoff:
                     g = -1
             gid[r, a] = g
-
-
-@numba.njit(cache=True, nogil=True)
-def _tabled_logs(gid, x, logs, unseen, out):
-    """out[i] = logs[gid[i], x[i]] (the tabulated log factors), `unseen` for gid < 0, 0
-    for a missing child value."""
-    K = out.shape[1]
-    for i in range(gid.shape[0]):
-        g = gid[i]
-        v = x[i]
-        if v < 0:
-            for y in range(K):
-                out[i, y] = 0.0
-        elif g < 0:
-            for y in range(K):
-                out[i, y] = unseen[y]
-        else:
-            for y in range(K):
-                out[i, y] = logs[g, v, y]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -493,8 +471,10 @@ class Scorer:
             part = np.empty((Xb.shape[0], K))
             for a, (t, f) in enumerate(zip(self.tables, self.flats)):
                 x = Xb[:, t.child]
-                if self.tabulated[a]:
-                    _tabled_logs(g[:, a], x, f[8], f[9], part)
+                if self.tabulated[a]:  # (read from its table: unseen / missing as above)
+                    part[:] = f[8][np.maximum(g[:, a], 0), np.maximum(x, 0)]
+                    part[g[:, a] < 0] = f[9]
+                    part[x < 0] = 0.0
                 else:
                     _cell_ratios(g[:, a], x, t.card, K, *f[7], part)
                     np.log(part, out=part)
