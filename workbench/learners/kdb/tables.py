@@ -238,14 +238,16 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NO_LOGS = np.zeros((0, 0, 0))
-LOG_TABLE_CELLS = 1 << 16
+LOG_TABLE_CELLS = 1 << 20
 LOG_TABLE_RATIO = 2
+LOG_TABLE_SMALL = 4096
 """An attribute's log factors are tabulated for every seen parent configuration and child
-value (`_flat`) when that table has at most `LOG_TABLE_CELLS` cells, or at most
-`LOG_TABLE_RATIO` times the cells the counts hold; classification then reads one value per row and class instead of two
-counts and a log. Beyond it (deep parent lists over many-valued attributes: most
-configurations seen with few child values) the counts are read and the log taken per row.
-The factors are the same either way."""
+value (`_flat`) when that table has at most `LOG_TABLE_CELLS` cells and at most
+`LOG_TABLE_RATIO` times the cells its counts hold, plus `LOG_TABLE_SMALL`: classification
+then reads one value per row and class instead of two counts and a log. A sparser table
+(deep parent lists over many-valued attributes, an ID-like parent: most configurations
+seen with one child value) would cost more to fill than it saves; its counts are read and
+the log taken per row. The factors are the same either way."""
 
 
 def _flat(t: _AttributeTable, K: int) -> tuple:
@@ -270,7 +272,9 @@ def _flat(t: _AttributeTable, K: int) -> tuple:
                             dtype=np.int64))
         configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
         logs = _NO_LOGS
-        if configs * t.card * K <= max(LOG_TABLE_CELLS, LOG_TABLE_RATIO * len(t.cell_keys)):
+        cells = configs * t.card * K
+        if cells <= LOG_TABLE_CELLS and \
+                cells <= LOG_TABLE_RATIO * len(t.cell_keys) + LOG_TABLE_SMALL:
             gid = np.repeat(np.arange(configs, dtype=np.int64), t.card)
             x = np.tile(np.arange(t.card, dtype=np.int64), configs)
             ratios = np.empty((gid.size, K))
