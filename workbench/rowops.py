@@ -58,6 +58,18 @@ def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
 
 
 @numba.njit(cache=True, nogil=True)
+def sorted_segment_sums(a: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """out[s] = np.sort(a[bounds[s] : bounds[s + 1]]).sum(): each run sorted (in place, in
+    `a`), then summed as numpy sums a contiguous array (`pairwise_sum`) — a sum that
+    depends only on the multiset of the run's terms."""
+    out = np.empty(bounds.shape[0] - 1)
+    for s in range(out.shape[0]):
+        a[bounds[s]:bounds[s + 1]].sort()
+        out[s] = pairwise_sum(a, bounds[s], bounds[s + 1] - bounds[s])
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def _shift_by_row_max(L: np.ndarray, out: np.ndarray) -> None:
     """out[r] = L[r] − max(L[r]) (a NaN anywhere in the row is its maximum, as np.max)."""
     n, K = L.shape
