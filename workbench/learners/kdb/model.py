@@ -14,7 +14,6 @@ from workbench.learners.kdb.structure import (
     conditional_mutual_information,
     kdb_parents,
     mi_order,
-    mutual_information,
     tan_parents,
 )
 from workbench.learners.kdb.tables import (
@@ -141,9 +140,10 @@ class _BayesNetBase(Learner):
 
     def _learn_mi_cmi(self, X: np.ndarray, y: np.ndarray, need_cmi: bool = True) -> None:
         K = self.n_classes_
-        self.mi_ = mutual_information(X, y, self.cards_, K)
-        self.cmi_ = (
-            conditional_mutual_information(X, y, self.cards_, K)
+        counts = StructureCounts(self.cards_, K, pairs=False).add(X, y)
+        self.mi_ = counts.mutual_information()
+        self.cmi_ = (  # (the (value, class) tables counted once, for both)
+            conditional_mutual_information(X, y, self.cards_, K, counts.values)
             if need_cmi
             else np.zeros((X.shape[1], X.shape[1]))
         )

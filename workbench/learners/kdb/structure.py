@@ -119,13 +119,15 @@ def _count_dense(X: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
 
 
 def conditional_mutual_information(
-    X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int
+    X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
+    tables: list[np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Symmetric (d, d) matrix of CMI(X_i; X_j | Y) in bits (diagonal 0).
+    """Symmetric (d, d) matrix of CMI(X_i; X_j | Y) in bits (diagonal 0); `tables`: the
+    (value, class) counts of every attribute when the caller has them (MI's).
 
-    Pair tables are counted densely in one pass over the rows per batch of pairs (`BlockStore`);
-    a pair whose table would be much larger than the data (ID-like attributes) is counted
-    sparsely with np.unique instead.
+    Pair tables are counted densely in one pass over the rows per batch of pairs
+    (`BlockStore`); a pair whose table would be much larger than the data (ID-like
+    attributes) is counted sparsely with np.unique instead.
     """
     n, d = X.shape
     cmi = np.zeros((d, d))
@@ -136,7 +138,8 @@ def conditional_mutual_information(
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     ny = np.bincount(y, minlength=K).astype(np.float64)
-    tabs = _class_value_tables(X, y, cards, K)
+    tabs = _class_value_tables(X, y, cards, K) if tables is None else \
+        [np.asarray(t, dtype=np.float64) for t in tables]
     dense_limit = max(_DENSE_PAIR_CELLS, 4 * n)
 
     terms = _PairTerms(cards, K, ny, tabs, N)
