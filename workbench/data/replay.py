@@ -6,8 +6,9 @@ dictionary pages, CSV or ARFF text — into value matrices cost more than the co
 (16 M rows × 20 attributes of Parquet: 1.6 s CPU per pass). `Replay` decodes the file once:
 the first complete pass writes every chunk in a raw form — nominal codes in the narrowest
 unsigned integer type that holds them (NaN as its largest value), numbers as float64, the
-class as a code — and every later pass reads that copy back (0.05 GB/s of page cache, then
-one compiled loop per chunk) instead of the file. The chunks replayed are the same rows in
+class as a code — and every later pass reads that copy back (from the page cache, then one
+compiled loop per chunk: 16 M rows × 20 attributes in ~0.4 s against 1.6 s of decoding)
+instead of the file. The chunks replayed are the same rows in
 the same order and chunk boundaries, bit for bit.
 
 The copy lives in a temporary directory (``$WORKBENCH_REPLAY_DIR``, else the system's

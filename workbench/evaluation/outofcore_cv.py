@@ -22,8 +22,10 @@ are those of the same data in memory, whatever the chunking. Per round:
 A holdout is the same with two folds (`evaluate_kfold(test=…)`, `Assignment`): the given
 test rows are fold 1, the only fold trained (on the rest) and scored.
 
-So r × k-fold CV reads the file r × (1 + passes + 1) times, not r × k × (passes + 1), and
-counts each row once per round under subtraction. Time per fold: what the fold's own model
+So r × k-fold CV reads the rows r × (1 + passes + 1) times, not r × k × (passes + 1), and
+counts each row once per round under subtraction. The file itself is decoded once: its
+first complete pass writes a raw copy of the chunks that every later pass reads
+(`data.replay.Replay`; the file again where the disk has no room for it). Time per fold: what the fold's own model
 did (its counting or passes, its subtraction, its cut points, its classification) plus an
 equal share of the shared reading and counting.
 """

@@ -4,6 +4,7 @@ the leave-one-out step of SKDB and the test-time lookups (SPEC §4; see the pack
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from workbench.jit import numba
 import numpy as np
@@ -85,7 +86,7 @@ class _AttributeTable:
     pair_pos: list = field(default_factory=list)
     cfg_pos: np.ndarray | None = None
     cell_pos: np.ndarray | None = None
-    flat: tuple | None = None  # the lookups as flat arrays (`_flat`), built when first read
+    flat: "_Lookups | None" = None  # the lookups as flat arrays (`_flat`), when first read
 
     def index(self, cards: np.ndarray, K: int) -> None:
         """Build the direct-index lookups (once, at the end of training)."""
@@ -250,7 +251,22 @@ seen with one child value) would cost more to fill than it saves; its counts are
 the log taken per row. The factors are the same either way."""
 
 
-def _flat(t: _AttributeTable, K: int) -> tuple:
+class _Lookups(NamedTuple):
+    """One table's lookups as flat arrays (`_flat`)."""
+
+    pk: np.ndarray  # every depth's pair keys, end to end
+    pk_at: np.ndarray  # where each depth's start
+    pk_len: np.ndarray
+    pp: np.ndarray  # every depth's direct index (length 0: none, search the keys)
+    pp_at: np.ndarray
+    pp_len: np.ndarray
+    parents: np.ndarray
+    counted: tuple  # the cell and configuration counts, as `_cell_ratios` reads them
+    logs: np.ndarray  # (configurations, |X_i|, K) log factors; empty: not tabulated
+    unseen: np.ndarray  # (K,) the log factor of a configuration not seen
+
+
+def _flat(t: _AttributeTable, K: int) -> _Lookups:
     """The table's lookups as flat arrays for the kernels (built once, kept on the table):
     every depth's pair keys end to end with their starts and lengths, the same for the
     direct indexes (length 0: none, search the keys), the cell and configuration counts
@@ -283,7 +299,7 @@ def _flat(t: _AttributeTable, K: int) -> tuple:
         unseen = np.empty((1, K))
         _cell_ratios(np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), t.card, K,
                      *counted, unseen)
-        t.flat = (np.concatenate([_NONE, *keys]).astype(np.int64),
+        t.flat = _Lookups(np.concatenate([_NONE, *keys]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
                   else _NONE, klen,
                   np.concatenate([_NONE, *pos]).astype(np.int64),
@@ -431,25 +447,25 @@ class Scorer:
         self.cards = np.asarray(cards, dtype=np.int64)
         self.child = np.array([t.child for t in tables], dtype=np.int64)
         self.card = np.array([t.card for t in tables], dtype=np.int64)
-        self.tabulated = np.array([f[8].size > 0 for f in flats], dtype=bool)
+        self.tabulated = np.array([f.logs.size > 0 for f in flats], dtype=bool)
         sizes = lambda xs: np.concatenate([[0], np.cumsum(xs)]).astype(np.int64)  # noqa: E731
         cat = lambda parts, dtype=np.int64: np.concatenate(  # noqa: E731
             [np.zeros(0, dtype), *[np.asarray(p, dtype).reshape(-1) for p in parts]])
         self.par_at = sizes([len(t.parents) for t in tables])
         self.off_at = sizes([len(t.offsets) for t in tables])
-        self.log_at = sizes([f[8].size for f in flats])
-        pk_base = sizes([f[0].size for f in flats])
-        pp_base = sizes([f[3].size for f in flats])
-        self.parents = cat([f[6] for f in flats])
+        self.log_at = sizes([f.logs.size for f in flats])
+        pk_base = sizes([f.pk.size for f in flats])
+        pp_base = sizes([f.pp.size for f in flats])
+        self.parents = cat([f.parents for f in flats])
         self.offsets = cat([t.offsets for t in tables])
-        self.pk = cat([f[0] for f in flats])
-        self.pk_at = cat([f[1] + pk_base[i] for i, f in enumerate(flats)])
-        self.pk_len = cat([f[2] for f in flats])
-        self.pp = cat([f[3] for f in flats])
-        self.pp_at = cat([f[4] + pp_base[i] for i, f in enumerate(flats)])
-        self.pp_len = cat([f[5] for f in flats])
-        self.logs = cat([f[8] for f in flats], np.float64)
-        self.unseen = np.array([f[9] for f in flats]).reshape(m, K)
+        self.pk = cat([f.pk for f in flats])
+        self.pk_at = cat([f.pk_at + pk_base[i] for i, f in enumerate(flats)])
+        self.pk_len = cat([f.pk_len for f in flats])
+        self.pp = cat([f.pp for f in flats])
+        self.pp_at = cat([f.pp_at + pp_base[i] for i, f in enumerate(flats)])
+        self.pp_len = cat([f.pp_len for f in flats])
+        self.logs = cat([f.logs for f in flats], np.float64)
+        self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
 
     def scores(self, X: np.ndarray, prior: np.ndarray) -> np.ndarray:
         """log P(y) + Σ_i log P(x_i | π_i, y) for the rows of X (int64 codes): with every
@@ -476,11 +492,11 @@ class Scorer:
             for a, (t, f) in enumerate(zip(self.tables, self.flats)):
                 x = Xb[:, t.child]
                 if self.tabulated[a]:  # (read from its table: unseen / missing as above)
-                    part[:] = f[8][np.maximum(g[:, a], 0), np.maximum(x, 0)]
-                    part[g[:, a] < 0] = f[9]
+                    part[:] = f.logs[np.maximum(g[:, a], 0), np.maximum(x, 0)]
+                    part[g[:, a] < 0] = f.unseen
                     part[x < 0] = 0.0
                 else:
-                    _cell_ratios(g[:, a], x, t.card, K, *f[7], part)
+                    _cell_ratios(g[:, a], x, t.card, K, *f.counted, part)
                     np.log(part, out=part)
                 ob += part
         return out
