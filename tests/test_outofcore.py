@@ -56,6 +56,7 @@ def test_out_of_core_equals_in_memory(files, learner, rows):
         k = len(ref.selection_["eliminated"])
         passes = 1 + k + (1 if data.n_attributes - k > 1 else 0)
     assert res.summary["passes"] == 1 + passes
+    assert res.summary["replayed"] == passes - 1  # the file decoded once (`Replay`)
     assert getattr(res.model, "selected_", None) == getattr(ref, "selected_", None)
     assert str(getattr(res.model, "selection_", None)) == str(getattr(ref, "selection_", None))
     if learner in ("A2JE", "WANBIA-C-SGD"):

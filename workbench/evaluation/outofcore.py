@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
+from workbench.data.replay import Replay
 from workbench.data.sources import Reservoir, first_rows, iter_chunks, scan_header, table_kind
 from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
@@ -363,24 +364,31 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     multi = _multi_pass(model)
     if multi:
         model.begin(disc.transform(header) if disc is not None else header)
+    # a learner of several passes decodes the file once (`Replay`: the later passes read
+    # a raw copy of the chunks)
+    src = Replay(path, chunk_rows, header, total, class_column, copy=multi)
     p = 0
-    while p == 0 or (multi and model.training):
-        n_train = chunks = 0
-        for start, chunk in _chunks(path, chunk_rows, header, class_column):
-            keep = _rows(chunk, start, total, holdout)
-            part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
-            if part.n_instances:
-                part = disc.transform(part) if disc is not None else part
-                model.learn(p, part) if multi else model.partial_fit(part)
-                n_train += part.n_instances
-            chunks += 1
-        if n_train == 0:
-            raise WorkbenchError(f"{path}: no training rows with a known class")
-        if multi:
-            model.end_pass(p)
-        p += 1
+    try:
+        while p == 0 or (multi and model.training):
+            n_train = chunks = 0
+            for start, chunk in src.chunks():
+                keep = _rows(chunk, start, total, holdout)
+                part = chunk if keep.all() else chunk.take(np.flatnonzero(keep))
+                if part.n_instances:
+                    part = disc.transform(part) if disc is not None else part
+                    model.learn(p, part) if multi else model.partial_fit(part)
+                    n_train += part.n_instances
+                chunks += 1
+            if n_train == 0:
+                raise WorkbenchError(f"{path}: no training rows with a known class")
+            if multi:
+                model.end_pass(p)
+            p += 1
+    finally:
+        src.close()
     summary = {"rows": total, "n_train": n_train, "chunks": chunks,
-               "passes": 1 + p, "train_cpu_seconds": clock.cpu_seconds(),
+               "passes": 1 + p, "replayed": src.replayed,
+               "train_cpu_seconds": clock.cpu_seconds(),
                "compile_seconds": clock.compile_seconds(),
                "model_bytes": model.model_bytes() if hasattr(model, "model_bytes") else None,
                "peak_rss_bytes": peak_rss(), "preprocessing": method,
