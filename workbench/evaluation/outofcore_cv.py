@@ -244,7 +244,6 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     if test is not None:
         folds = 2
     assign = Assignment(folds, seed, None if test is None else np.asarray(test, np.int64))
-    scored = assign.scored
     probe = _counting(learner, params, seed, one_pass=client is not None)
     if client is not None:
         _parquet_only(path)
