@@ -338,17 +338,17 @@ def _libsvm_parquet(paths: list[Path], out: Path, features: int, prefix: str,
                         except ValueError as exc:
                             raise WorkbenchError(f"{where}: not LIBSVM data of {features} "
                                                  f"features ({exc})") from None
-                        dense = X.toarray()
-                        if dense.size and not ((dense >= 0) & (dense <= 255)
-                                               & (dense == np.floor(dense))).all():
+                        v = X.data  # (absent pixels are 0: only the stored ones to check)
+                        if not ((v >= 0) & (v <= 255) & (v == np.floor(v))).all():
                             raise WorkbenchError(f"{where}: a value that is not a pixel "
                                                  "value 0..255")
+                        dense = X.astype(np.uint8).toarray()  # (a byte a pixel, not 8)
                         try:
                             codes = np.array([labels[v] for v in y], dtype=np.int8)
                         except KeyError as exc:
                             raise WorkbenchError(f"{where}: label {exc.args[0]:g} is not one "
                                                  f"of {', '.join(classes)}") from None
-                        cols = [pa.array(dense[:, j].astype(np.uint8)) for j in range(features)]
+                        cols = [pa.array(dense[:, j]) for j in range(features)]
                         cols.append(pa.DictionaryArray.from_arrays(pa.array(codes), dictionary))
                         writer.write_table(pa.Table.from_arrays(cols, schema=schema))
                         rows += len(block)

@@ -89,7 +89,7 @@ def _class_value_tables(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int)
     ]
 
 
-_PAIR_BATCH_CELLS = 1 << 23  # dense pair cells counted per kernel call (32 MB of int32)
+_PAIR_BATCH_CELLS = 1 << 23  # dense pair cells counted per `BlockStore` (one batch of pairs)
 
 
 def _batches(sizes: list[int]) -> list[tuple[int, int]]:
