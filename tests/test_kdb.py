@@ -119,6 +119,15 @@ class Ref:
 
     def predict(self, test: Dataset, order, parents, cap, backoff=True):
         out = []
+        for logs in self.joint_logs(test, order, parents, cap, backoff):
+            m = max(logs)
+            e = [math.exp(v - m) for v in logs]
+            out.append([v / sum(e) for v in e])
+        return np.array(out)
+
+    def joint_logs(self, test: Dataset, order, parents, cap, backoff=True):
+        """log P(y) + Σ log P(x_i | π_i, y) per test row and class, summed in log space."""
+        out = []
         N = len(self.y)
         for r in test.X:
             x = self.code_row(r)
@@ -140,10 +149,8 @@ class Ref:
                     num, den = self.cond(self.rows, self.y, a, par, x, cls)
                     s += math.log((num + 1 / self.card[a]) / (den + 1))
                 logs.append(s)
-            m = max(logs)
-            e = [math.exp(v - m) for v in logs]
-            out.append([v / sum(e) for v in e])
-        return np.array(out)
+            out.append(logs)
+        return out
 
     def loo_losses(self, order, parents, kmax, zero_one=False):
         """Naive LOO: per held-out row, retrain counts on n−1 rows, SPEC's LOO depth rule."""
@@ -317,6 +324,24 @@ def test_missing_as_distinct_value():
     np.testing.assert_allclose(got[1], nb.predict_proba(make([[0, 0]], 2, cards=[2]))[0], atol=1e-15)
 
 
+@pytest.mark.parametrize("name", ["KDB2", "TAN"])
+def test_products_far_below_the_smallest_double_against_log_space(name):
+    """400 attributes: every class's P(y, x) lies far below the smallest double (checked on
+    the log-space brute force), so the products are lifted by powers of two on the way;
+    the distributions still equal the brute force computed in log space."""
+    train = random_data(40, 400, 8, 3, seed=51, missing=0.02)
+    test = random_data(8, 400, 8, 3, seed=52, missing=0.05)
+    model = registry.create(name).fit(train)
+    ref = Ref(train)
+    cap, backoff = (2, True) if name == "KDB2" else (1, False)
+    logs = ref.joint_logs(test, list(model.attributes_), model.parents_, cap, backoff)
+    assert max(max(row) for row in logs) < math.log(2.0 ** -1074)
+    got = model.predict_proba(test)
+    np.testing.assert_allclose(got, ref.predict(test, list(model.attributes_), model.parents_,
+                                                cap, backoff), rtol=0, atol=1e-12)
+    assert np.isfinite(model._joint_log_likelihood(test)).all()
+
+
 def test_missing_class_rows_are_ignored():
     rows = [[0, 1, 0], [1, 0, 1], [0, 0, 0], [1, 1, None], [1, 1, 1]]
     a = KDB(k=1).fit(make(rows, 2))
@@ -384,32 +409,32 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     train = random_data(300, 7, 4, 3, seed=41, missing=0.05)
     test = random_data(120, 7, 4, 3, seed=42, missing=0.1)
     dense = registry.create(name).fit(train)
-    assert any(t.cell_pos is not None for t in dense.tables_.values())
+    if any(t.parents[:dense.depth_cap_] for t in dense.tables_.values()):  # (SKDB may keep k = 0)
+        assert any(p is not None for t in dense.tables_.values() for p in t.pair_pos)
     want = dense.predict_proba(test)
     for limit in (0, 48):
         with monkeypatch.context() as mp:
             mp.setattr(tables_mod, "DENSE_CELLS", limit)
             other = registry.create(name).fit(train)
             if limit == 0:
-                assert all(t.cell_pos is None and t.cfg_pos is None
-                           for t in other.tables_.values())
+                assert all(p is None for t in other.tables_.values() for p in t.pair_pos)
             for a, t in other.tables_.items():
                 for f in ("cfg_keys", "cfg_counts", "cell_keys", "cell_counts", "offsets"):
                     np.testing.assert_array_equal(getattr(t, f), getattr(dense.tables_[a], f))
             np.testing.assert_array_equal(other.predict_proba(test), want)
     # tables built dense, read sorted (and the other way round) also agree
     for t in dense.tables_.values():
-        t.pair_pos, t.cfg_pos, t.cell_pos = [None] * len(t.parents), None, None
+        t.pair_pos = [None] * len(t.parents)
         t.flat = None  # (the kernels' flat copy of the lookups, built again from these)
     del dense._scorer
     np.testing.assert_array_equal(dense.predict_proba(test), want)
 
 
 @pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
-def test_tabulated_log_factors_equal_the_ones_computed_per_row(name, monkeypatch):
-    """Classification reads tabulated log factors (every seen configuration × child value)
-    or computes each row's from the counts: the same bits, with missing values, unseen
-    parent configurations (backoff, and TAN's none) and child values never seen."""
+def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
+    """Classification reads tabulated factors (every seen configuration × child value) or
+    computes each row's from the counts: the same bits, with missing values, unseen parent
+    configurations (backoff, and TAN's none) and child values never seen."""
     from workbench.learners.kdb import tables as tables_mod
 
     train = random_data(300, 7, 4, 3, seed=43, missing=0.05)
@@ -418,14 +443,14 @@ def test_tabulated_log_factors_equal_the_ones_computed_per_row(name, monkeypatch
     smallest = None
     for mode, cells in (("tabulated", 1 << 30), ("per row", 0), ("mixed", 0)):
         with monkeypatch.context() as mp:
-            mp.setattr(tables_mod, "LOG_TABLE_CELLS", smallest if mode == "mixed" else cells)
-            mp.setattr(tables_mod, "LOG_TABLE_SMALL", 1 << 30)
+            mp.setattr(tables_mod, "FACTOR_TABLE_CELLS", smallest if mode == "mixed" else cells)
+            mp.setattr(tables_mod, "FACTOR_TABLE_SMALL", 1 << 30)
             model = registry.create(name).fit(train)
             got[mode] = model.predict_proba(test)
             done = model._scorer.tabulated
             if mode == "tabulated":  # one pass over all attributes
                 assert done.all()
-                smallest = min(t.flat.logs.size for t in model.tables_.values())
+                smallest = min(t.flat.factors.size for t in model.tables_.values())
             elif mode == "per row":
                 assert not done.any()
             elif done.size > 1:  # some attributes read from tables, the others computed

@@ -110,17 +110,16 @@ class _BayesNetBase(Learner):
             total += sum(int(getattr(t, f).nbytes) for f in (
                 "offsets", "cfg_keys", "cfg_counts", "cell_keys", "cell_counts")
                 if getattr(t, f) is not None)
-            total += sum(int(k.nbytes) for k in (t.cfg_pos, t.cell_pos) if k is not None)
         return total
 
-    def _log_prior(self) -> np.ndarray:
+    def _prior(self) -> np.ndarray:
         K = self.n_classes_
-        return np.log((self.class_counts_ + 1.0 / K) / (self.n_train_ + 1.0))
+        return (self.class_counts_ + 1.0 / K) / (self.n_train_ + 1.0)
 
-    def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
-        """log P(y) + Σ_i log P(x_i | π_i, y) per row and class (normalised by the base)."""
+    def _products(self, data: Dataset, normalise: bool = False) -> np.ndarray:
+        """P(y) · Π_i P(x_i | π_i, y) per row and class, times a power of two per row (or
+        divided by the row's sum with `normalise`)."""
         Xt = _map_codes(data.codes(), self.missing_code_)
-        K = self.n_classes_
         tables = [self.tables_[a] for a in self.attributes_]
         made = getattr(self, "_scorer", None)  # (built once per fitted structure)
         if made is None or made.caps.size != len(tables) or \
@@ -128,8 +127,19 @@ class _BayesNetBase(Learner):
                 any(u is not v for u, v in zip(made.tables, tables)) or \
                 not np.array_equal(made.caps, [min(self.depth_cap_, len(t.parents))
                                                for t in tables]):
-            self._scorer = Scorer(tables, self.cards_, K, self.depth_cap_, self.backoff_)
-        return self._scorer.scores(Xt, self._log_prior())
+            self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
+                                  self.backoff_)
+        return self._scorer.products(Xt, self._prior(), normalise)
+
+    def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
+        """log P(y) + Σ_i log P(x_i | π_i, y) per row and class, up to a constant per row."""
+        with np.errstate(divide="ignore"):
+            return np.log(self._products(data))
+
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        """The products (`_products`) normalised per row: no logarithms."""
+        self._check_fitted(data)
+        return self._products(data, normalise=True)
 
     def _check_fitted(self, data: Dataset) -> None:
         if not isinstance(data, Dataset):

@@ -82,22 +82,17 @@ class _AttributeTable:
     cfg_counts: np.ndarray
     cell_keys: np.ndarray  # sorted (gid * card + x) * K + y
     cell_counts: np.ndarray
-    # direct-index versions of the key lookups (`_dense_index`; None where too large)
+    # direct-index versions of the pair-key lookups (`_dense_index`; None where too large)
     pair_pos: list = field(default_factory=list)
-    cfg_pos: np.ndarray | None = None
-    cell_pos: np.ndarray | None = None
     flat: "_Lookups | None" = None  # the lookups as flat arrays (`_flat`), when first read
 
-    def index(self, cards: np.ndarray, K: int) -> None:
-        """Build the direct-index lookups (once, at the end of training)."""
+    def index(self, cards: np.ndarray) -> None:
+        """Build the direct-index lookups of the parent prefixes (once, after counting)."""
         self.pair_pos = []
         prev = 1
         for j, p in enumerate(self.parents):
             self.pair_pos.append(_dense_index(self.pair_keys[j], prev * int(cards[p])))
             prev = len(self.pair_keys[j])
-        n_cfg = int(self.offsets[-1]) + prev if len(self.offsets) else 1
-        self.cfg_pos = _dense_index(self.cfg_keys, n_cfg * K)
-        self.cell_pos = _dense_index(self.cell_keys, n_cfg * self.card * K)
 
 
 def _build_table(
@@ -173,7 +168,7 @@ def _build_table(
         cell_keys=np.concatenate(cell_k).astype(np.int64),
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
-    table.index(cards, K)
+    table.index(cards)
     if loo:
         return (
             table,
@@ -238,17 +233,17 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
 
 
 _NONE = np.zeros(0, dtype=np.int64)
-_NO_LOGS = np.zeros((0, 0, 0))
-LOG_TABLE_CELLS = 1 << 20
-LOG_TABLE_RATIO = 2
-LOG_TABLE_SMALL = 4096
-"""An attribute's log factors are tabulated for every seen parent configuration and child
-value (`_flat`) when that table has at most `LOG_TABLE_CELLS` cells and at most
-`LOG_TABLE_RATIO` times the cells its counts hold, plus `LOG_TABLE_SMALL`: classification
-then reads one value per row and class instead of two counts and a log. A sparser table
-(deep parent lists over many-valued attributes, an ID-like parent: most configurations
-seen with one child value) would cost more to fill than it saves; its counts are read and
-the log taken per row. The factors are the same either way."""
+_NO_FACTORS = np.zeros((0, 0, 0))
+FACTOR_TABLE_CELLS = 1 << 20
+FACTOR_TABLE_RATIO = 8
+FACTOR_TABLE_SMALL = 4096
+"""An attribute's factors P(x_i | π, y) are tabulated for every seen parent configuration
+and child value (`_flat`) when that table has at most `FACTOR_TABLE_CELLS` cells and at
+most `FACTOR_TABLE_RATIO` times the cells its counts hold, plus `FACTOR_TABLE_SMALL`:
+classification then reads one value per row and class instead of two counts and a
+division. A sparser table (deep parent lists over many-valued attributes, an ID-like
+parent: most configurations seen with one child value) would cost more to fill than it
+saves; its counts are read per row. The factors are the same either way."""
 
 
 class _Lookups(NamedTuple):
@@ -261,51 +256,50 @@ class _Lookups(NamedTuple):
     pp_at: np.ndarray
     pp_len: np.ndarray
     parents: np.ndarray
-    counted: tuple  # the cell and configuration counts, as `_cell_ratios` reads them
-    logs: np.ndarray  # (configurations, |X_i|, K) log factors; empty: not tabulated
-    unseen: np.ndarray  # (K,) the log factor of a configuration not seen
+    cell_keys: np.ndarray  # sorted (g · |X_i| + x) · K + y of the counted cells
+    cell_counts: np.ndarray  # their counts (float64)
+    cell_start: np.ndarray  # (configurations + 1,) where each configuration's cells start
+    cfg_counts: np.ndarray  # (configurations · K,) #(g, y), dense
+    factors: np.ndarray  # (configurations, |X_i|, K) factors; empty: not tabulated
+    unseen: np.ndarray  # (K,) the factor of a configuration not seen
 
 
 def _flat(t: _AttributeTable, K: int) -> _Lookups:
     """The table's lookups as flat arrays for the kernels (built once, kept on the table):
     every depth's pair keys end to end with their starts and lengths, the same for the
-    direct indexes (length 0: none, search the keys), the cell and configuration counts
-    for `_cell_ratios`, and the log factors of every configuration and child value
-    (`LOG_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
+    direct indexes (length 0: none, search the keys), the counted cells by configuration
+    (sorted keys and where each configuration's start) and the configuration counts as a
+    dense array, for `_ratio`, and the factors of every configuration and child value
+    (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
     if t.flat is None:
         keys = t.pair_keys
         pos = [p if p is not None else _NONE for p in t.pair_pos] + \
             [_NONE] * (len(keys) - len(t.pair_pos))
         klen = np.array([len(k) for k in keys], dtype=np.int64)
         plen = np.array([len(p) for p in pos], dtype=np.int64)
-        cell_pos = _NONE if t.cell_pos is None else t.cell_pos
-        cfg_pos = _NONE if t.cfg_pos is None else t.cfg_pos
-        nc, nf = len(t.cell_keys), len(t.cfg_keys)
-        counted = (np.concatenate([t.cell_keys, t.cfg_keys]).astype(np.int64),
-                   np.concatenate([t.cell_counts, t.cfg_counts]).astype(np.int64),
-                   np.concatenate([cell_pos, cfg_pos]).astype(np.int64),
-                   np.array([[0, nc, 0, len(cell_pos)], [nc, nf, len(cell_pos), len(cfg_pos)]],
-                            dtype=np.int64))
         configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
-        logs = _NO_LOGS
+        cell_keys = t.cell_keys.astype(np.int64)
+        cell_counts = t.cell_counts.astype(np.float64)
+        cell_start = np.zeros(configs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell_keys // (t.card * K), minlength=configs),
+                  out=cell_start[1:])
+        cfg_counts = np.zeros(configs * K)
+        cfg_counts[t.cfg_keys] = t.cfg_counts
+        factors = _NO_FACTORS
         cells = configs * t.card * K
-        if cells <= LOG_TABLE_CELLS and \
-                cells <= LOG_TABLE_RATIO * len(t.cell_keys) + LOG_TABLE_SMALL:
-            gid = np.repeat(np.arange(configs, dtype=np.int64), t.card)
-            x = np.tile(np.arange(t.card, dtype=np.int64), configs)
-            ratios = np.empty((gid.size, K))
-            _cell_ratios(gid, x, t.card, K, *counted, ratios)
-            logs = np.log(ratios).reshape(configs, t.card, K)
-        unseen = np.empty((1, K))
-        _cell_ratios(np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64), t.card, K,
-                     *counted, unseen)
+        if cells <= FACTOR_TABLE_CELLS and \
+                cells <= FACTOR_TABLE_RATIO * len(t.cell_keys) + FACTOR_TABLE_SMALL:
+            factors = np.empty((configs, t.card, K))
+            _all_ratios(t.card, K, cell_keys, cell_counts, cfg_counts, factors)
+        unseen = np.full(K, (0.0 + 1.0 / t.card) / (0.0 + 1.0))
         t.flat = _Lookups(np.concatenate([_NONE, *keys]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
                   else _NONE, klen,
                   np.concatenate([_NONE, *pos]).astype(np.int64),
                   np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
                   else _NONE, plen,
-                  np.asarray(t.parents, dtype=np.int64), counted, logs, np.log(unseen)[0])
+                  np.asarray(t.parents, dtype=np.int64), cell_keys, cell_counts, cell_start,
+                  cfg_counts, factors, unseen)
     return t.flat
 
 
@@ -322,120 +316,161 @@ def _lower_bound(keys, lo, size, q):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
-def _cell_ratios(gid, x, card, K, keys, counts, pos, look, out):
-    """out[i, y] = (#(g, x, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g = gid[i] and
-    child value x[i] (0 where a count is absent); (0 + 1/|X_i|) / (0 + 1) for g < 0 (not
-    seen), 1 for x < 0 (missing, log 0) — the operations, in their order, of the tables'
-    numpy formula. The cell counts (w = 0) and the configuration counts (w = 1) are laid
-    end to end in keys / counts / pos; look[w] = (first key, keys, first direct-index
-    entry, entries: 0 = search the sorted keys). A row's K keys are consecutive: without a
-    direct index one binary search finds the first, a forward scan the others."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _ratio(g, v, card, K, keys, counts, start, cfg, out, i):
+    """out[i, y] = (#(g, v, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g ≥ 0 and
+    child value v ≥ 0 (0 where a cell was not counted) — the operations, in their order,
+    of the tables' numpy formula. Configuration g's counted cells are keys[start[g] :
+    start[g + 1]] (sorted): one binary search among them finds the first of the K keys of
+    (g, v), a forward scan the others; cfg holds #(g, y) densely."""
     inv = 1.0 / card
-    for i in range(gid.shape[0]):
-        g = gid[i]
-        v = x[i]
-        if v < 0:
-            for y in range(K):
-                out[i, y] = 1.0
-            continue
-        if g < 0:
-            for y in range(K):
-                out[i, y] = (0.0 + inv) / (0.0 + 1.0)
-            continue
-        for w in range(2):
-            q0 = (g * card + v) * K if w == 0 else g * K
-            klo, kn, plo, pn = look[w, 0], look[w, 1], look[w, 2], look[w, 3]
-            a = _lower_bound(keys, klo, kn, q0) if kn > 0 and pn == 0 else 0
-            for y in range(K):
-                q = q0 + y
-                c = 0.0
-                if kn > 0 and pn > 0:
-                    at = pos[plo + min(q, pn - 1)]
-                    if at >= 0 and q < pn:
-                        c = np.float64(counts[klo + at])
-                elif kn > 0:
-                    while a < kn and keys[klo + a] < q:
-                        a += 1
-                    if keys[klo + min(a, kn - 1)] == q:
-                        c = np.float64(counts[klo + min(a, kn - 1)])
-                if w == 0:
-                    out[i, y] = c
-                else:
-                    out[i, y] = (out[i, y] + inv) / (c + 1.0)
+    q0 = (g * card + v) * K
+    lo, hi = start[g], start[g + 1]
+    a = lo + _lower_bound(keys, lo, hi - lo, q0)
+    for y in range(K):
+        while a < hi and keys[a] < q0 + y:
+            a += 1
+        c = 0.0
+        if a < hi and keys[a] == q0 + y:
+            c = counts[a]
+        out[i, y] = (c + inv) / (cfg[g * K + y] + 1.0)
 
 
 @numba.njit(cache=True, nogil=True)
-def _configs(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp,
-             pp_at, pp_len, gid):
-    """gid[r, a] = test row r's parent configuration (global id) in attribute a's table:
-    the deepest prefix of up to caps[a] parents seen in training (with `backoff`; without
-    it the full prefix, or −1 when a parent value along it was not seen). Each depth's
-    lookup goes through its direct index where it has one, else binary search
-    (`np.searchsorted`, clipped to the last key). A row's attributes are walked while the
-    row is in cache."""
-    for r in range(X.shape[0]):
-        for a in range(caps.shape[0]):
+def _all_ratios(card, K, keys, counts, cfg, out):
+    """out[g, v] = `_ratio` of every configuration g and child value v (the tabulated
+    factors), in O(cells + keys): every cell first as never counted, (0 + 1/|X_i|) /
+    (#(g, y) + 1), then the counted ones from the sorted cell keys."""
+    inv = 1.0 / card
+    configs = out.shape[0]
+    flat = out.reshape(configs * card * K)
+    for g in range(configs):
+        for v in range(card):
+            at = (g * card + v) * K
+            for y in range(K):
+                flat[at + y] = (0.0 + inv) / (cfg[g * K + y] + 1.0)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        g = k // K // card
+        flat[k] = (counts[i] + inv) / (cfg[g * K + k % K] + 1.0)
+
+
+_TINY = 2.0 ** -600
+_LIFT = 2.0 ** 600
+_LIFT_EVERY = 4
+_ROWS = 2048
+
+
+@numba.njit(cache=True, nogil=True)
+def _products(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+              pp, pp_at, pp_len, prior, child, card, fac_at, factors, unseen, keys, counts,
+              start, cfg, count_at, normalise, out):
+    """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
+    times a power of two common to the row's classes (or divided by the row's sum with
+    `normalise`).
+
+    Blocks of `_ROWS` rows, attribute by attribute (its constants in registers): first
+    each row's parent configuration (global id), depth by depth — the deepest prefix of up
+    to caps[a] parents seen in training (with `backoff`; without it the full prefix, or
+    −1 when a parent value along it was not seen), through the depth's direct index where
+    it has one, else binary search (`np.searchsorted`, clipped to the last key); then the
+    factor: read from the attribute's table where it is tabulated (`fac_at[a]` ≥ 0), else
+    from its counts (`_ratio`; count_at[a] = where its keys, starts and
+    configuration counts begin); `unseen` for a configuration not seen,
+    1 (left out) for a missing value. Every factor lies in (2^-84, 1] (1/|X_i| over a
+    count + 1), so lifting a row's product by 2^600 (exactly) whenever, after every
+    `_LIFT_EVERY` attributes, its largest class is below 2^-600 keeps it from
+    underflowing."""
+    n, K = out.shape
+    m = child.shape[0]
+    d = X.shape[1]
+    local = np.empty(_ROWS, dtype=np.int64)
+    gid = np.empty(_ROWS, dtype=np.int64)
+    alive = np.empty(_ROWS, dtype=np.bool_)
+    # the block's codes, attribute-major (rows padded: a power-of-two stride would map
+    # every attribute's write of a row to the same cache set)
+    T = np.empty((d, _ROWS + 24), dtype=np.int32)
+    f = np.empty((1, K))
+    for r0 in range(0, n, _ROWS):
+        r1 = min(n, r0 + _ROWS)
+        for r in range(r0, r1):
+            for v in range(d):
+                T[v, r - r0] = X[r, v]
+            for y in range(K):
+                out[r, y] = prior[y]
+        for a in range(m):
+            c = child[a]
+            for i in range(r1 - r0):
+                local[i] = 0
+                gid[i] = 0
+                alive[i] = True
             pa = par_at[a]
-            local = 0
-            alive = True
-            g = 0
             for j in range(1, caps[a] + 1):
                 p = parents[pa + j - 1]
-                xp = X[r, p]
-                q = local * cards[p] + xp
+                cp = cards[p]
                 size = pk_len[pa + j - 1]
-                found = False
-                idx = 0
-                if size > 0 and pp_len[pa + j - 1] > 0:
-                    idx = pp[pp_at[pa + j - 1] + min(max(q, 0), pp_len[pa + j - 1] - 1)]
-                    found = alive and xp >= 0 and idx >= 0
-                    idx = max(idx, 0)
-                elif size > 0:
-                    lo = pk_at[pa + j - 1]
-                    idx = min(_lower_bound(pk, lo, size, q), size - 1)
-                    found = alive and xp >= 0 and pk[lo + idx] == q
-                local = idx if found else 0
-                alive = found
-                if found:
-                    g = offsets[off_at[a] + j] + idx
-                elif not backoff:
-                    g = -1
-            gid[r, a] = g
-
-
-@numba.njit(cache=True, nogil=True)
-def _summed_logs(X, gid, prior, child, card, log_at, logs, unseen, out):
-    """out[r, y] = log P(y) + Σ over the attributes, in order, of row r's tabulated log
-    factor (`unseen`'s for a configuration not seen, 0 for a missing value): the sum in
-    the order the attribute-at-a-time scoring adds, so the same bits."""
-    m = child.shape[0]
-    K = out.shape[1]
-    for r in range(X.shape[0]):
-        for y in range(K):
-            out[r, y] = prior[y]
-        for a in range(m):
-            x = X[r, child[a]]
-            g = gid[r, a]
-            if x < 0:
+                plen = pp_len[pa + j - 1]
+                pat = pp_at[pa + j - 1]
+                kat = pk_at[pa + j - 1]
+                base = offsets[off_at[a] + j]
+                for i in range(r1 - r0):
+                    xp = T[p, i]
+                    q = local[i] * cp + xp
+                    found = False
+                    idx = 0
+                    if size > 0 and plen > 0:
+                        idx = pp[pat + min(max(q, 0), plen - 1)]
+                        found = alive[i] and xp >= 0 and idx >= 0
+                        idx = max(idx, 0)
+                    elif size > 0:
+                        idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                        found = alive[i] and xp >= 0 and pk[kat + idx] == q
+                    local[i] = idx if found else 0
+                    alive[i] = found
+                    if found:
+                        gid[i] = base + idx
+                    elif not backoff:
+                        gid[i] = -1
+            ca = card[a]
+            fa = fac_at[a]
+            for r in range(r0, r1):
+                x = T[c, r - r0]
+                g = gid[r - r0]
+                if x < 0:
+                    continue
+                if g < 0:
+                    for y in range(K):
+                        out[r, y] *= unseen[a, y]
+                elif fa >= 0:
+                    at = fa + (g * ca + x) * K
+                    for y in range(K):
+                        out[r, y] *= factors[at + y]
+                else:
+                    k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+                    _ratio(g, x, ca, K, keys[k0:], counts[k0:], start[s0:], cfg[c0:], f, 0)
+                    for y in range(K):
+                        out[r, y] *= f[0, y]
+            if (a + 1) % _LIFT_EVERY == 0 or a == m - 1:
+                for r in range(r0, r1):
+                    top = 0.0
+                    for y in range(K):
+                        top = max(top, out[r, y])
+                    if top < _TINY:
+                        for y in range(K):
+                            out[r, y] *= _LIFT
+        if normalise:
+            for r in range(r0, r1):
+                tot = 0.0
                 for y in range(K):
-                    out[r, y] += 0.0
-            elif g < 0:
+                    tot += out[r, y]
                 for y in range(K):
-                    out[r, y] += unseen[a, y]
-            else:
-                at = log_at[a] + (g * card[a] + x) * K
-                for y in range(K):
-                    out[r, y] += logs[at + y]
+                    out[r, y] /= tot
 
 
 class Scorer:
     """A fitted model's attributes (in product order) as flat arrays for the kernels:
     every table's parents, depth offsets and pair keys / direct indexes end to end (where
-    each attribute's start), its counts for `_cell_ratios`, and its tabulated log factors
-    where it has them (`LOG_TABLE_CELLS`)."""
-
-    _ROWS = 4096  # test rows per block: their configurations stay in cache
+    each attribute's start), its counts for `_ratio` (`count_at`: where they start), and its tabulated factors where it has them (`FACTOR_TABLE_CELLS`)."""
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
                  backoff: bool) -> None:
@@ -447,13 +482,13 @@ class Scorer:
         self.cards = np.asarray(cards, dtype=np.int64)
         self.child = np.array([t.child for t in tables], dtype=np.int64)
         self.card = np.array([t.card for t in tables], dtype=np.int64)
-        self.tabulated = np.array([f.logs.size > 0 for f in flats], dtype=bool)
+        self.tabulated = np.array([f.factors.size > 0 for f in flats], dtype=bool)
         sizes = lambda xs: np.concatenate([[0], np.cumsum(xs)]).astype(np.int64)  # noqa: E731
         cat = lambda parts, dtype=np.int64: np.concatenate(  # noqa: E731
             [np.zeros(0, dtype), *[np.asarray(p, dtype).reshape(-1) for p in parts]])
         self.par_at = sizes([len(t.parents) for t in tables])
         self.off_at = sizes([len(t.offsets) for t in tables])
-        self.log_at = sizes([f.logs.size for f in flats])
+        self.fac_at = np.where(self.tabulated, sizes([f.factors.size for f in flats])[:m], -1)
         pk_base = sizes([f.pk.size for f in flats])
         pp_base = sizes([f.pp.size for f in flats])
         self.parents = cat([f.parents for f in flats])
@@ -464,39 +499,29 @@ class Scorer:
         self.pp = cat([f.pp for f in flats])
         self.pp_at = cat([f.pp_at + pp_base[i] for i, f in enumerate(flats)])
         self.pp_len = cat([f.pp_len for f in flats])
-        self.logs = cat([f.logs for f in flats], np.float64)
+        self.factors = cat([f.factors for f in flats], np.float64)
         self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
+        # the counts of the attributes read per row, end to end, and where each begins
+        per_row = [f for f, t in zip(flats, self.tabulated) if not t]
+        self.keys = cat([f.cell_keys for f in per_row])
+        self.counts = cat([f.cell_counts for f in per_row], np.float64)
+        self.start = cat([f.cell_start for f in per_row])
+        self.cfg = cat([f.cfg_counts for f in per_row], np.float64)
+        at = np.stack([sizes([f.cell_keys.size for f in per_row])[:-1],
+                       sizes([f.cell_start.size for f in per_row])[:-1],
+                       sizes([f.cfg_counts.size for f in per_row])[:-1]], axis=1)
+        self.count_at = np.zeros((m, 3), dtype=np.int64)
+        self.count_at[~self.tabulated] = at.reshape(-1, 3)
 
-    def scores(self, X: np.ndarray, prior: np.ndarray) -> np.ndarray:
-        """log P(y) + Σ_i log P(x_i | π_i, y) for the rows of X (int64 codes): with every
-        attribute tabulated, one pass per block of rows; otherwise each attribute's logs
-        (read from its table, or numpy's log of `_cell_ratios`) added in order, as the
-        same formula in numpy."""
-        n, K = X.shape[0], self.K
-        out = np.empty((n, K))
-        gid = np.empty((min(n, self._ROWS), len(self.tables)), dtype=np.int64)
-        every = bool(self.tabulated.all())
-        for r0 in range(0, n, self._ROWS):
-            Xb = X[r0:r0 + self._ROWS]
-            g = gid[:Xb.shape[0]]
-            _configs(Xb, self.caps, self.backoff, self.cards, self.par_at, self.parents,
-                     self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                     self.pp_at, self.pp_len, g)
-            ob = out[r0:r0 + self._ROWS]
-            if every:
-                _summed_logs(Xb, g, prior, self.child, self.card, self.log_at, self.logs,
-                             self.unseen, ob)
-                continue
-            ob[:] = prior
-            part = np.empty((Xb.shape[0], K))
-            for a, (t, f) in enumerate(zip(self.tables, self.flats)):
-                x = Xb[:, t.child]
-                if self.tabulated[a]:  # (read from its table: unseen / missing as above)
-                    part[:] = f.logs[np.maximum(g[:, a], 0), np.maximum(x, 0)]
-                    part[g[:, a] < 0] = f.unseen
-                    part[x < 0] = 0.0
-                else:
-                    _cell_ratios(g[:, a], x, t.card, K, *f.counted, part)
-                    np.log(part, out=part)
-                ob += part
+    def products(self, X: np.ndarray, prior: np.ndarray, normalise: bool = False
+                 ) -> np.ndarray:
+        """P(y) · Π_i P(x_i | π_i, y) for the rows of X (int64 codes), each row times a
+        power of two of its own, or divided by its sum with `normalise` (`_products`)."""
+        out = np.empty((X.shape[0], self.K))
+        _products(X, self.caps, self.backoff, self.cards, self.par_at, self.parents,
+                  self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
+                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
+                  self.factors, self.unseen, self.keys, self.counts, self.start, self.cfg,
+                  self.count_at,
+                  bool(normalise), out)
         return out
