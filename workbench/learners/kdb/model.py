@@ -93,6 +93,7 @@ class _BayesNetBase(Learner):
         return X, y
 
     def _fit_tables(self, X: np.ndarray, y: np.ndarray, attributes: list[int]) -> None:
+        X = np.asfortranarray(X)  # (each table reads whole columns)
         self.tables_ = {
             a: _build_table(X, y, a, self.parents_[a], self.cards_, self.n_classes_)
             for a in attributes
@@ -251,7 +252,8 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
         """`_build_table` of attribute `a` on its family's distinct tuples, weighted."""
         rows = counts.decode()
         f = rows.shape[1] - 1  # parents..., child, class
-        out = _build_table(rows[:, :f], rows[:, f], f - 1, list(range(f - 1)),
+        out = _build_table(np.asfortranarray(rows[:, :f]), rows[:, f], f - 1,
+                           list(range(f - 1)),
                            self.cards_[self.parents_[a] + [a]], self.n_classes_, loo=loo,
                            weights=counts.counts.astype(np.float64))
         table = out[0] if loo else out
@@ -340,6 +342,7 @@ class SKDB(_PassTrained):
 
         # ---- leave-one-out losses of every (l, k) --------------------------------------------
         losses = np.zeros((d + 1, kmax + 1))
+        X = np.asfortranarray(X)  # (each table reads whole columns)
         self.tables_ = {}
         if n > 0:
             S = self._prior_losses(y, losses)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.learners.counting import BlockStore, code_dtype
+from workbench.learners.counting import KIND_DENSE, BlockStore, code_dtype
 from workbench.learners.tuples import merge_sorted_counts
 
 # A dense (v, w, y) table per attribute pair is used when it has at most this many cells
@@ -44,24 +44,47 @@ class _PairTerms:
         self.tab = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tabs])
         self.tab_at = np.concatenate([[0], np.cumsum([np.size(t) for t in tabs])[:-1]]
                                      ).astype(np.int64)
-        self.pairs: list[tuple[int, int]] = []
+        self.pi: list[np.ndarray] = []
+        self.pj: list[np.ndarray] = []
         self.idx: list[np.ndarray] = []
         self.counts: list[np.ndarray] = []
+        self.lens: list[np.ndarray] = []
 
     def add(self, i: int, j: int, idx: np.ndarray, c: np.ndarray) -> None:
-        self.pairs.append((i, j))
+        """One pair's nonzero cells."""
+        self.add_many(np.array([i]), np.array([j]), idx, c, np.array([len(idx)]))
+
+    def add_many(self, pi: np.ndarray, pj: np.ndarray, idx: np.ndarray, c: np.ndarray,
+                 lens: np.ndarray) -> None:
+        """Pairs (pi[p], pj[p]) whose nonzero cells are idx / c, lens[p] of them each, in
+        turn."""
+        self.pi.append(np.asarray(pi, dtype=np.int64))
+        self.pj.append(np.asarray(pj, dtype=np.int64))
         self.idx.append(np.asarray(idx, dtype=np.int64))
         self.counts.append(np.asarray(c, dtype=np.float64))
+        self.lens.append(np.asarray(lens, dtype=np.int64))
+
+    def add_dense(self, pairs: list[tuple[int, int, int]], tables: np.ndarray) -> None:
+        """Pairs (i, j, cells) whose dense tables lie end to end in `tables`."""
+        if not pairs:
+            return
+        cells = np.array([p[2] for p in pairs], dtype=np.int64)
+        at = np.flatnonzero(tables)
+        which = np.repeat(np.arange(len(pairs)), cells)[at]
+        starts = np.concatenate([[0], np.cumsum(cells)[:-1]])
+        self.add_many(np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
+                      at - starts[which], tables[at],
+                      np.bincount(which, minlength=len(pairs)))
 
     def fill(self, cmi: np.ndarray) -> np.ndarray:
         """cmi[i, j] = cmi[j, i] = each added pair's CMI."""
-        if not self.pairs:
+        if not self.pi:
             return cmi
         from workbench.rowops import sorted_segment_sums  # numba: only when used
 
-        lens = np.array([len(a) for a in self.idx], dtype=np.int64)
-        pi = np.repeat(np.array([p[0] for p in self.pairs], dtype=np.int64), lens)
-        pj = np.repeat(np.array([p[1] for p in self.pairs], dtype=np.int64), lens)
+        lens = np.concatenate(self.lens)
+        pairs_i, pairs_j = np.concatenate(self.pi), np.concatenate(self.pj)
+        pi, pj = np.repeat(pairs_i, lens), np.repeat(pairs_j, lens)
         idx, c, K = np.concatenate(self.idx), np.concatenate(self.counts), self.K
         yy = idx % K
         vw = idx // K
@@ -70,8 +93,8 @@ class _PairTerms:
         tab_j = self.tab[self.tab_at[pj] + (vw % rj) * K + yy]
         terms = (c / self.N) * np.log2((self.ny[yy] * c) / (tab_i * tab_j))
         sums = sorted_segment_sums(terms, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64))
-        for (i, j), v in zip(self.pairs, sums):
-            cmi[i, j] = cmi[j, i] = v
+        cmi[pairs_i, pairs_j] = sums
+        cmi[pairs_j, pairs_i] = sums
         return cmi
 
 
@@ -115,6 +138,11 @@ def _count_dense(X: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
     store = BlockStore(cards, K, rows_hint=len(y))
     ids = store.add_blocks(np.array([(i, j) for i, j, _ in pairs], dtype=np.int64))
     store.add(np.ascontiguousarray(X.T, dtype=code_dtype(cards)), y, columns=True)
+    cells = np.array([p[2] for p in pairs], dtype=np.int64)
+    if (store.kind[ids] == KIND_DENSE).all() and \
+            np.array_equal(store.off[ids], store.off[ids[0]] + np.cumsum(cells) - cells):
+        o = int(store.off[ids[0]])  # (the blocks lie end to end in the store: one copy)
+        return store.dense[o: o + int(cells.sum())].astype(np.int64)
     return np.concatenate([store.block(int(b)).reshape(-1) for b in ids])
 
 
@@ -143,8 +171,6 @@ def conditional_mutual_information(
     dense_limit = max(_DENSE_PAIR_CELLS, 4 * n)
 
     terms = _PairTerms(cards, K, ny, tabs, N)
-    finish = terms.add
-
     dense: list[tuple[int, int, int]] = []
     for i in range(d - 1):
         for j in range(i + 1, d):
@@ -154,16 +180,10 @@ def conditional_mutual_information(
             else:
                 key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
                 idx, cnt = np.unique(key, return_counts=True)
-                finish(i, j, idx, cnt.astype(np.float64))
+                terms.add(i, j, idx, cnt.astype(np.float64))
     for start, stop in _batches([p[2] for p in dense]):
         batch = dense[start:stop]
-        out = _count_dense(X, y, K, cards, batch)
-        off = 0
-        for i, j, cells in batch:
-            block = out[off: off + cells]
-            idx = np.flatnonzero(block)
-            finish(i, j, idx, block[idx].astype(np.float64))
-            off += cells
+        terms.add_dense(batch, _count_dense(X, y, K, cards, batch))
     return terms.fill(cmi)
 
 
@@ -243,12 +263,7 @@ class StructureCounts:
         N, K = float(self.n), self.K
         ny = self.class_counts.astype(np.float64)
         terms = _PairTerms(self.radix, K, ny, [v.astype(np.float64) for v in self.values], N)
-        off = 0
-        for i, j, cells in self.dense:
-            block = self.pair_counts[off: off + cells]
-            idx = np.flatnonzero(block)
-            terms.add(i, j, idx, block[idx])
-            off += cells
+        terms.add_dense(self.dense, self.pair_counts)
         for (i, j), (idx, c) in self.sparse.items():
             terms.add(i, j, idx, c)
         return terms.fill(cmi)

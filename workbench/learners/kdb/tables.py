@@ -23,40 +23,107 @@ def _dense_ok(size: int, n: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
-def _ranked(local: np.ndarray, mult: int, x: np.ndarray, size: int
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys local·mult + x (all in [0, size)), ascending, and each row's
-    index among them: one marking pass, one pass over the space, one mapping pass."""
-    n = local.shape[0]
-    seen = np.zeros(size, dtype=np.uint8)  # (small: the marks stay in cache)
-    for r in range(n):
-        seen[local[r] * mult + x[r]] = 1
-    m = 0
-    for v in range(size):
-        m += seen[v]
-    uq = np.empty(m, dtype=np.int64)
-    rank = np.empty(size, dtype=np.int32)  # (size ≤ DENSE_CELLS)
-    m = 0
-    for v in range(size):
-        rank[v] = m
-        if seen[v]:
-            uq[m] = v
-            m += 1
+def _rank(keys: np.ndarray, size: int, dense: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (all in [0, size)), ascending, and each key's index among them
+    (`np.unique(keys, return_inverse=True)`): by marking a dense array over the space when
+    `dense` (O(n + size), no sort), else by a stable sort."""
+    n = keys.shape[0]
     inv = np.empty(n, dtype=np.int64)
+    if dense:
+        seen = np.zeros(size, dtype=np.uint8)  # (small: the marks stay in cache)
+        for r in range(n):
+            seen[keys[r]] = 1
+        m = 0
+        for v in range(size):
+            m += seen[v]
+        uq = np.empty(m, dtype=np.int64)
+        rank = np.empty(size, dtype=np.int32)  # (size ≤ DENSE_CELLS)
+        m = 0
+        for v in range(size):
+            rank[v] = m
+            if seen[v]:
+                uq[m] = v
+                m += 1
+        for r in range(n):
+            inv[r] = rank[keys[r]]
+        return uq, inv
+    order = np.argsort(keys, kind="mergesort")
+    uq = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        k = keys[order[i]]
+        if m == 0 or uq[m - 1] != k:
+            uq[m] = k
+            m += 1
+        inv[order[i]] = m - 1
+    return uq[:m].copy(), inv
+
+
+@numba.njit(cache=True, nogil=True)
+def _level(local, n_prev, xp, cp, x, card, y, w, K, offset, dense_cells, dense_ratio):
+    """One depth of an attribute's tables: each row's configuration id (the rank of
+    (previous id, parent value) among those seen, when `xp` has rows; else the previous
+    ids), then #(π, y) and #(π, x, y) in row order (weighted by w when it has rows, else
+    1 each), and the counted ones as sorted keys: configuration keys (offset + g) · K + y,
+    cell keys ((offset + g) · |X_i| + x) · K + y. A key space is ranked by marking when it
+    has at most `dense_cells` keys and `dense_ratio` times the rows (+ 4,096), else by
+    sorting (`_dense_ok`).
+
+    Returns (pair keys, ids, configurations, cfg keys, cfg counts, cells (distinct
+    (g, x)), cell of each row, #(π, y) as (configurations, K), #(π, x, y) as (cells, K)).
+    """
+    n = local.shape[0]
+    if xp.shape[0] > 0:
+        keys = np.empty(n, dtype=np.int64)
+        for r in range(n):
+            keys[r] = local[r] * cp + xp[r]
+        size = n_prev * cp
+        pairs, ids = _rank(keys, size, size <= dense_cells and size <= dense_ratio * n + 4096)
+        n_cfg = pairs.shape[0]
+    else:
+        pairs, ids, n_cfg = np.empty(0, dtype=np.int64), local, n_prev
+    weighted = w.shape[0] > 0
+    cfg = np.zeros((n_cfg, K))
+    keys = np.empty(n, dtype=np.int64)
     for r in range(n):
-        inv[r] = rank[local[r] * mult + x[r]]
-    return uq, inv
+        cfg[ids[r], y[r]] += w[r] if weighted else 1.0
+        keys[r] = ids[r] * card + x[r]
+    size = n_cfg * card
+    ucell, cinv = _rank(keys, size, size <= dense_cells and size <= dense_ratio * n + 4096)
+    cell = np.zeros((ucell.shape[0], K))
+    for r in range(n):
+        cell[cinv[r], y[r]] += w[r] if weighted else 1.0
+    m = 0
+    for g in range(n_cfg):
+        for c in range(K):
+            m += cfg[g, c] != 0.0
+    cfg_keys = np.empty(m, dtype=np.int64)
+    cfg_counts = np.empty(m)
+    m = 0
+    for g in range(n_cfg):
+        for c in range(K):
+            if cfg[g, c] != 0.0:
+                cfg_keys[m] = (offset + g) * K + c
+                cfg_counts[m] = cfg[g, c]
+                m += 1
+    m = 0
+    for i in range(ucell.shape[0]):
+        for c in range(K):
+            m += cell[i, c] != 0.0
+    cell_keys = np.empty(m, dtype=np.int64)
+    cell_counts = np.empty(m)
+    m = 0
+    for i in range(ucell.shape[0]):
+        for c in range(K):
+            if cell[i, c] != 0.0:
+                cell_keys[m] = (ucell[i] + offset * card) * K + c
+                cell_counts[m] = cell[i, c]
+                m += 1
+    return pairs, ids, n_cfg, cfg_keys, cfg_counts, ucell, cinv, cfg, cell, cell_keys, cell_counts
 
 
-def _unique_inverse(local: np.ndarray, mult: int, x: np.ndarray, size: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(local * mult + x, return_inverse=True)` for keys in [0, size): by
-    marking a dense array when the space is small (O(n + size), no sort, `_ranked`), else
-    by sorting."""
-    if local.size == 0 or not _dense_ok(size, local.size):
-        uq, inv = np.unique(local * mult + x, return_inverse=True)
-        return uq, inv.reshape(-1).astype(np.int64)
-    return _ranked(local, mult, np.asarray(x, dtype=np.int64), size)
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_WEIGHTS = np.zeros(0)
 
 
 def _dense_index(keys: np.ndarray, size: int) -> np.ndarray | None:
@@ -119,7 +186,9 @@ def _build_table(
     """
     n = X.shape[0]
     card = int(cards[child])
-    x = X[:, child]
+    x = np.ascontiguousarray(X[:, child], dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    w = _NO_WEIGHTS if weights is None else np.asarray(weights, dtype=np.float64)
     local = np.zeros(n, dtype=np.int64)
     n_cfg = 1
     offset = 0
@@ -131,30 +200,27 @@ def _build_table(
     ok_prev = np.ones(n, dtype=bool)
     depth = np.zeros(n, dtype=np.int64)
     for j in range(len(parents) + 1):
+        xp, cp = _NO_ROWS, 1
         if j > 0:
             p = parents[j - 1]
-            uq, local = _unique_inverse(local, int(cards[p]), X[:, p], n_cfg * int(cards[p]))
-            pair_keys.append(uq)
-            n_cfg = len(uq)
+            xp, cp = np.ascontiguousarray(X[:, p], dtype=np.int64), int(cards[p])
+        pairs, local, n_cfg, ck, cc, ucell, cinv, cfg, cell, kk, kc = _level(
+            local, n_cfg, xp, cp, x, card, y, w, K, offset, DENSE_CELLS, DENSE_RATIO)
+        if j > 0:
+            pair_keys.append(pairs)
         offsets.append(offset)
-        ccount = np.bincount(local * K + y, weights=weights, minlength=n_cfg * K)
-        nz = np.flatnonzero(ccount)
-        cfg_k.append(nz + offset * K)
-        cfg_c.append(ccount[nz])
-        ucell, cinv = _unique_inverse(local, card, x, n_cfg * card)
-        cellcount = np.bincount(cinv * K + y, weights=weights, minlength=len(ucell) * K)
-        nz = np.flatnonzero(cellcount)
-        cell_k.append((ucell[nz // K] + offset * card) * K + nz % K)
-        cell_c.append(cellcount[nz])
+        cfg_k.append(ck)
+        cfg_c.append(cc)
+        cell_k.append(kk)
+        cell_c.append(kc)
         if loo:
             cell_ids.append(cinv + cell_base)
             cell_cfg.append(ucell // card + offset)
-            cell_mats.append(cellcount.reshape(-1, K))
-            cfg_mats.append(ccount.reshape(-1, K))
+            cell_mats.append(cell)
+            cfg_mats.append(cfg)
             cell_base += len(ucell)
             if j > 0:
-                tot = np.bincount(cinv, weights=weights, minlength=len(ucell))[cinv]
-                ok_prev = ok_prev & (tot >= 2)
+                ok_prev = ok_prev & (cell.sum(axis=1)[cinv] >= 2)
                 depth[ok_prev] = j
         offset += n_cfg
     table = _AttributeTable(
