@@ -68,7 +68,8 @@ class _BayesNetBase(Learner):
     tables_: dict
 
     def _prepare(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
-        """Validate, drop missing-class rows, set value codes; returns (X codes, y)."""
+        """Validate, drop missing-class rows, set value codes; returns (X codes, y), X
+        int64 in Fortran order (the tables and structure counts read whole columns)."""
         name = type(self).__name__
         if not isinstance(data, Dataset):
             raise LearnerError(f"{name}: fit expects a Dataset, got {type(data).__name__}")
@@ -76,17 +77,19 @@ class _BayesNetBase(Learner):
         self._reset()
         self._remember_header(data)
         train = data.without_missing_class()
-        codes = train.codes()
+        codes_t = train.column_codes(np.int64)  # (d, n): X below is its Fortran-order view
         declared = data.cardinalities.astype(np.int64)
-        has_missing = (codes < 0).any(axis=0) if codes.shape[0] else np.zeros(
-            codes.shape[1], dtype=bool
+        has_missing = (codes_t < 0).any(axis=1) if codes_t.shape[1] else np.zeros(
+            codes_t.shape[0], dtype=bool
         )
         self.cards_ = np.maximum(declared + has_missing.astype(np.int64), 1)
         self.missing_code_ = np.where(has_missing, declared, -1).astype(np.int64)
         self.n_classes_ = data.n_classes
         if self.n_classes_ < 1:
             raise LearnerError(f"{name}: the class attribute declares no values")
-        X = _map_codes(codes, self.missing_code_)
+        for a in np.flatnonzero(has_missing):
+            codes_t[a, codes_t[a] < 0] = declared[a]
+        X = codes_t.T
         y = train.y.astype(np.int64)
         self.n_train_ = int(len(y))
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_).astype(np.float64)

@@ -128,22 +128,36 @@ def _batches(sizes: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _count_dense(X: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
-                 pairs: list[tuple[int, int, int]]) -> np.ndarray:
-    """The dense tables of `pairs` ((i, j, cells), i < j, each (x_i, x_j, y) in C order)
-    laid end to end, counted over the rows by the counting layer (`BlockStore`: its
-    bit-set kernels, 9× a plain increment loop over connect-4's 861 pairs)."""
-    if not pairs:
+def _count_blocks(codes_t: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
+                  sets: list[tuple[int, ...]], cells: list[int]) -> np.ndarray:
+    """The dense (x_a, …, y) tables of the attribute `sets` (`cells` each, C order) laid
+    end to end, counted over the rows (codes_t: the codes attribute-major) by the
+    counting layer (`BlockStore`: its bit-set kernels, 9× a plain increment loop over
+    connect-4's 861 pairs)."""
+    if not sets:
         return np.zeros(0, dtype=np.int64)
     store = BlockStore(cards, K, rows_hint=len(y))
-    ids = store.add_blocks(np.array([(i, j) for i, j, _ in pairs], dtype=np.int64))
-    store.add(np.ascontiguousarray(X.T, dtype=code_dtype(cards)), y, columns=True)
-    cells = np.array([p[2] for p in pairs], dtype=np.int64)
+    ids = store.add_blocks(np.array(sets, dtype=np.int64))
+    store.add(codes_t, y, columns=True)
+    cells = np.asarray(cells, dtype=np.int64)
     if (store.kind[ids] == KIND_DENSE).all() and \
             np.array_equal(store.off[ids], store.off[ids[0]] + np.cumsum(cells) - cells):
         o = int(store.off[ids[0]])  # (the blocks lie end to end in the store: one copy)
         return store.dense[o: o + int(cells.sum())].astype(np.int64)
     return np.concatenate([store.block(int(b)).reshape(-1) for b in ids])
+
+
+def _count_dense(codes_t: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
+                 pairs: list[tuple[int, int, int]]) -> np.ndarray:
+    """The dense tables of `pairs` ((i, j, cells), i < j, each (x_i, x_j, y) in C order)
+    laid end to end (`_count_blocks`)."""
+    return _count_blocks(codes_t, y, K, cards, [(i, j) for i, j, _ in pairs],
+                         [c for _, _, c in pairs])
+
+
+def _attribute_major(X: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The codes attribute-major in the counting layer's narrowest type."""
+    return np.ascontiguousarray(X.T, dtype=code_dtype(cards))
 
 
 def conditional_mutual_information(
@@ -162,7 +176,7 @@ def conditional_mutual_information(
     if n == 0 or d < 2:
         return cmi
     N = float(n)
-    X = np.ascontiguousarray(X, dtype=np.int64)
+    X = np.asarray(X, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     ny = np.bincount(y, minlength=K).astype(np.float64)
@@ -181,9 +195,10 @@ def conditional_mutual_information(
                 key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
                 idx, cnt = np.unique(key, return_counts=True)
                 terms.add(i, j, idx, cnt.astype(np.float64))
+    codes_t = _attribute_major(X, cards) if dense else None
     for start, stop in _batches([p[2] for p in dense]):
         batch = dense[start:stop]
-        terms.add_dense(batch, _count_dense(X, y, K, cards, batch))
+        terms.add_dense(batch, _count_dense(codes_t, y, K, cards, batch))
     return terms.fill(cmi)
 
 
@@ -217,18 +232,22 @@ class StructureCounts:
 
     def add(self, X: np.ndarray, y: np.ndarray) -> "StructureCounts":
         """Count rows: X (n, d) codes, y (n,) classes."""
-        X = np.ascontiguousarray(X, dtype=np.int64)
+        X = np.asarray(X, dtype=np.int64)
         y = np.ascontiguousarray(y, dtype=np.int64)
         if len(y) == 0:
             return self
         K = self.K
         self.n += len(y)
         self.class_counts += np.bincount(y, minlength=K)
-        for i, r in enumerate(self.radix):
-            self.values[i] += np.bincount(X[:, i] * K + y, minlength=int(r) * K).reshape(-1, K)
+        codes_t = _attribute_major(X, self.radix)
+        sizes = [int(r) * K for r in self.radix]
+        out = _count_blocks(codes_t, y, K, self.radix, [(i,) for i in range(len(sizes))],
+                            sizes)
+        for v, part in zip(self.values, np.split(out, np.cumsum(sizes)[:-1])):
+            v += part.reshape(v.shape)
         off = 0
         for start, stop in _batches([p[2] for p in self.dense]):
-            out = _count_dense(X, y, K, self.radix, self.dense[start:stop])
+            out = _count_dense(codes_t, y, K, self.radix, self.dense[start:stop])
             self.pair_counts[off: off + len(out)] += out
             off += len(out)
         for (i, j), (keys, counts) in self.sparse.items():
