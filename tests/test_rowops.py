@@ -133,12 +133,14 @@ def test_warm_up_loads_the_specialisations_the_evaluation_uses():
 
 
 def test_sorted_segment_sums_are_numpys_sums_of_each_sorted_run():
-    """Runs of 0 to 300 terms (both sides of the 8-term and 128-term switches), each sorted
-    and summed as numpy sums that sorted run alone."""
+    """Runs of 0 to 1,000 terms (both sides of the 8-term and 128-term switches of the sum,
+    and of `SHORT_RUN`: sorted compiled or by numpy), each sorted and summed as numpy sums
+    that sorted run alone."""
     from workbench.rowops import sorted_segment_sums
 
     rng = np.random.default_rng(5)
-    lens = np.array([0, 1, 7, 8, 9, 127, 128, 129, 255, 300, 3, 0], dtype=np.int64)
+    lens = np.array([0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 257, 300, 3, 1000, 0],
+                    dtype=np.int64)
     a = rng.normal(size=int(lens.sum())) * 10.0 ** rng.integers(-8, 8, int(lens.sum()))
     bounds = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     got = sorted_segment_sums(a.copy(), bounds)
