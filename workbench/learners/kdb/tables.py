@@ -162,6 +162,168 @@ class _AttributeTable:
             prev = len(self.pair_keys[j])
 
 
+MIXED_CELLS = 1 << 20
+"""An attribute whose tables over the full parent-value space — every depth j, Π of its
+first j parents' cardinalities × |X_i| × K cells — hold at most this many cells, and at
+most `MIXED_RATIO` cells per row (+ 65,536), is counted directly on that space
+(`_mixed_counts`: one increment per row at the deepest depth, the shallower depths summed
+from it) instead of ranking the keys depth by depth (`_level`). The tables are the same."""
+MIXED_RATIO = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _mixed_counts(X, y, w, child, parents, cards, K):
+    """Dense counts #(π_j, x, y) of every depth j over the full parent-value space (mixed
+    radix, the first parent most significant, class innermost): depth j's cells at
+    at[j] : at[j + 1], configuration k's at at[j] + k·|X_i|·K. One increment per row at
+    the deepest depth (weighted by w when it has rows); each shallower depth is the sum
+    of the next one over its last parent's values (integer counts: exact)."""
+    L = parents.shape[0]
+    card = cards[child]
+    P = np.ones(L + 1, dtype=np.int64)
+    for j in range(1, L + 1):
+        P[j] = P[j - 1] * cards[parents[j - 1]]
+    at = np.zeros(L + 2, dtype=np.int64)
+    for j in range(L + 1):
+        at[j + 1] = at[j] + P[j] * card * K
+    cells = np.zeros(at[L + 1])
+    weighted = w.shape[0] > 0
+    deep = at[L]
+    for r in range(X.shape[0]):
+        k = 0
+        for j in range(L):
+            k = k * cards[parents[j]] + X[r, parents[j]]
+        cells[deep + (k * card + X[r, child]) * K + y[r]] += w[r] if weighted else 1.0
+    block = card * K
+    for j in range(L - 1, -1, -1):
+        cp = cards[parents[j]]
+        for k in range(P[j + 1]):
+            src = at[j + 1] + k * block
+            dst = at[j] + (k // cp) * block
+            for i in range(block):
+                cells[dst + i] += cells[src + i]
+    return cells, at, P
+
+
+@numba.njit(cache=True, nogil=True)
+def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
+    """The tables of `_build_table` from `_mixed_counts`: a configuration seen in training
+    (any count) gets the rank of its mixed-radix index among the seen ones of its depth —
+    the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
+    and the counted cells become the same sorted keys. With `loo`, also each row's cell
+    at every depth, the cells' configurations, their count rows, the configurations'
+    count rows and the rows' back-off depth (see `_build_table`)."""
+    L = parents.shape[0]
+    card = cards[child]
+    block = card * K
+    n = X.shape[0]
+    # ranks of the seen configurations (and, with loo, of the seen (configuration, value))
+    crank = np.full(at[L + 1] // K, -1, dtype=np.int64)  # per (depth, k, x): cell rank
+    grank = np.empty(at[L + 1] // block, dtype=np.int64)  # per (depth, k): config rank
+    n_cfg = np.zeros(L + 1, dtype=np.int64)
+    n_cell = np.zeros(L + 1, dtype=np.int64)
+    n_cfg_keys = 0
+    n_cell_keys = 0
+    for j in range(L + 1):
+        g0 = at[j] // block
+        for k in range(P[j]):
+            seen = False
+            for x in range(card):
+                tot = 0.0
+                for c in range(K):
+                    v = cells[at[j] + (k * card + x) * K + c]
+                    tot += v
+                    n_cell_keys += v != 0.0
+                if tot != 0.0:
+                    crank[g0 * card + k * card + x] = n_cell[j]
+                    n_cell[j] += 1
+                    seen = True
+            grank[g0 + k] = n_cfg[j] if seen else -1
+            if seen:
+                n_cfg[j] += 1
+                for c in range(K):
+                    tot = 0.0
+                    for x in range(card):
+                        tot += cells[at[j] + (k * card + x) * K + c]
+                    n_cfg_keys += tot != 0.0
+    offsets = np.zeros(L + 1, dtype=np.int64)
+    for j in range(1, L + 1):
+        offsets[j] = offsets[j - 1] + n_cfg[j - 1]
+    pair_keys = np.empty(offsets[L] + n_cfg[L] - 1, dtype=np.int64)
+    cfg_keys = np.empty(n_cfg_keys, dtype=np.int64)
+    cfg_counts = np.empty(n_cfg_keys)
+    cell_keys = np.empty(n_cell_keys, dtype=np.int64)
+    cell_counts = np.empty(n_cell_keys)
+    n_cells = 0
+    for j in range(L + 1):
+        n_cells += n_cell[j]
+    cfg_mats = np.zeros((offsets[L] + n_cfg[L] if loo else 0, K))
+    cell_mats = np.empty((n_cells if loo else 0, K))
+    cell_cfg = np.empty(n_cells if loo else 0, dtype=np.int64)
+    a = 0
+    b = 0
+    e = 0
+    cb = 0
+    for j in range(L + 1):
+        g0 = at[j] // block
+        cp = cards[parents[j - 1]] if j > 0 else 1
+        gp = at[j - 1] // (card * K) if j > 0 else 0
+        for k in range(P[j]):
+            g = grank[g0 + k]
+            if g < 0:
+                continue
+            if j > 0:
+                pair_keys[e] = grank[gp + k // cp] * cp + k % cp
+                e += 1
+            for c in range(K):
+                tot = 0.0
+                for x in range(card):
+                    tot += cells[at[j] + (k * card + x) * K + c]
+                if tot != 0.0:
+                    cfg_keys[a] = (offsets[j] + g) * K + c
+                    cfg_counts[a] = tot
+                    a += 1
+                if loo:
+                    cfg_mats[offsets[j] + g, c] = tot
+            for x in range(card):
+                i = at[j] + (k * card + x) * K
+                for c in range(K):
+                    if cells[i + c] != 0.0:
+                        cell_keys[b] = ((offsets[j] + g) * card + x) * K + c
+                        cell_counts[b] = cells[i + c]
+                        b += 1
+                if loo and crank[g0 * card + k * card + x] >= 0:
+                    m = cb + crank[g0 * card + k * card + x]
+                    cell_cfg[m] = offsets[j] + g
+                    for c in range(K):
+                        cell_mats[m, c] = cells[i + c]
+        cb += n_cell[j]
+    cell_ids = np.empty((L + 1 if loo else 0, n), dtype=np.int64)
+    depth = np.zeros(n if loo else 0, dtype=np.int64)
+    if loo:
+        for r in range(n):
+            k = 0
+            x = X[r, child]
+            ok = True
+            cb = 0
+            for j in range(L + 1):
+                if j > 0:
+                    k = k * cards[parents[j - 1]] + X[r, parents[j - 1]]
+                g0 = at[j] // block
+                cell_ids[j, r] = cb + crank[g0 * card + k * card + x]
+                cb += n_cell[j]
+                if j > 0:
+                    tot = 0.0
+                    i = at[j] + (k * card + x) * K
+                    for c in range(K):
+                        tot += cells[i + c]
+                    ok = ok and tot >= 2.0
+                    if ok:
+                        depth[r] = j
+    return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
+            cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
+
+
 def _build_table(
     X: np.ndarray,
     y: np.ndarray,
@@ -186,9 +348,13 @@ def _build_table(
     """
     n = X.shape[0]
     card = int(cards[child])
-    x = np.ascontiguousarray(X[:, child], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     w = _NO_WEIGHTS if weights is None else np.asarray(weights, dtype=np.float64)
+    space = np.cumprod([1] + [int(cards[p]) for p in parents]).sum() * card * K
+    if n > 0 and space <= MIXED_CELLS and space <= MIXED_RATIO * n + 65536:
+        return _mixed_table(np.asarray(X, dtype=np.int64), y, w, child, parents, cards, K,
+                            loo)
+    x = np.ascontiguousarray(X[:, child], dtype=np.int64)
     local = np.zeros(n, dtype=np.int64)
     n_cfg = 1
     offset = 0
@@ -234,6 +400,36 @@ def _build_table(
         cell_keys=np.concatenate(cell_k).astype(np.int64),
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
+    return _finish(table, cards, loo, cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
+
+
+def _mixed_table(X: np.ndarray, y: np.ndarray, w: np.ndarray, child: int,
+                 parents: list[int], cards: np.ndarray, K: int, loo: bool):
+    """`_build_table` over the full parent-value space (`MIXED_CELLS`)."""
+    par = np.asarray(parents, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
+    cells, at, P = _mixed_counts(X, y, w, child, par, cards, K)
+    (pairs, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts, cell_ids,
+     cell_cfg, cell_mats, cfg_mats, depth) = _mixed_tables(cells, at, P, X, y, child, par,
+                                                           cards, K, loo)
+    ends = np.cumsum(n_cfg[1:])
+    table = _AttributeTable(
+        child=child,
+        parents=list(parents),
+        card=int(cards[child]),
+        pair_keys=np.split(pairs, ends[:-1]) if len(parents) else [],
+        offsets=offsets,
+        cfg_keys=cfg_keys,
+        cfg_counts=cfg_counts.astype(np.int64),
+        cell_keys=cell_keys,
+        cell_counts=cell_counts.astype(np.int64),
+    )
+    return _finish(table, cards, loo, list(cell_ids), [cell_cfg], [cell_mats], [cfg_mats], depth)
+
+
+def _finish(table: _AttributeTable, cards: np.ndarray, loo: bool, cell_ids: list,
+            cell_cfg: list, cell_mats: list, cfg_mats: list, depth: np.ndarray):
+    """Index the table; with `loo`, return it with the LOO pass's arrays (`_build_table`)."""
     table.index(cards)
     if loo:
         return (
