@@ -367,7 +367,7 @@ class SKDB(_PassTrained):
 
     def _prior_losses(self, y: np.ndarray, losses: np.ndarray) -> np.ndarray:
         """Add the rows' LOO class-prior losses to losses[0, :] (row by row, in order) and
-        return the rows' LOO priors repeated for every k: (k_max+1, n, K)."""
+        return the rows' LOO priors repeated for every k: (n, k_max+1, K)."""
         K = self.n_classes_
         onehot = np.arange(K)[None, :] == y[:, None]
         prior = (self.class_counts_[None, :] - onehot + 1.0 / K) / self.n_train_
@@ -378,7 +378,7 @@ class SKDB(_PassTrained):
         else:
             e = 1.0 - prior[np.arange(len(y)), y]
             losses[0, :] = np.cumsum(np.concatenate([[losses[0, 0]], e * e]))[-1]
-        return np.ascontiguousarray(np.repeat(prior[None], losses.shape[1], axis=0))
+        return np.ascontiguousarray(np.repeat(prior[:, None, :], losses.shape[1], axis=1))
 
     def _select(self, losses: np.ndarray) -> None:
         """Scan the candidates (strictly lower replaces) and keep the best (l, k)."""

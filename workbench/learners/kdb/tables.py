@@ -301,25 +301,38 @@ def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
     cell_ids = np.empty((L + 1 if loo else 0, n), dtype=np.int64)
     depth = np.zeros(n if loo else 0, dtype=np.int64)
     if loo:
+        # per depth: where its (k, x) entries start in crank, the rank of its first cell
+        # among all depths', its last parent and that parent's cardinality
+        base = np.empty(L + 1, dtype=np.int64)
+        first = np.empty(L + 1, dtype=np.int64)
+        pj = np.zeros(L + 1, dtype=np.int64)
+        cpj = np.ones(L + 1, dtype=np.int64)
+        twice = np.zeros(at[L + 1] // K, dtype=np.bool_)  # a (k, x) counted ≥ 2 times
+        cb = 0
+        for j in range(L + 1):
+            base[j] = at[j] // K
+            first[j] = cb
+            cb += n_cell[j]
+            if j > 0:
+                pj[j] = parents[j - 1]
+                cpj[j] = cards[parents[j - 1]]
+        for i in range(at[L + 1] // K):
+            tot = 0.0
+            for c in range(K):
+                tot += cells[i * K + c]
+            twice[i] = tot >= 2.0
         for r in range(n):
             k = 0
             x = X[r, child]
             ok = True
-            cb = 0
-            for j in range(L + 1):
-                if j > 0:
-                    k = k * cards[parents[j - 1]] + X[r, parents[j - 1]]
-                g0 = at[j] // block
-                cell_ids[j, r] = cb + crank[g0 * card + k * card + x]
-                cb += n_cell[j]
-                if j > 0:
-                    tot = 0.0
-                    i = at[j] + (k * card + x) * K
-                    for c in range(K):
-                        tot += cells[i + c]
-                    ok = ok and tot >= 2.0
-                    if ok:
-                        depth[r] = j
+            cell_ids[0, r] = first[0] + crank[base[0] + x]
+            for j in range(1, L + 1):
+                k = k * cpj[j] + X[r, pj[j]]
+                i = base[j] + k * card + x
+                cell_ids[j, r] = first[j] + crank[i]
+                ok = ok and twice[i]
+                if ok:
+                    depth[r] = j
     return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
             cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
 
@@ -454,44 +467,49 @@ def _loo_factors(card: int, cell_cfg: np.ndarray, cell_counts: np.ndarray,
 def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts, zero_one, out):
     """Extend every candidate k's LOO class distributions by one attribute, add the losses.
 
-    S (k_max+1, n, K) holds normalised distributions; for row r and candidate k the factor
+    S (n, k_max+1, K) holds normalised distributions; for row r and candidate k the factor
     is P_loo(x_i | π at depth min(k, depth[r]), y): F[c, y] = (#cell + 1/|X_i|)/(#cfg + 1)
-    for the other classes and, for the row's own class, the same with the row removed. The
-    loss of each k (Σ (1 − P(y*|x))² or the number of errors) is added to out[k], row by row
-    in order, so that chunks of rows in file order sum exactly as all rows at once do.
+    for the other classes and, for the row's own class, the same with the row removed
+    (once per depth, shared by the k that use it). The loss of each k (Σ (1 − P(y*|x))²
+    or the number of errors) is added to out[k], row by row in order, so that chunks of
+    rows in file order sum exactly as all rows at once do. A row's candidates lie side by
+    side in S: one pass over the rows.
     """
-    n_k, n, K = S.shape
+    n, n_k, K = S.shape
     inv_card = 1.0 / card
-    for k in range(n_k):
-        acc = out[k]
-        for r in range(n):
-            ys = y[r]
-            j = depth[r]
-            if k < j:
-                j = k
+    acc = out.copy()
+    f = np.empty((cell_ids.shape[0], K))  # the row's factors at each depth it uses
+    for r in range(n):
+        ys = y[r]
+        d = depth[r]
+        for j in range(min(d, n_k - 1) + 1):
             c = cell_ids[j, r]
-            own = (cell_counts[c, ys] - 1.0 + inv_card) / (cfg_counts[cell_cfg[c], ys] - 1.0 + 1.0)
+            for cls in range(K):
+                f[j, cls] = F[c, cls]
+            f[j, ys] = (cell_counts[c, ys] - 1.0 + inv_card) / \
+                (cfg_counts[cell_cfg[c], ys] - 1.0 + 1.0)
+        for k in range(n_k):
+            j = k if k < d else d
             tot = 0.0
             for cls in range(K):
-                if cls == ys:
-                    v = S[k, r, cls] * own
-                else:
-                    v = S[k, r, cls] * F[c, cls]
-                S[k, r, cls] = v
+                v = S[r, k, cls] * f[j, cls]
+                S[r, k, cls] = v
                 tot += v
             inv = 1.0 / tot
-            best = 0
             for cls in range(K):
-                S[k, r, cls] *= inv
-                if S[k, r, cls] > S[k, r, best]:
-                    best = cls
+                S[r, k, cls] *= inv
             if zero_one:
+                best = 0
+                for cls in range(K):
+                    if S[r, k, cls] > S[r, k, best]:
+                        best = cls
                 if best != ys:
-                    acc += 1.0
+                    acc[k] += 1.0
             else:
-                e = 1.0 - S[k, r, ys]
-                acc += e * e
-        out[k] = acc
+                e = 1.0 - S[r, k, ys]
+                acc[k] += e * e
+    for k in range(n_k):
+        out[k] = acc[k]
 
 
 _NONE = np.zeros(0, dtype=np.int64)
