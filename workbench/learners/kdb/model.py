@@ -123,7 +123,6 @@ class _BayesNetBase(Learner):
     def _products(self, data: Dataset, normalise: bool = False) -> np.ndarray:
         """P(y) · Π_i P(x_i | π_i, y) per row and class, times a power of two per row (or
         divided by the row's sum with `normalise`)."""
-        Xt = _map_codes(data.codes(), self.missing_code_)
         tables = [self.tables_[a] for a in self.attributes_]
         made = getattr(self, "_scorer", None)  # (built once per fitted structure)
         if made is None or made.caps.size != len(tables) or \
@@ -132,8 +131,9 @@ class _BayesNetBase(Learner):
                 not np.array_equal(made.caps, [min(self.depth_cap_, len(t.parents))
                                                for t in tables]):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
-                                  self.backoff_)
-        return self._scorer.products(Xt, self._prior(), normalise)
+                                  self.backoff_, self.n_train_)
+        return self._scorer.products(data.column_codes(np.int32), self.missing_code_,
+                                     self._prior(), normalise)
 
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
         """log P(y) + Σ_i log P(x_i | π_i, y) per row and class, up to a constant per row."""

@@ -642,109 +642,217 @@ _ROWS = 2048
 
 
 @numba.njit(cache=True, nogil=True)
-def _products(X, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
-              pp, pp_at, pp_len, prior, child, card, fac_at, factors, unseen, keys, counts,
-              start, cfg, count_at, normalise, out):
+def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+              pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
+              keys, counts, start, cfg, count_at, normalise, out):
     """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
     times a power of two common to the row's classes (or divided by the row's sum with
     `normalise`).
 
-    Blocks of `_ROWS` rows, attribute by attribute (its constants in registers): first
-    each row's parent configuration (global id), depth by depth — the deepest prefix of up
-    to caps[a] parents seen in training (with `backoff`; without it the full prefix, or
-    −1 when a parent value along it was not seen), through the depth's direct index where
-    it has one, else binary search (`np.searchsorted`, clipped to the last key); then the
-    factor: read from the attribute's table where it is tabulated (`fac_at[a]` ≥ 0), else
-    from its counts (`_ratio`; count_at[a] = where its keys, starts and
-    configuration counts begin); `unseen` for a configuration not seen,
-    1 (left out) for a missing value. Every factor lies in (2^-84, 1] (1/|X_i| over a
-    count + 1), so lifting a row's product by 2^600 (exactly) whenever, after every
-    `_LIFT_EVERY` attributes, its largest class is below 2^-600 keeps it from
-    underflowing."""
+    XT: the codes attribute-major (d, n), missing −1, read as miss[v] (the attribute's
+    `?` code, or −1: none in training). Blocks of `_ROWS` rows (their products held
+    class-major), attribute by attribute: first each row's factor row in `fa` (the direct tables, the
+    tabulated factors, one `unseen` row per attribute and a row of ones, end to end),
+    then, class by class, the products multiplied by the rows' factors (one gather per
+    row: the loop the compiler vectorises); rows whose factors are computed from counts
+    are multiplied after. The factor row of a row:
+    - an attribute with a direct table (dir_at[a] ≥ 0, `_direct_fill`): the one at the
+      mixed-radix index of its parent values, unless one of them is missing;
+    - else its parent configuration (global id), found depth by depth — the deepest
+      prefix of up to caps[a] parents seen in training (with `backoff`; without it the
+      full prefix, or none when a parent value along it was not seen), through the
+      depth's direct index where it has one, else binary search (`np.searchsorted`,
+      clipped to the last key) — read in the attribute's tabulated factors (fac_at[a] ≥
+      0), else computed from its counts (`_ratio`); `unseen` for a configuration not
+      seen;
+    - the ones for a missing value (left out).
+    Every factor lies in (2^-84, 1] (1/|X_i| over a count + 1), so lifting a row's
+    product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its largest
+    class is below 2^-600 keeps it from underflowing."""
     n, K = out.shape
     m = child.shape[0]
-    d = X.shape[1]
+    d = XT.shape[0]
     local = np.empty(_ROWS, dtype=np.int64)
     gid = np.empty(_ROWS, dtype=np.int64)
+    fi = np.empty(_ROWS, dtype=np.int64)
+    calc = np.empty(_ROWS, dtype=np.bool_)
     alive = np.empty(_ROWS, dtype=np.bool_)
-    # the block's codes, attribute-major (rows padded: a power-of-two stride would map
-    # every attribute's write of a row to the same cache set)
+    top = np.empty(_ROWS)
+    # the block's codes (missing mapped) and products, class-major (rows padded: a
+    # power-of-two stride would map every attribute's write of a row to one cache set)
     T = np.empty((d, _ROWS + 24), dtype=np.int32)
+    Q = np.empty((K, _ROWS + 24))
     f = np.empty((1, K))
     for r0 in range(0, n, _ROWS):
-        r1 = min(n, r0 + _ROWS)
-        for r in range(r0, r1):
-            for v in range(d):
-                T[v, r - r0] = X[r, v]
-            for y in range(K):
-                out[r, y] = prior[y]
+        nb = min(n, r0 + _ROWS) - r0
+        for v in range(d):
+            mv = miss[v]
+            for i in range(nb):
+                x = XT[v, r0 + i]
+                T[v, i] = x if x >= 0 else mv
+        for y in range(K):
+            for i in range(nb):
+                Q[y, i] = prior[y]
         for a in range(m):
             c = child[a]
-            for i in range(r1 - r0):
-                local[i] = 0
-                gid[i] = 0
-                alive[i] = True
             pa = par_at[a]
-            for j in range(1, caps[a] + 1):
-                p = parents[pa + j - 1]
-                cp = cards[p]
-                size = pk_len[pa + j - 1]
-                plen = pp_len[pa + j - 1]
-                pat = pp_at[pa + j - 1]
-                kat = pk_at[pa + j - 1]
-                base = offsets[off_at[a] + j]
-                for i in range(r1 - r0):
-                    xp = T[p, i]
-                    q = local[i] * cp + xp
-                    found = False
-                    idx = 0
-                    if size > 0 and plen > 0:
-                        idx = pp[pat + min(max(q, 0), plen - 1)]
-                        found = alive[i] and xp >= 0 and idx >= 0
-                        idx = max(idx, 0)
-                    elif size > 0:
-                        idx = min(_lower_bound(pk, kat, size, q), size - 1)
-                        found = alive[i] and xp >= 0 and pk[kat + idx] == q
-                    local[i] = idx if found else 0
-                    alive[i] = found
-                    if found:
-                        gid[i] = base + idx
-                    elif not backoff:
-                        gid[i] = -1
+            da = dir_at[a]
             ca = card[a]
-            fa = fac_at[a]
-            for r in range(r0, r1):
-                x = T[c, r - r0]
-                g = gid[r - r0]
+            walk = da < 0
+            if da >= 0:  # the mixed-radix index of the row's parent values (−1: one missing)
+                for i in range(nb):
+                    k = 0
+                    for j in range(caps[a]):
+                        p = parents[pa + j]
+                        xp = T[p, i]
+                        if xp < 0:
+                            k = -1
+                            walk = True
+                            break
+                        k = k * cards[p] + xp
+                    fi[i] = da + (k * ca + T[c, i]) * K if k >= 0 else -1
+            if walk:
+                for i in range(nb):
+                    local[i] = 0
+                    gid[i] = 0
+                    alive[i] = True
+                for j in range(1, caps[a] + 1):
+                    p = parents[pa + j - 1]
+                    cp = cards[p]
+                    size = pk_len[pa + j - 1]
+                    plen = pp_len[pa + j - 1]
+                    pat = pp_at[pa + j - 1]
+                    kat = pk_at[pa + j - 1]
+                    base = offsets[off_at[a] + j]
+                    for i in range(nb):
+                        xp = T[p, i]
+                        q = local[i] * cp + xp
+                        found = False
+                        idx = 0
+                        if size > 0 and plen > 0:
+                            idx = pp[pat + min(max(q, 0), plen - 1)]
+                            found = alive[i] and xp >= 0 and idx >= 0
+                            idx = max(idx, 0)
+                        elif size > 0:
+                            idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                            found = alive[i] and xp >= 0 and pk[kat + idx] == q
+                        local[i] = idx if found else 0
+                        alive[i] = found
+                        if found:
+                            gid[i] = base + idx
+                        elif not backoff:
+                            gid[i] = -1
+            fa_a = fac_at[a]
+            computed = False
+            for i in range(nb):
+                x = T[c, i]
+                calc[i] = False
                 if x < 0:
+                    fi[i] = ones_at
+                elif da >= 0 and fi[i] >= 0:
                     continue
-                if g < 0:
-                    for y in range(K):
-                        out[r, y] *= unseen[a, y]
-                elif fa >= 0:
-                    at = fa + (g * ca + x) * K
-                    for y in range(K):
-                        out[r, y] *= factors[at + y]
-                else:
-                    k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
-                    _ratio(g, x, ca, K, keys[k0:], counts[k0:], start[s0:], cfg[c0:], f, 0)
-                    for y in range(K):
-                        out[r, y] *= f[0, y]
-            if (a + 1) % _LIFT_EVERY == 0 or a == m - 1:
-                for r in range(r0, r1):
-                    top = 0.0
-                    for y in range(K):
-                        top = max(top, out[r, y])
-                    if top < _TINY:
+                elif gid[i] < 0:
+                    fi[i] = unseen_at + a * K
+                elif fa_a >= 0:
+                    fi[i] = fa_a + (gid[i] * ca + x) * K
+                else:  # (from the counts, below)
+                    fi[i] = ones_at
+                    calc[i] = True
+                    computed = True
+            for y in range(K):
+                for i in range(nb):
+                    Q[y, i] *= fa[fi[i] + y]
+            if computed:
+                k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+                for i in range(nb):
+                    if calc[i]:
+                        _ratio(gid[i], T[c, i], ca, K, keys[k0:], counts[k0:], start[s0:],
+                               cfg[c0:], f, 0)
                         for y in range(K):
-                            out[r, y] *= _LIFT
-        if normalise:
-            for r in range(r0, r1):
-                tot = 0.0
+                            Q[y, i] *= f[0, y]
+            if (a + 1) % _LIFT_EVERY == 0 or a == m - 1:
+                for i in range(nb):
+                    top[i] = 0.0
                 for y in range(K):
-                    tot += out[r, y]
+                    for i in range(nb):
+                        top[i] = max(top[i], Q[y, i])
+                for i in range(nb):
+                    if top[i] < _TINY:
+                        for y in range(K):
+                            Q[y, i] *= _LIFT
+        for i in range(nb):
+            tot = 0.0
+            if normalise:
                 for y in range(K):
-                    out[r, y] /= tot
+                    tot += Q[y, i]
+            for y in range(K):
+                out[r0 + i, y] = Q[y, i] / tot if normalise else Q[y, i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+                 pp, pp_at, pp_len, card, fac_at, factors, unseen, keys, counts, start, cfg,
+                 count_at, K, out):
+    """Attribute a's factors for every combination of its first `cap` parents' values
+    (mixed radix, the first parent most significant) and child value: the configuration
+    `_products` finds for those values (deepest seen prefix with `backoff`, else the full
+    one or none), read as it reads it."""
+    pa = par_at[a]
+    P = 1
+    for j in range(cap):
+        P *= cards[parents[pa + j]]
+    digits = np.empty(max(cap, 1), dtype=np.int64)
+    f = np.empty((1, K))
+    for kk in range(P):
+        rest = kk
+        for j in range(cap - 1, -1, -1):
+            cp = cards[parents[pa + j]]
+            digits[j] = rest % cp
+            rest //= cp
+        local = 0
+        g = 0
+        for j in range(1, cap + 1):
+            q = local * cards[parents[pa + j - 1]] + digits[j - 1]
+            size = pk_len[pa + j - 1]
+            idx = 0
+            found = False
+            if size > 0 and pp_len[pa + j - 1] > 0:
+                idx = pp[pp_at[pa + j - 1] + min(q, pp_len[pa + j - 1] - 1)]
+                found = idx >= 0 and q < pp_len[pa + j - 1]
+            elif size > 0:
+                lo = pk_at[pa + j - 1]
+                idx = min(_lower_bound(pk, lo, size, q), size - 1)
+                found = pk[lo + idx] == q
+            if not found:
+                if not backoff:
+                    g = -1
+                break
+            local = idx
+            g = offsets[off_at[a] + j] + idx
+        for x in range(card[a]):
+            at = (kk * card[a] + x) * K
+            if g < 0:
+                for y in range(K):
+                    out[at + y] = unseen[a, y]
+            elif fac_at[a] >= 0:
+                src = fac_at[a] + (g * card[a] + x) * K
+                for y in range(K):
+                    out[at + y] = factors[src + y]
+            else:
+                k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+                _ratio(g, x, card[a], K, keys[k0:], counts[k0:], start[s0:], cfg[c0:], f, 0)
+                for y in range(K):
+                    out[at + y] = f[0, y]
+
+
+DIRECT_CELLS = 1 << 18
+DIRECT_RATIO = 4
+DIRECT_TOTAL = 1 << 23
+"""An attribute gets a direct table (`_direct_fill`) when its parent-value combinations
+(up to the depth cap) × |X_i| × K hold at most `DIRECT_CELLS` cells and `DIRECT_RATIO`
+per training row (+ 65,536), while all direct tables together stay within
+`DIRECT_TOTAL`: classification then computes one index from the row's parent values and
+reads the factors, with no search for the deepest seen configuration."""
 
 
 class Scorer:
@@ -753,7 +861,7 @@ class Scorer:
     each attribute's start), its counts for `_ratio` (`count_at`: where they start), and its tabulated factors where it has them (`FACTOR_TABLE_CELLS`)."""
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
-                 backoff: bool) -> None:
+                 backoff: bool, n_train: int = 0) -> None:
         flats = [_flat(t, K) for t in tables]
         m = len(tables)
         self.tables, self.flats, self.K = tables, flats, K
@@ -792,16 +900,41 @@ class Scorer:
                        sizes([f.cfg_counts.size for f in per_row])[:-1]], axis=1)
         self.count_at = np.zeros((m, 3), dtype=np.int64)
         self.count_at[~self.tabulated] = at.reshape(-1, 3)
+        # direct tables (DIRECT_CELLS), filled from the lookups above
+        self.dir_at = np.full(m, -1, dtype=np.int64)
+        total = 0
+        for a, t in enumerate(tables):
+            n_cells = int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
+                                  dtype=np.int64)) * t.card * K
+            if n_cells <= DIRECT_CELLS and n_cells <= DIRECT_RATIO * n_train + 65536 and \
+                    total + n_cells <= DIRECT_TOTAL:
+                self.dir_at[a] = total
+                total += n_cells
+        # every factor row the kernel reads: direct tables, tabulated factors, unseen, ones
+        nf = self.factors.size
+        self.fa = np.empty(total + nf + m * K + K)
+        for a in np.flatnonzero(self.dir_at >= 0):
+            _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
+                         self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
+                         self.pp_at, self.pp_len, self.card, self.fac_at, self.factors,
+                         self.unseen, self.keys, self.counts, self.start, self.cfg,
+                         self.count_at, K, self.fa[self.dir_at[a]:])
+        self.fa[total:total + nf] = self.factors
+        self.fa[total + nf:total + nf + m * K] = self.unseen.reshape(-1)
+        self.fa[total + nf + m * K:] = 1.0
+        self.fa_fac_at = np.where(self.fac_at >= 0, self.fac_at + total, -1)
+        self.unseen_at, self.ones_at = total + nf, total + nf + m * K
 
-    def products(self, X: np.ndarray, prior: np.ndarray, normalise: bool = False
-                 ) -> np.ndarray:
-        """P(y) · Π_i P(x_i | π_i, y) for the rows of X (int64 codes), each row times a
-        power of two of its own, or divided by its sum with `normalise` (`_products`)."""
-        out = np.empty((X.shape[0], self.K))
-        _products(X, self.caps, self.backoff, self.cards, self.par_at, self.parents,
+    def products(self, codes_t: np.ndarray, missing_code: np.ndarray, prior: np.ndarray,
+                 normalise: bool = False) -> np.ndarray:
+        """P(y) · Π_i P(x_i | π_i, y) for the rows of codes_t (d, n: attribute-major,
+        missing −1, read as the attribute's `missing_code`), each row times a power of two
+        of its own, or divided by its sum with `normalise` (`_products`)."""
+        out = np.empty((codes_t.shape[1], self.K))
+        _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff, self.cards, self.par_at, self.parents,
                   self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
-                  self.factors, self.unseen, self.keys, self.counts, self.start, self.cfg,
-                  self.count_at,
+                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fa_fac_at,
+                  self.dir_at, self.fa, self.unseen_at, self.ones_at, self.keys, self.counts,
+                  self.start, self.cfg, self.count_at,
                   bool(normalise), out)
         return out
