@@ -490,14 +490,29 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
                 (cfg_counts[cell_cfg[c], ys] - 1.0 + 1.0)
         for k in range(n_k):
             j = k if k < d else d
-            tot = 0.0
-            for cls in range(K):
-                v = S[r, k, cls] * f[j, cls]
-                S[r, k, cls] = v
-                tot += v
-            inv = 1.0 / tot
-            for cls in range(K):
-                S[r, k, cls] *= inv
+            if K == 2:  # (two and three classes spelled out: a loop over K costs 2x here)
+                v0 = S[r, k, 0] * f[j, 0]
+                v1 = S[r, k, 1] * f[j, 1]
+                inv = 1.0 / ((0.0 + v0) + v1)
+                S[r, k, 0] = v0 * inv
+                S[r, k, 1] = v1 * inv
+            elif K == 3:
+                v0 = S[r, k, 0] * f[j, 0]
+                v1 = S[r, k, 1] * f[j, 1]
+                v2 = S[r, k, 2] * f[j, 2]
+                inv = 1.0 / (((0.0 + v0) + v1) + v2)
+                S[r, k, 0] = v0 * inv
+                S[r, k, 1] = v1 * inv
+                S[r, k, 2] = v2 * inv
+            else:
+                tot = 0.0
+                for cls in range(K):
+                    v = S[r, k, cls] * f[j, cls]
+                    S[r, k, cls] = v
+                    tot += v
+                inv = 1.0 / tot
+                for cls in range(K):
+                    S[r, k, cls] *= inv
             if zero_one:
                 best = 0
                 for cls in range(K):
