@@ -817,7 +817,6 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
     for j in range(cap):
         P *= cards[parents[pa + j]]
     digits = np.empty(max(cap, 1), dtype=np.int64)
-    f = np.empty((1, K))
     for kk in range(P):
         rest = kk
         for j in range(cap - 1, -1, -1):
@@ -844,30 +843,40 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
                 break
             local = idx
             g = offsets[off_at[a] + j] + idx
-        for x in range(card[a]):
-            at = (kk * card[a] + x) * K
-            if g < 0:
+        ca = card[a]
+        at = kk * ca * K
+        if g < 0:
+            for x in range(ca):
                 for y in range(K):
-                    out[at + y] = unseen[a, y]
-            elif fac_at[a] >= 0:
-                src = fac_at[a] + (g * card[a] + x) * K
+                    out[at + x * K + y] = unseen[a, y]
+        elif fac_at[a] >= 0:
+            src = fac_at[a] + g * ca * K
+            for i in range(ca * K):
+                out[at + i] = factors[src + i]
+        else:  # every cell as never counted, then the counted ones (as `_all_ratios`)
+            k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+            inv = 1.0 / ca
+            for x in range(ca):
                 for y in range(K):
-                    out[at + y] = factors[src + y]
-            else:
-                k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
-                _ratio(g, x, card[a], K, keys[k0:], counts[k0:], start[s0:], cfg[c0:], f, 0)
-                for y in range(K):
-                    out[at + y] = f[0, y]
+                    out[at + x * K + y] = (0.0 + inv) / (cfg[c0 + g * K + y] + 1.0)
+            for i in range(start[s0 + g], start[s0 + g + 1]):
+                q = keys[k0 + i] - g * ca * K
+                out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
 
 
 DIRECT_CELLS = 1 << 18
-DIRECT_RATIO = 4
+DIRECT_SMALL = 4096
 DIRECT_TOTAL = 1 << 23
 """An attribute gets a direct table (`_direct_fill`) when its parent-value combinations
-(up to the depth cap) × |X_i| × K hold at most `DIRECT_CELLS` cells and `DIRECT_RATIO`
-per training row (+ 65,536), while all direct tables together stay within
-`DIRECT_TOTAL`: classification then computes one index from the row's parent values and
-reads the factors, with no search for the deepest seen configuration."""
+(up to the depth cap) × |X_i| × K hold at most `DIRECT_CELLS` cells, all direct tables
+together stay within `DIRECT_TOTAL`, and the table pays for itself: it is small
+(`DIRECT_SMALL`), or the attribute's factors are not tabulated — a row's then cost a
+search among the configuration's counts and K divisions, about (2K + 20)/3 cells'
+filling — and the rows being classified are enough (letter's 10,000 test rows fill
+106 k-cell tables, splice's 1,595 not its 48 k-cell ones). Classification then computes
+one index from the row's parent values and reads the factors. A table filled for one
+call is kept for the next. (Measured: replacing a tabulated attribute's search for the
+deepest seen configuration saves little; copying its factors costs more.)"""
 
 
 class Scorer:
@@ -876,7 +885,7 @@ class Scorer:
     each attribute's start), its counts for `_ratio` (`count_at`: where they start), and its tabulated factors where it has them (`FACTOR_TABLE_CELLS`)."""
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
-                 backoff: bool, n_train: int = 0) -> None:
+                 backoff: bool) -> None:
         flats = [_flat(t, K) for t in tables]
         m = len(tables)
         self.tables, self.flats, self.K = tables, flats, K
@@ -915,30 +924,43 @@ class Scorer:
                        sizes([f.cfg_counts.size for f in per_row])[:-1]], axis=1)
         self.count_at = np.zeros((m, 3), dtype=np.int64)
         self.count_at[~self.tabulated] = at.reshape(-1, 3)
-        # direct tables (DIRECT_CELLS), filled from the lookups above
-        self.dir_at = np.full(m, -1, dtype=np.int64)
-        total = 0
-        for a, t in enumerate(tables):
-            n_cells = int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
-                                  dtype=np.int64)) * t.card * K
-            if n_cells <= DIRECT_CELLS and n_cells <= DIRECT_RATIO * n_train + 65536 and \
-                    total + n_cells <= DIRECT_TOTAL:
-                self.dir_at[a] = total
-                total += n_cells
-        # every factor row the kernel reads: direct tables, tabulated factors, unseen, ones
+        # every factor row the kernel reads: tabulated factors, unseen, ones, then the
+        # direct tables filled so far (`_with_direct`), as one (dir_at, fa) snapshot
         nf = self.factors.size
-        self.fa = np.empty(total + nf + m * K + K)
-        for a in np.flatnonzero(self.dir_at >= 0):
+        self.unseen_at, self.ones_at = nf, nf + m * K
+        self.direct_cells = np.array(
+            [int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
+                         dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
+            dtype=np.int64)
+        self._state = (np.full(m, -1, dtype=np.int64),
+                       np.concatenate([self.factors, self.unseen.reshape(-1), np.ones(K)]))
+
+    def _with_direct(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(dir_at, fa) with the direct tables worth filling for `rows` rows to classify
+        (`DIRECT_CELLS`), filled now and kept for later calls."""
+        dir_at, fa = self._state
+        total = int(fa.size)
+        new = []
+        for a in np.flatnonzero(dir_at < 0):
+            c = int(self.direct_cells[a])
+            worth = c <= DIRECT_SMALL or (not self.tabulated[a] and
+                                          3 * c <= (2 * self.K + 20) * rows)
+            if worth and c <= DIRECT_CELLS and total + c <= DIRECT_TOTAL:
+                new.append((a, total))
+                total += c
+        if not new:
+            return dir_at, fa
+        fa = np.concatenate([fa, np.empty(total - fa.size)])
+        dir_at = dir_at.copy()
+        for a, at in new:
             _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
                          self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
                          self.pp_at, self.pp_len, self.card, self.fac_at, self.factors,
                          self.unseen, self.keys, self.counts, self.start, self.cfg,
-                         self.count_at, K, self.fa[self.dir_at[a]:])
-        self.fa[total:total + nf] = self.factors
-        self.fa[total + nf:total + nf + m * K] = self.unseen.reshape(-1)
-        self.fa[total + nf + m * K:] = 1.0
-        self.fa_fac_at = np.where(self.fac_at >= 0, self.fac_at + total, -1)
-        self.unseen_at, self.ones_at = total + nf, total + nf + m * K
+                         self.count_at, self.K, fa[at:])
+            dir_at[a] = at
+        self._state = (dir_at, fa)  # (one assignment: a concurrent call sees one or other)
+        return dir_at, fa
 
     def products(self, codes_t: np.ndarray, missing_code: np.ndarray, prior: np.ndarray,
                  normalise: bool = False) -> np.ndarray:
@@ -946,10 +968,11 @@ class Scorer:
         missing −1, read as the attribute's `missing_code`), each row times a power of two
         of its own, or divided by its sum with `normalise` (`_products`)."""
         out = np.empty((codes_t.shape[1], self.K))
+        dir_at, fa = self._with_direct(codes_t.shape[1])
         _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff, self.cards, self.par_at, self.parents,
                   self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fa_fac_at,
-                  self.dir_at, self.fa, self.unseen_at, self.ones_at, self.keys, self.counts,
+                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
+                  dir_at, fa, self.unseen_at, self.ones_at, self.keys, self.counts,
                   self.start, self.cfg, self.count_at,
                   bool(normalise), out)
         return out
