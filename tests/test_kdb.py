@@ -459,6 +459,32 @@ def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
     np.testing.assert_array_equal(got["mixed"], got["per row"])
 
 
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monkeypatch):
+    """Classification through direct tables (one index from the row's parent values,
+    `_direct_fill`) gives the bits of the search for the deepest seen configuration, with
+    one and two parents (spelled out) and more (parent by parent), test values missing
+    where training had none (the row falls back to the search), and child values and
+    configurations never seen."""
+    from workbench.learners.kdb import tables as tables_mod
+
+    train = random_data(300, 7, 3, 3, seed=45, missing=0.0)
+    test = random_data(200, 7, 3, 3, seed=46, missing=0.1)
+    got = {}
+    for mode, cells in (("direct", 1 << 30), ("search", 0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(tables_mod, "DIRECT_CELLS", cells)
+            mp.setattr(tables_mod, "DIRECT_SMALL", cells)
+            model = registry.create(name).fit(train)
+            got[mode] = model.predict_proba(test)
+            dir_at = model._scorer._state[0]
+            assert (dir_at >= 0).all() if mode == "direct" else (dir_at < 0).all()
+            if mode == "direct" and name == "KDB5":
+                assert model._scorer.caps.max() > 2
+    assert np.isnan(test.X).any()
+    np.testing.assert_array_equal(got["direct"], got["search"])
+
+
 # ----------------------------------------------------------------------------------------------
 # SKDB
 # ----------------------------------------------------------------------------------------------

@@ -714,18 +714,44 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
             da = dir_at[a]
             ca = card[a]
             walk = da < 0
-            if da >= 0:  # the mixed-radix index of the row's parent values (−1: one missing)
-                for i in range(nb):
-                    k = 0
-                    for j in range(caps[a]):
-                        p = parents[pa + j]
-                        xp = T[p, i]
-                        if xp < 0:
-                            k = -1
+            if da >= 0:  # the mixed-radix index of the row's parent values: its factor row
+                cap = caps[a]  # (−1 when a parent value is missing: searched below)
+                if cap <= 2:  # (one or two parents in registers)
+                    p0 = parents[pa] if cap > 0 else c
+                    p1 = parents[pa + 1] if cap > 1 else c
+                    r1 = cards[p1]
+                    for i in range(nb):
+                        x = T[c, i]
+                        v0 = T[p0, i] if cap > 0 else 0
+                        v1 = T[p1, i] if cap > 1 else 0
+                        if x < 0:
+                            fi[i] = ones_at
+                        elif v0 < 0 or v1 < 0:
+                            fi[i] = -1
                             walk = True
-                            break
-                        k = k * cards[p] + xp
-                    fi[i] = da + (k * ca + T[c, i]) * K if k >= 0 else -1
+                        else:
+                            k = v0 * r1 + v1 if cap > 1 else v0
+                            fi[i] = da + (k * ca + x) * K
+                else:  # (parent by parent over the rows: loops the compiler vectorises)
+                    for i in range(nb):
+                        local[i] = 0
+                        alive[i] = True
+                    for j in range(cap):
+                        p = parents[pa + j]
+                        rp = cards[p]
+                        for i in range(nb):
+                            v = T[p, i]
+                            local[i] = local[i] * rp + v
+                            alive[i] = alive[i] and v >= 0
+                    for i in range(nb):
+                        x = T[c, i]
+                        if x < 0:
+                            fi[i] = ones_at
+                        elif alive[i]:
+                            fi[i] = da + (local[i] * ca + x) * K
+                        else:
+                            fi[i] = -1
+                            walk = True
             if walk:
                 for i in range(nb):
                     local[i] = 0
@@ -759,7 +785,7 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                             gid[i] = -1
             fa_a = fac_at[a]
             computed = False
-            for i in range(nb):
+            for i in range(nb if walk else 0):
                 x = T[c, i]
                 calc[i] = False
                 if x < 0:
