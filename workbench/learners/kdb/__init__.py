@@ -11,19 +11,23 @@ Shared machinery (all-nominal data, missing values as a distinct value):
   attributes with the same count table up to a relabelling of values get bit-identical
   scores and exact ties are resolved by the SPEC rules (header order / order in L).
 * **Counts** — for every attribute and every prefix depth j of its parent list, the parent
-  configurations seen in training get compact ids (mixed radix of the previous depth's id and
-  the next parent's value, made compact with ``np.unique``). Depth ids are made global per
-  attribute by an offset, and two sparse sorted tables hold #(π, y) and #(π, x_i, y).
-  Lookups are ``np.searchsorted`` on those keys, so memory is O(N · depths) per attribute
-  whatever the cardinalities.
+  configurations seen in training get compact ids (the rank of the mixed-radix index of
+  the parent values among the seen ones). Depth ids are made global per attribute by an
+  offset, and two sorted tables hold #(π, y) and #(π, x_i, y). When the full parent-value
+  space is small the counts are taken on it directly (one increment per row, the shallower
+  depths summed from the deepest); otherwise each depth ranks its keys by marking a dense
+  array or sorting. Memory is O(N · depths) per attribute whatever the cardinalities.
 * **Estimates** (m = 1) — P(y) = (#y + 1/K)/(N + 1); P(x_i | π, y) = (#(x_i, π, y) + 1/|X_i|) /
-  (#(π, y) + 1). Scores are summed in log space and normalised once.
+  (#(π, y) + 1). Classification multiplies the factors (no logarithms), lifting a row's
+  product by an exact power of two before it could underflow, and normalises once. A
+  factor is read from a direct table (indexed by the row's parent values), a table of the
+  attribute's seen configurations × child values, or computed from the counts.
 
 SKDB evaluates every candidate (attribute prefix l, k) with incremental leave-one-out: per
-attribute (in MI order) and depth, every training row's count cells are found with
-``np.unique`` (vectorised over rows); a numba kernel then subtracts the row's own counts,
-extends the running normalised class distribution of every k by one factor and adds the
-loss, so the losses of all (l, k) come out of one pass costing O(n · d · (k_max+1) · K).
+attribute (in MI order) every training row's count cell at each depth comes with the
+tables; a numba kernel then subtracts the row's own counts, extends the running normalised
+class distribution of every k by one factor and adds the loss, so the losses of all (l, k)
+come out of one pass costing O(n · d · (k_max+1) · K).
 
 The package follows the computation:
 - `structure`: MI / CMI, the MI order, KDB parents and TAN's tree;
