@@ -765,24 +765,33 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                     pat = pp_at[pa + j - 1]
                     kat = pk_at[pa + j - 1]
                     base = offsets[off_at[a] + j]
-                    for i in range(nb):
-                        xp = T[p, i]
-                        q = local[i] * cp + xp
-                        found = False
-                        idx = 0
-                        if size > 0 and plen > 0:
-                            idx = pp[pat + min(max(q, 0), plen - 1)]
+                    lost = 0 if backoff else -1  # (gid of a row whose prefix is not seen)
+                    if size > 0 and plen > 0:  # through the depth's direct index
+                        for i in range(nb):
+                            xp = T[p, i]
+                            idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
                             found = alive[i] and xp >= 0 and idx >= 0
-                            idx = max(idx, 0)
-                        elif size > 0:
-                            idx = min(_lower_bound(pk, kat, size, q), size - 1)
-                            found = alive[i] and xp >= 0 and pk[kat + idx] == q
-                        local[i] = idx if found else 0
-                        alive[i] = found
-                        if found:
-                            gid[i] = base + idx
-                        elif not backoff:
-                            gid[i] = -1
+                            local[i] = idx if found else 0
+                            alive[i] = found
+                            if found:
+                                gid[i] = base + idx
+                            elif lost < 0:
+                                gid[i] = -1
+                    else:  # by binary search among its keys (none: nothing seen)
+                        for i in range(nb):
+                            xp = T[p, i]
+                            q = local[i] * cp + xp
+                            found = False
+                            idx = 0
+                            if size > 0:
+                                idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                                found = alive[i] and xp >= 0 and pk[kat + idx] == q
+                            local[i] = idx if found else 0
+                            alive[i] = found
+                            if found:
+                                gid[i] = base + idx
+                            elif lost < 0:
+                                gid[i] = -1
             fa_a = fac_at[a]
             computed = False
             for i in range(nb if walk else 0):
