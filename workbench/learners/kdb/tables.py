@@ -639,11 +639,14 @@ def _all_ratios(card, K, keys, counts, cfg, out):
     inv = 1.0 / card
     configs = out.shape[0]
     flat = out.reshape(configs * card * K)
+    zero = np.empty(K)
     for g in range(configs):
+        for y in range(K):  # (one division per configuration and class, not per cell)
+            zero[y] = (0.0 + inv) / (cfg[g * K + y] + 1.0)
         for v in range(card):
             at = (g * card + v) * K
             for y in range(K):
-                flat[at + y] = (0.0 + inv) / (cfg[g * K + y] + 1.0)
+                flat[at + y] = zero[y]
     for i in range(keys.shape[0]):
         k = keys[i]
         g = k // K // card
@@ -852,6 +855,7 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
     for j in range(cap):
         P *= cards[parents[pa + j]]
     digits = np.empty(max(cap, 1), dtype=np.int64)
+    zero = np.empty(K)
     for kk in range(P):
         rest = kk
         for j in range(cap - 1, -1, -1):
@@ -891,9 +895,11 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
         else:  # every cell as never counted, then the counted ones (as `_all_ratios`)
             k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
             inv = 1.0 / ca
+            for y in range(K):
+                zero[y] = (0.0 + inv) / (cfg[c0 + g * K + y] + 1.0)
             for x in range(ca):
                 for y in range(K):
-                    out[at + x * K + y] = (0.0 + inv) / (cfg[c0 + g * K + y] + 1.0)
+                    out[at + x * K + y] = zero[y]
             for i in range(start[s0 + g], start[s0 + g + 1]):
                 q = keys[k0 + i] - g * ca * K
                 out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
