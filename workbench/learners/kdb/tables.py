@@ -659,6 +659,18 @@ _LIFT_EVERY = 4
 _ROWS = 2048
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _advance(local, alive, gid, i, idx, found, base, backoff):
+    """Row i's search one depth on: found → its id there (global: base + idx); else it
+    stays at the last depth found (with `backoff`) or has none (−1)."""
+    local[i] = idx if found else 0
+    alive[i] = found
+    if found:
+        gid[i] = base + idx
+    elif not backoff:
+        gid[i] = -1
+
+
 @numba.njit(cache=True, nogil=True)
 def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
               pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
@@ -768,18 +780,12 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                     pat = pp_at[pa + j - 1]
                     kat = pk_at[pa + j - 1]
                     base = offsets[off_at[a] + j]
-                    lost = 0 if backoff else -1  # (gid of a row whose prefix is not seen)
                     if size > 0 and plen > 0:  # through the depth's direct index
                         for i in range(nb):
                             xp = T[p, i]
                             idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
-                            found = alive[i] and xp >= 0 and idx >= 0
-                            local[i] = idx if found else 0
-                            alive[i] = found
-                            if found:
-                                gid[i] = base + idx
-                            elif lost < 0:
-                                gid[i] = -1
+                            _advance(local, alive, gid, i, idx,
+                                     alive[i] and xp >= 0 and idx >= 0, base, backoff)
                     else:  # by binary search among its keys (none: nothing seen)
                         for i in range(nb):
                             xp = T[p, i]
@@ -789,12 +795,7 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                             if size > 0:
                                 idx = min(_lower_bound(pk, kat, size, q), size - 1)
                                 found = alive[i] and xp >= 0 and pk[kat + idx] == q
-                            local[i] = idx if found else 0
-                            alive[i] = found
-                            if found:
-                                gid[i] = base + idx
-                            elif lost < 0:
-                                gid[i] = -1
+                            _advance(local, alive, gid, i, idx, found, base, backoff)
             fa_a = fac_at[a]
             computed = False
             for i in range(nb if walk else 0):
