@@ -430,12 +430,51 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     np.testing.assert_array_equal(dense.predict_proba(test), want)
 
 
+@pytest.mark.parametrize("dense_cells", [0, 1 << 21])
+def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_cells,
+                                                                          monkeypatch):
+    """An attribute's tables counted on its full parent-value space (`_mixed_counts`: one
+    increment per row, shallower depths summed) equal those of the depth-by-depth ranking
+    (`_level`, by marking or by sorting): keys, counts, pair keys, offsets and SKDB's LOO
+    arrays, for random families with weights, single-valued attributes, one class and no
+    parents."""
+    from workbench.learners.kdb import tables as tables_mod
+
+    monkeypatch.setattr(tables_mod, "DENSE_CELLS", dense_cells)
+    rng = np.random.default_rng(47)
+    for trial in range(60):
+        n, d, K = int(rng.integers(1, 50)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        cards = rng.integers(1, 5, size=d)
+        X = np.asfortranarray(np.stack([rng.integers(0, c, size=n) for c in cards], axis=1))
+        y = rng.integers(0, K, size=n)
+        child = int(rng.integers(0, d))
+        others = [i for i in range(d) if i != child]
+        rng.shuffle(others)
+        parents = others[:int(rng.integers(0, len(others) + 1))]
+        w = None if trial % 2 else rng.integers(1, 4, size=n).astype(float)
+        for loo in (False, True):
+            got = []
+            for cells in (1 << 20, 0):
+                monkeypatch.setattr(tables_mod, "MIXED_CELLS", cells)
+                got.append(tables_mod._build_table(X, y, child, parents, cards, K, loo=loo,
+                                                   weights=w))
+            (a, *la), (b, *lb) = (g if loo else (g,) for g in got)
+            for f in ("cfg_keys", "cfg_counts", "cell_keys", "cell_counts", "offsets"):
+                np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+            assert len(a.pair_keys) == len(b.pair_keys) == len(parents)
+            for u, v in zip(a.pair_keys, b.pair_keys):
+                np.testing.assert_array_equal(u, v)
+            for u, v in zip(la, lb):
+                assert u.shape == v.shape
+                np.testing.assert_array_equal(u, v)
+
+
 @pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
 def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
     """Classification reads tabulated factors (every seen configuration × child value) or
     computes each row's from the counts: the same bits, with missing values, unseen parent
     configurations (backoff, and TAN's none) and child values never seen."""
-    from workbench.learners.kdb import tables as tables_mod
+    from workbench.learners.kdb import scoring as tables_mod
 
     train = random_data(300, 7, 4, 3, seed=43, missing=0.05)
     test = random_data(150, 7, 4, 3, seed=44, missing=0.1)
@@ -466,7 +505,7 @@ def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monk
     one and two parents (spelled out) and more (parent by parent), test values missing
     where training had none (the row falls back to the search), and child values and
     configurations never seen."""
-    from workbench.learners.kdb import tables as tables_mod
+    from workbench.learners.kdb import scoring as tables_mod
 
     train = random_data(300, 7, 3, 3, seed=45, missing=0.0)
     test = random_data(200, 7, 3, 3, seed=46, missing=0.1)

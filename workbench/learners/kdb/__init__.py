@@ -31,8 +31,9 @@ come out of one pass costing O(n · d · (k_max+1) · K).
 
 The package follows the computation:
 - `structure`: MI / CMI, the MI order, KDB parents and TAN's tree;
-- `tables`: an attribute's count tables along its parent list, the LOO step of SKDB and
-  the test-time lookups;
+- `tables`: an attribute's count tables along its parent list and the LOO step of SKDB;
+- `scoring`: classification — the tables as flat arrays, factor and direct tables, the
+  compiled products;
 - `model`: the learners (`KDB`, `TAN`, `SKDB`) and their registered variants.
 """
 

@@ -16,11 +16,11 @@ from workbench.learners.kdb.structure import (
     mi_order,
     tan_parents,
 )
+from workbench.learners.kdb.scoring import Scorer
 from workbench.learners.kdb.tables import (
     _build_table,
     _loo_factors,
     _loo_step,
-    Scorer,
 )
 from workbench.learners.registry import register
 from workbench.learners.tuples import TupleCounts

@@ -1,0 +1,504 @@
+"""Classification of the KDB family (SPEC §4): a fitted model's count tables (`tables`)
+as flat arrays, tables of factors P(x_i | π, y), direct tables indexed by the parent
+values, and the compiled pass that multiplies a row's factors (`Scorer`)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from workbench.jit import numba
+from workbench.learners.kdb.tables import _AttributeTable
+
+_NONE = np.zeros(0, dtype=np.int64)
+_NO_FACTORS = np.zeros((0, 0, 0))
+FACTOR_TABLE_CELLS = 1 << 20
+FACTOR_TABLE_RATIO = 8
+FACTOR_TABLE_SMALL = 4096
+"""An attribute's factors P(x_i | π, y) are tabulated for every seen parent configuration
+and child value (`_flat`) when that table has at most `FACTOR_TABLE_CELLS` cells and at
+most `FACTOR_TABLE_RATIO` times the cells its counts hold, plus `FACTOR_TABLE_SMALL`:
+classification then reads one value per row and class instead of two counts and a
+division. A sparser table (deep parent lists over many-valued attributes, an ID-like
+parent: most configurations seen with one child value) would cost more to fill than it
+saves; its counts are read per row. The factors are the same either way."""
+
+
+class _Lookups(NamedTuple):
+    """One table's lookups as flat arrays (`_flat`)."""
+
+    pk: np.ndarray  # every depth's pair keys, end to end
+    pk_at: np.ndarray  # where each depth's start
+    pk_len: np.ndarray
+    pp: np.ndarray  # every depth's direct index (length 0: none, search the keys)
+    pp_at: np.ndarray
+    pp_len: np.ndarray
+    parents: np.ndarray
+    cell_keys: np.ndarray  # sorted (g · |X_i| + x) · K + y of the counted cells
+    cell_counts: np.ndarray  # their counts (float64)
+    cell_start: np.ndarray  # (configurations + 1,) where each configuration's cells start
+    cfg_counts: np.ndarray  # (configurations · K,) #(g, y), dense
+    factors: np.ndarray  # (configurations, |X_i|, K) factors; empty: not tabulated
+    unseen: np.ndarray  # (K,) the factor of a configuration not seen
+
+
+def _flat(t: _AttributeTable, K: int) -> _Lookups:
+    """The table's lookups as flat arrays for the kernels (built once, kept on the table):
+    every depth's pair keys end to end with their starts and lengths, the same for the
+    direct indexes (length 0: none, search the keys), the counted cells by configuration
+    (sorted keys and where each configuration's start) and the configuration counts as a
+    dense array, for `_ratio`, and the factors of every configuration and child value
+    (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
+    if t.flat is None:
+        keys = t.pair_keys
+        pos = [p if p is not None else _NONE for p in t.pair_pos] + \
+            [_NONE] * (len(keys) - len(t.pair_pos))
+        klen = np.array([len(k) for k in keys], dtype=np.int64)
+        plen = np.array([len(p) for p in pos], dtype=np.int64)
+        configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
+        cell_keys = t.cell_keys.astype(np.int64)
+        cell_counts = t.cell_counts.astype(np.float64)
+        cell_start = np.zeros(configs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell_keys // (t.card * K), minlength=configs),
+                  out=cell_start[1:])
+        cfg_counts = np.zeros(configs * K)
+        cfg_counts[t.cfg_keys] = t.cfg_counts
+        factors = _NO_FACTORS
+        cells = configs * t.card * K
+        if cells <= FACTOR_TABLE_CELLS and \
+                cells <= FACTOR_TABLE_RATIO * len(t.cell_keys) + FACTOR_TABLE_SMALL:
+            factors = np.empty((configs, t.card, K))
+            _all_ratios(t.card, K, cell_keys, cell_counts, cfg_counts, factors)
+        unseen = np.full(K, (0.0 + 1.0 / t.card) / (0.0 + 1.0))
+        t.flat = _Lookups(np.concatenate([_NONE, *keys]).astype(np.int64),
+                  np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
+                  else _NONE, klen,
+                  np.concatenate([_NONE, *pos]).astype(np.int64),
+                  np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
+                  else _NONE, plen,
+                  np.asarray(t.parents, dtype=np.int64), cell_keys, cell_counts, cell_start,
+                  cfg_counts, factors, unseen)
+    return t.flat
+
+
+@numba.njit(cache=True, nogil=True)
+def _lower_bound(keys, lo, size, q):
+    """The number of keys[lo : lo + size] (sorted) below q (`np.searchsorted`, left)."""
+    a, b = 0, size
+    while a < b:
+        m = (a + b) >> 1
+        if keys[lo + m] < q:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _ratio(g, v, card, K, keys, counts, start, cfg, out, i):
+    """out[i, y] = (#(g, v, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g ≥ 0 and
+    child value v ≥ 0 (0 where a cell was not counted) — the operations, in their order,
+    of the tables' numpy formula. Configuration g's counted cells are keys[start[g] :
+    start[g + 1]] (sorted): one binary search among them finds the first of the K keys of
+    (g, v), a forward scan the others; cfg holds #(g, y) densely."""
+    inv = 1.0 / card
+    q0 = (g * card + v) * K
+    lo, hi = start[g], start[g + 1]
+    a = lo + _lower_bound(keys, lo, hi - lo, q0)
+    for y in range(K):
+        while a < hi and keys[a] < q0 + y:
+            a += 1
+        c = 0.0
+        if a < hi and keys[a] == q0 + y:
+            c = counts[a]
+        out[i, y] = (c + inv) / (cfg[g * K + y] + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _all_ratios(card, K, keys, counts, cfg, out):
+    """out[g, v] = `_ratio` of every configuration g and child value v (the tabulated
+    factors), in O(cells + keys): every cell first as never counted, (0 + 1/|X_i|) /
+    (#(g, y) + 1), then the counted ones from the sorted cell keys."""
+    inv = 1.0 / card
+    configs = out.shape[0]
+    flat = out.reshape(configs * card * K)
+    zero = np.empty(K)
+    for g in range(configs):
+        for y in range(K):  # (one division per configuration and class, not per cell)
+            zero[y] = (0.0 + inv) / (cfg[g * K + y] + 1.0)
+        for v in range(card):
+            at = (g * card + v) * K
+            for y in range(K):
+                flat[at + y] = zero[y]
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        g = k // K // card
+        flat[k] = (counts[i] + inv) / (cfg[g * K + k % K] + 1.0)
+
+
+_TINY = 2.0 ** -600
+_LIFT = 2.0 ** 600
+_LIFT_EVERY = 4
+_ROWS = 2048
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _advance(local, alive, gid, i, idx, found, base, backoff):
+    """Row i's search one depth on: found → its id there (global: base + idx); else it
+    stays at the last depth found (with `backoff`) or has none (−1)."""
+    local[i] = idx if found else 0
+    alive[i] = found
+    if found:
+        gid[i] = base + idx
+    elif not backoff:
+        gid[i] = -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+              pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
+              keys, counts, start, cfg, count_at, normalise, out):
+    """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
+    times a power of two common to the row's classes (or divided by the row's sum with
+    `normalise`).
+
+    XT: the codes attribute-major (d, n), missing −1, read as miss[v] (the attribute's
+    `?` code, or −1: none in training). Blocks of `_ROWS` rows (their products held
+    class-major), attribute by attribute: first each row's factor row in `fa` (the direct tables, the
+    tabulated factors, one `unseen` row per attribute and a row of ones, end to end),
+    then, class by class, the products multiplied by the rows' factors (one gather per
+    row: the loop the compiler vectorises); rows whose factors are computed from counts
+    are multiplied after. The factor row of a row:
+    - an attribute with a direct table (dir_at[a] ≥ 0, `_direct_fill`): the one at the
+      mixed-radix index of its parent values, unless one of them is missing;
+    - else its parent configuration (global id), found depth by depth — the deepest
+      prefix of up to caps[a] parents seen in training (with `backoff`; without it the
+      full prefix, or none when a parent value along it was not seen), through the
+      depth's direct index where it has one, else binary search (`np.searchsorted`,
+      clipped to the last key) — read in the attribute's tabulated factors (fac_at[a] ≥
+      0), else computed from its counts (`_ratio`); `unseen` for a configuration not
+      seen;
+    - the ones for a missing value (left out).
+    Every factor lies in (2^-84, 1] (1/|X_i| over a count + 1), so lifting a row's
+    product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its largest
+    class is below 2^-600 keeps it from underflowing."""
+    n, K = out.shape
+    m = child.shape[0]
+    d = XT.shape[0]
+    local = np.empty(_ROWS, dtype=np.int64)
+    gid = np.empty(_ROWS, dtype=np.int64)
+    fi = np.empty(_ROWS, dtype=np.int64)
+    calc = np.empty(_ROWS, dtype=np.bool_)
+    alive = np.empty(_ROWS, dtype=np.bool_)
+    top = np.empty(_ROWS)
+    # the block's codes (missing mapped) and products, class-major (rows padded: a
+    # power-of-two stride would map every attribute's write of a row to one cache set)
+    T = np.empty((d, _ROWS + 24), dtype=np.int32)
+    Q = np.empty((K, _ROWS + 24))
+    f = np.empty((1, K))
+    for r0 in range(0, n, _ROWS):
+        nb = min(n, r0 + _ROWS) - r0
+        for v in range(d):
+            mv = miss[v]
+            for i in range(nb):
+                x = XT[v, r0 + i]
+                T[v, i] = x if x >= 0 else mv
+        for y in range(K):
+            for i in range(nb):
+                Q[y, i] = prior[y]
+        for a in range(m):
+            c = child[a]
+            pa = par_at[a]
+            da = dir_at[a]
+            ca = card[a]
+            walk = da < 0
+            if da >= 0:  # the mixed-radix index of the row's parent values: its factor row
+                cap = caps[a]  # (−1 when a parent value is missing: searched below)
+                if cap <= 2:  # (one or two parents in registers)
+                    p0 = parents[pa] if cap > 0 else c
+                    p1 = parents[pa + 1] if cap > 1 else c
+                    r1 = cards[p1]
+                    for i in range(nb):
+                        x = T[c, i]
+                        v0 = T[p0, i] if cap > 0 else 0
+                        v1 = T[p1, i] if cap > 1 else 0
+                        if x < 0:
+                            fi[i] = ones_at
+                        elif v0 < 0 or v1 < 0:
+                            fi[i] = -1
+                            walk = True
+                        else:
+                            k = v0 * r1 + v1 if cap > 1 else v0
+                            fi[i] = da + (k * ca + x) * K
+                else:  # (parent by parent over the rows: loops the compiler vectorises)
+                    for i in range(nb):
+                        local[i] = 0
+                        alive[i] = True
+                    for j in range(cap):
+                        p = parents[pa + j]
+                        rp = cards[p]
+                        for i in range(nb):
+                            v = T[p, i]
+                            local[i] = local[i] * rp + v
+                            alive[i] = alive[i] and v >= 0
+                    for i in range(nb):
+                        x = T[c, i]
+                        if x < 0:
+                            fi[i] = ones_at
+                        elif alive[i]:
+                            fi[i] = da + (local[i] * ca + x) * K
+                        else:
+                            fi[i] = -1
+                            walk = True
+            if walk:
+                for i in range(nb):
+                    local[i] = 0
+                    gid[i] = 0
+                    alive[i] = True
+                for j in range(1, caps[a] + 1):
+                    p = parents[pa + j - 1]
+                    cp = cards[p]
+                    size = pk_len[pa + j - 1]
+                    plen = pp_len[pa + j - 1]
+                    pat = pp_at[pa + j - 1]
+                    kat = pk_at[pa + j - 1]
+                    base = offsets[off_at[a] + j]
+                    if size > 0 and plen > 0:  # through the depth's direct index
+                        for i in range(nb):
+                            xp = T[p, i]
+                            idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
+                            _advance(local, alive, gid, i, idx,
+                                     alive[i] and xp >= 0 and idx >= 0, base, backoff)
+                    else:  # by binary search among its keys (none: nothing seen)
+                        for i in range(nb):
+                            xp = T[p, i]
+                            q = local[i] * cp + xp
+                            found = False
+                            idx = 0
+                            if size > 0:
+                                idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                                found = alive[i] and xp >= 0 and pk[kat + idx] == q
+                            _advance(local, alive, gid, i, idx, found, base, backoff)
+            fa_a = fac_at[a]
+            computed = False
+            for i in range(nb if walk else 0):
+                x = T[c, i]
+                calc[i] = False
+                if x < 0:
+                    fi[i] = ones_at
+                elif da >= 0 and fi[i] >= 0:
+                    continue
+                elif gid[i] < 0:
+                    fi[i] = unseen_at + a * K
+                elif fa_a >= 0:
+                    fi[i] = fa_a + (gid[i] * ca + x) * K
+                else:  # (from the counts, below)
+                    fi[i] = ones_at
+                    calc[i] = True
+                    computed = True
+            for y in range(K):
+                for i in range(nb):
+                    Q[y, i] *= fa[fi[i] + y]
+            if computed:
+                k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+                for i in range(nb):
+                    if calc[i]:
+                        _ratio(gid[i], T[c, i], ca, K, keys[k0:], counts[k0:], start[s0:],
+                               cfg[c0:], f, 0)
+                        for y in range(K):
+                            Q[y, i] *= f[0, y]
+            if (a + 1) % _LIFT_EVERY == 0 or a == m - 1:
+                for i in range(nb):
+                    top[i] = 0.0
+                for y in range(K):
+                    for i in range(nb):
+                        top[i] = max(top[i], Q[y, i])
+                for i in range(nb):
+                    if top[i] < _TINY:
+                        for y in range(K):
+                            Q[y, i] *= _LIFT
+        for i in range(nb):
+            tot = 0.0
+            if normalise:
+                for y in range(K):
+                    tot += Q[y, i]
+            for y in range(K):
+                out[r0 + i, y] = Q[y, i] / tot if normalise else Q[y, i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
+                 pp, pp_at, pp_len, card, fac_at, factors, unseen, keys, counts, start, cfg,
+                 count_at, K, out):
+    """Attribute a's factors for every combination of its first `cap` parents' values
+    (mixed radix, the first parent most significant) and child value: the configuration
+    `_products` finds for those values (deepest seen prefix with `backoff`, else the full
+    one or none), read as it reads it."""
+    pa = par_at[a]
+    P = 1
+    for j in range(cap):
+        P *= cards[parents[pa + j]]
+    digits = np.empty(max(cap, 1), dtype=np.int64)
+    zero = np.empty(K)
+    for kk in range(P):
+        rest = kk
+        for j in range(cap - 1, -1, -1):
+            cp = cards[parents[pa + j]]
+            digits[j] = rest % cp
+            rest //= cp
+        local = 0
+        g = 0
+        for j in range(1, cap + 1):
+            q = local * cards[parents[pa + j - 1]] + digits[j - 1]
+            size = pk_len[pa + j - 1]
+            idx = 0
+            found = False
+            if size > 0 and pp_len[pa + j - 1] > 0:
+                idx = pp[pp_at[pa + j - 1] + min(q, pp_len[pa + j - 1] - 1)]
+                found = idx >= 0 and q < pp_len[pa + j - 1]
+            elif size > 0:
+                lo = pk_at[pa + j - 1]
+                idx = min(_lower_bound(pk, lo, size, q), size - 1)
+                found = pk[lo + idx] == q
+            if not found:
+                if not backoff:
+                    g = -1
+                break
+            local = idx
+            g = offsets[off_at[a] + j] + idx
+        ca = card[a]
+        at = kk * ca * K
+        if g < 0:
+            for x in range(ca):
+                for y in range(K):
+                    out[at + x * K + y] = unseen[a, y]
+        elif fac_at[a] >= 0:
+            src = fac_at[a] + g * ca * K
+            for i in range(ca * K):
+                out[at + i] = factors[src + i]
+        else:  # every cell as never counted, then the counted ones (as `_all_ratios`)
+            k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
+            inv = 1.0 / ca
+            for y in range(K):
+                zero[y] = (0.0 + inv) / (cfg[c0 + g * K + y] + 1.0)
+            for x in range(ca):
+                for y in range(K):
+                    out[at + x * K + y] = zero[y]
+            for i in range(start[s0 + g], start[s0 + g + 1]):
+                q = keys[k0 + i] - g * ca * K
+                out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
+
+
+DIRECT_CELLS = 1 << 18
+DIRECT_SMALL = 4096
+DIRECT_TOTAL = 1 << 23
+"""An attribute gets a direct table (`_direct_fill`) when its parent-value combinations
+(up to the depth cap) × |X_i| × K hold at most `DIRECT_CELLS` cells, all direct tables
+together stay within `DIRECT_TOTAL`, and the table pays for itself: it is small
+(`DIRECT_SMALL`), or the attribute's factors are not tabulated — a row's then cost a
+search among the configuration's counts and K divisions, about (2K + 20)/3 cells'
+filling — and the rows being classified are enough (letter's 10,000 test rows fill
+106 k-cell tables, splice's 1,595 not its 48 k-cell ones). Classification then computes
+one index from the row's parent values and reads the factors. A table filled for one
+call is kept for the next. (Measured: replacing a tabulated attribute's search for the
+deepest seen configuration saves little; copying its factors costs more.)"""
+
+
+class Scorer:
+    """A fitted model's attributes (in product order) as flat arrays for the kernels:
+    every table's parents, depth offsets and pair keys / direct indexes end to end (where
+    each attribute's start), its counts for `_ratio` (`count_at`: where they start), and its tabulated factors where it has them (`FACTOR_TABLE_CELLS`)."""
+
+    def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
+                 backoff: bool) -> None:
+        flats = [_flat(t, K) for t in tables]
+        m = len(tables)
+        self.tables, self.flats, self.K = tables, flats, K
+        self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
+        self.backoff = bool(backoff)
+        self.cards = np.asarray(cards, dtype=np.int64)
+        self.child = np.array([t.child for t in tables], dtype=np.int64)
+        self.card = np.array([t.card for t in tables], dtype=np.int64)
+        self.tabulated = np.array([f.factors.size > 0 for f in flats], dtype=bool)
+        sizes = lambda xs: np.concatenate([[0], np.cumsum(xs)]).astype(np.int64)  # noqa: E731
+        cat = lambda parts, dtype=np.int64: np.concatenate(  # noqa: E731
+            [np.zeros(0, dtype), *[np.asarray(p, dtype).reshape(-1) for p in parts]])
+        self.par_at = sizes([len(t.parents) for t in tables])
+        self.off_at = sizes([len(t.offsets) for t in tables])
+        self.fac_at = np.where(self.tabulated, sizes([f.factors.size for f in flats])[:m], -1)
+        pk_base = sizes([f.pk.size for f in flats])
+        pp_base = sizes([f.pp.size for f in flats])
+        self.parents = cat([f.parents for f in flats])
+        self.offsets = cat([t.offsets for t in tables])
+        self.pk = cat([f.pk for f in flats])
+        self.pk_at = cat([f.pk_at + pk_base[i] for i, f in enumerate(flats)])
+        self.pk_len = cat([f.pk_len for f in flats])
+        self.pp = cat([f.pp for f in flats])
+        self.pp_at = cat([f.pp_at + pp_base[i] for i, f in enumerate(flats)])
+        self.pp_len = cat([f.pp_len for f in flats])
+        self.factors = cat([f.factors for f in flats], np.float64)
+        self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
+        # the counts of the attributes read per row, end to end, and where each begins
+        per_row = [f for f, t in zip(flats, self.tabulated) if not t]
+        self.keys = cat([f.cell_keys for f in per_row])
+        self.counts = cat([f.cell_counts for f in per_row], np.float64)
+        self.start = cat([f.cell_start for f in per_row])
+        self.cfg = cat([f.cfg_counts for f in per_row], np.float64)
+        at = np.stack([sizes([f.cell_keys.size for f in per_row])[:-1],
+                       sizes([f.cell_start.size for f in per_row])[:-1],
+                       sizes([f.cfg_counts.size for f in per_row])[:-1]], axis=1)
+        self.count_at = np.zeros((m, 3), dtype=np.int64)
+        self.count_at[~self.tabulated] = at.reshape(-1, 3)
+        # every factor row the kernel reads: tabulated factors, unseen, ones, then the
+        # direct tables filled so far (`_with_direct`), as one (dir_at, fa) snapshot
+        nf = self.factors.size
+        self.unseen_at, self.ones_at = nf, nf + m * K
+        self.direct_cells = np.array(
+            [int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
+                         dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
+            dtype=np.int64)
+        self._state = (np.full(m, -1, dtype=np.int64),
+                       np.concatenate([self.factors, self.unseen.reshape(-1), np.ones(K)]))
+
+    def _with_direct(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(dir_at, fa) with the direct tables worth filling for `rows` rows to classify
+        (`DIRECT_CELLS`), filled now and kept for later calls."""
+        dir_at, fa = self._state
+        total = int(fa.size)
+        new = []
+        for a in np.flatnonzero(dir_at < 0):
+            c = int(self.direct_cells[a])
+            worth = c <= DIRECT_SMALL or (not self.tabulated[a] and
+                                          3 * c <= (2 * self.K + 20) * rows)
+            if worth and c <= DIRECT_CELLS and total + c <= DIRECT_TOTAL:
+                new.append((a, total))
+                total += c
+        if not new:
+            return dir_at, fa
+        fa = np.concatenate([fa, np.empty(total - fa.size)])
+        dir_at = dir_at.copy()
+        for a, at in new:
+            _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
+                         self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
+                         self.pp_at, self.pp_len, self.card, self.fac_at, self.factors,
+                         self.unseen, self.keys, self.counts, self.start, self.cfg,
+                         self.count_at, self.K, fa[at:])
+            dir_at[a] = at
+        self._state = (dir_at, fa)  # (one assignment: a concurrent call sees one or other)
+        return dir_at, fa
+
+    def products(self, codes_t: np.ndarray, missing_code: np.ndarray, prior: np.ndarray,
+                 normalise: bool = False) -> np.ndarray:
+        """P(y) · Π_i P(x_i | π_i, y) for the rows of codes_t (d, n: attribute-major,
+        missing −1, read as the attribute's `missing_code`), each row times a power of two
+        of its own, or divided by its sum with `normalise` (`_products`)."""
+        out = np.empty((codes_t.shape[1], self.K))
+        dir_at, fa = self._with_direct(codes_t.shape[1])
+        _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff, self.cards, self.par_at, self.parents,
+                  self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
+                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
+                  dir_at, fa, self.unseen_at, self.ones_at, self.keys, self.counts,
+                  self.start, self.cfg, self.count_at,
+                  bool(normalise), out)
+        return out
