@@ -23,30 +23,12 @@ def _dense_ok(size: int, n: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
-def _rank(keys: np.ndarray, size: int, dense: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys (all in [0, size)), ascending, and each key's index among them
-    (`np.unique(keys, return_inverse=True)`): by marking a dense array over the space when
-    `dense` (O(n + size), no sort), else by a stable sort."""
+def _sorted_rank(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, ascending, and each key's index among them
+    (`np.unique(keys, return_inverse=True)`), by a stable sort: for key spaces too large
+    to mark (`_ranks`)."""
     n = keys.shape[0]
     inv = np.empty(n, dtype=np.int64)
-    if dense:
-        seen = np.zeros(size, dtype=np.uint8)  # (small: the marks stay in cache)
-        for r in range(n):
-            seen[keys[r]] = 1
-        m = 0
-        for v in range(size):
-            m += seen[v]
-        uq = np.empty(m, dtype=np.int64)
-        rank = np.empty(size, dtype=np.int32)  # (size ≤ DENSE_CELLS)
-        m = 0
-        for v in range(size):
-            rank[v] = m
-            if seen[v]:
-                uq[m] = v
-                m += 1
-        for r in range(n):
-            inv[r] = rank[keys[r]]
-        return uq, inv
     order = np.argsort(keys, kind="mergesort")
     uq = np.empty(n, dtype=np.int64)
     m = 0
@@ -60,6 +42,27 @@ def _rank(keys: np.ndarray, size: int, dense: bool) -> tuple[np.ndarray, np.ndar
 
 
 @numba.njit(cache=True, nogil=True)
+def _ranks(seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The marked values of a dense space, ascending, and every value's rank among them
+    (O(space), no sort)."""
+    m = 0
+    for v in range(seen.shape[0]):
+        m += seen[v]
+    uq = np.empty(m, dtype=np.int64)
+    rank = np.empty(seen.shape[0], dtype=np.int32)  # (a dense space: ≤ DENSE_CELLS)
+    m = 0
+    for v in range(seen.shape[0]):
+        rank[v] = m
+        if seen[v]:
+            uq[m] = v
+            m += 1
+    return uq, rank
+
+
+_NO_RANKS = np.zeros(0, dtype=np.int32)
+
+
+@numba.njit(cache=True, nogil=True)
 def _level(local, n_prev, xp, cp, x, card, y, w, K, offset, dense_cells, dense_ratio):
     """One depth of an attribute's tables: each row's configuration id (the rank of
     (previous id, parent value) among those seen, when `xp` has rows; else the previous
@@ -67,29 +70,54 @@ def _level(local, n_prev, xp, cp, x, card, y, w, K, offset, dense_cells, dense_r
     1 each), and the counted ones as sorted keys: configuration keys (offset + g) · K + y,
     cell keys ((offset + g) · |X_i| + x) · K + y. A key space is ranked by marking when it
     has at most `dense_cells` keys and `dense_ratio` times the rows (+ 4,096), else by
-    sorting (`_dense_ok`).
+    sorting (`_dense_ok`); marking, the rows take three passes: keys made and marked, ids
+    and #(π, y) with the cell keys made and marked, cells and #(π, x, y).
 
     Returns (pair keys, ids, configurations, cfg keys, cfg counts, cells (distinct
     (g, x)), cell of each row, #(π, y) as (configurations, K), #(π, x, y) as (cells, K)).
     """
     n = local.shape[0]
-    if xp.shape[0] > 0:
-        keys = np.empty(n, dtype=np.int64)
-        for r in range(n):
-            keys[r] = local[r] * cp + xp[r]
-        size = n_prev * cp
-        pairs, ids = _rank(keys, size, size <= dense_cells and size <= dense_ratio * n + 4096)
-        n_cfg = pairs.shape[0]
-    else:
-        pairs, ids, n_cfg = np.empty(0, dtype=np.int64), local, n_prev
     weighted = w.shape[0] > 0
-    cfg = np.zeros((n_cfg, K))
     keys = np.empty(n, dtype=np.int64)
-    for r in range(n):
-        cfg[ids[r], y[r]] += w[r] if weighted else 1.0
-        keys[r] = ids[r] * card + x[r]
+    if xp.shape[0] > 0:
+        size = n_prev * cp
+        if size <= dense_cells and size <= dense_ratio * n + 4096:
+            seen = np.zeros(size, dtype=np.uint8)  # (keys marked as they are made)
+            for r in range(n):
+                k = local[r] * cp + xp[r]
+                keys[r] = k
+                seen[k] = 1
+            pairs, rank = _ranks(seen)
+            ids = keys  # (each row's key replaced by its rank in the next pass)
+            n_cfg = pairs.shape[0]
+        else:
+            for r in range(n):
+                keys[r] = local[r] * cp + xp[r]
+            pairs, ids = _sorted_rank(keys)
+            rank = _NO_RANKS
+            n_cfg = pairs.shape[0]
+    else:
+        pairs, ids, n_cfg, rank = np.empty(0, dtype=np.int64), local, n_prev, _NO_RANKS
     size = n_cfg * card
-    ucell, cinv = _rank(keys, size, size <= dense_cells and size <= dense_ratio * n + 4096)
+    cdense = size <= dense_cells and size <= dense_ratio * n + 4096
+    cfg = np.zeros((n_cfg, K))
+    ckeys = np.empty(n, dtype=np.int64)
+    cseen = np.zeros(size if cdense else 0, dtype=np.uint8)
+    for r in range(n):  # ids, #(π, y) and the cell keys (marked) in one pass
+        g = ids[r] if rank.shape[0] == 0 else rank[keys[r]]
+        ids[r] = g
+        cfg[g, y[r]] += w[r] if weighted else 1.0
+        ck = g * card + x[r]
+        ckeys[r] = ck
+        if cdense:
+            cseen[ck] = 1
+    if cdense:
+        ucell, crank = _ranks(cseen)
+        cinv = ckeys
+        for r in range(n):
+            cinv[r] = crank[ckeys[r]]
+    else:
+        ucell, cinv = _sorted_rank(ckeys)
     cell = np.zeros((ucell.shape[0], K))
     for r in range(n):
         cell[cinv[r], y[r]] += w[r] if weighted else 1.0
