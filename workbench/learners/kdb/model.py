@@ -357,11 +357,8 @@ class SKDB(_PassTrained):
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
-            F = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
-            _loo_step(
-                S, y, float(table.card), depth, cell_ids, cell_cfg, F, cell_counts,
-                cfg_counts, self.loss == "zero_one", losses[l],
-            )
+            F, own = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
+            _loo_step(S, y, depth, cell_ids, F, own, self.loss == "zero_one", losses[l])
         self._select(losses)
         return self
 
@@ -409,8 +406,8 @@ class SKDB(_PassTrained):
             table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = self._family_table(
                 a, stage[a], loo=True)
             self.tables_[a] = table
-            F = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
-            self._loo[a] = (stage[a], cell_ids, cell_cfg, cell_counts, cfg_counts, depth, F)
+            self._loo[a] = (stage[a], cell_ids, depth,
+                            *_loo_factors(table.card, cell_cfg, cell_counts, cfg_counts))
         self._losses = np.zeros((len(self.attributes_) + 1, self._kmax() + 1))
 
     def _learn_loo(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -418,14 +415,13 @@ class SKDB(_PassTrained):
             return
         S = self._prior_losses(y, self._losses)
         for l, a in enumerate(self.attributes_, start=1):
-            counts, cell_ids, cell_cfg, cell_counts, cfg_counts, depth, F = self._loo[a]
+            counts, cell_ids, depth, F, own = self._loo[a]
             idx = counts.index(np.column_stack([X[:, self.parents_[a] + [a]], y]))
             if (idx < 0).any():
                 raise LearnerError("SKDB: pass 3 reads a row pass 2 did not count: every "
                                    "pass must read the same rows")
-            _loo_step(S, y, float(self.tables_[a].card), depth[idx],
-                      np.ascontiguousarray(cell_ids[:, idx]), cell_cfg, F, cell_counts,
-                      cfg_counts, self.loss == "zero_one", self._losses[l])
+            _loo_step(S, y, depth[idx], np.ascontiguousarray(cell_ids[:, idx]), F, own,
+                      self.loss == "zero_one", self._losses[l])
 
     def _finish_loo(self) -> None:
         self._loo = None

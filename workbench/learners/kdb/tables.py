@@ -485,26 +485,28 @@ def _finish(table: _AttributeTable, cards: np.ndarray, loo: bool, cell_ids: list
 
 
 def _loo_factors(card: int, cell_cfg: np.ndarray, cell_counts: np.ndarray,
-                 cfg_counts: np.ndarray) -> np.ndarray:
-    """F[c, y] = (#cell + 1/|X_i|) / (#cfg + 1): the full-data factor of every cell of the
-    LOO pass (`_loo_step` takes the row's own count out for its class)."""
-    return (cell_counts + 1.0 / card) / (cfg_counts[cell_cfg] + 1.0)
+                 cfg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The LOO pass's factors of every cell c and class y: F = (#cell + 1/|X_i|) /
+    (#cfg + 1), with all rows, and own = (#cell − 1 + 1/|X_i|) / (#cfg − 1 + 1), the
+    factor of a held-out row of class y in that cell (its own count taken out)."""
+    cfg = cfg_counts[cell_cfg]
+    with np.errstate(divide="ignore", invalid="ignore"):  # (a class not in the cell: unused)
+        own = (cell_counts - 1.0 + 1.0 / card) / (cfg - 1.0 + 1.0)
+    return (cell_counts + 1.0 / card) / (cfg + 1.0), own
 
 
 @numba.njit(cache=True, nogil=True)
-def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts, zero_one, out):
+def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
     """Extend every candidate k's LOO class distributions by one attribute, add the losses.
 
     S (n, k_max+1, K) holds normalised distributions; for row r and candidate k the factor
-    is P_loo(x_i | π at depth min(k, depth[r]), y): F[c, y] = (#cell + 1/|X_i|)/(#cfg + 1)
-    for the other classes and, for the row's own class, the same with the row removed
-    (once per depth, shared by the k that use it). The loss of each k (Σ (1 − P(y*|x))²
-    or the number of errors) is added to out[k], row by row in order, so that chunks of
-    rows in file order sum exactly as all rows at once do. A row's candidates lie side by
-    side in S: one pass over the rows.
+    is P_loo(x_i | π at depth min(k, depth[r]), y) of the row's cell c there: F[c, y] for
+    the other classes and own[c, y] for the row's class (`_loo_factors`). The loss of each
+    k (Σ (1 − P(y*|x))² or the number of errors) is added to out[k], row by row in order,
+    so that chunks of rows in file order sum exactly as all rows at once do. A row's
+    candidates lie side by side in S: one pass over the rows.
     """
     n, n_k, K = S.shape
-    inv_card = 1.0 / card
     acc = out.copy()
     f = np.empty((cell_ids.shape[0], K))  # the row's factors at each depth it uses
     for r in range(n):
@@ -514,33 +516,32 @@ def _loo_step(S, y, card, depth, cell_ids, cell_cfg, F, cell_counts, cfg_counts,
             c = cell_ids[j, r]
             for cls in range(K):
                 f[j, cls] = F[c, cls]
-            f[j, ys] = (cell_counts[c, ys] - 1.0 + inv_card) / \
-                (cfg_counts[cell_cfg[c], ys] - 1.0 + 1.0)
+            f[j, ys] = own[c, ys]
         for k in range(n_k):
             j = k if k < d else d
             if K == 2:  # (two and three classes spelled out: a loop over K costs 2x here)
                 v0 = S[r, k, 0] * f[j, 0]
                 v1 = S[r, k, 1] * f[j, 1]
-                inv = 1.0 / ((0.0 + v0) + v1)
-                S[r, k, 0] = v0 * inv
-                S[r, k, 1] = v1 * inv
+                t = 1.0 / ((0.0 + v0) + v1)
+                S[r, k, 0] = v0 * t
+                S[r, k, 1] = v1 * t
             elif K == 3:
                 v0 = S[r, k, 0] * f[j, 0]
                 v1 = S[r, k, 1] * f[j, 1]
                 v2 = S[r, k, 2] * f[j, 2]
-                inv = 1.0 / (((0.0 + v0) + v1) + v2)
-                S[r, k, 0] = v0 * inv
-                S[r, k, 1] = v1 * inv
-                S[r, k, 2] = v2 * inv
+                t = 1.0 / (((0.0 + v0) + v1) + v2)
+                S[r, k, 0] = v0 * t
+                S[r, k, 1] = v1 * t
+                S[r, k, 2] = v2 * t
             else:
                 tot = 0.0
                 for cls in range(K):
                     v = S[r, k, cls] * f[j, cls]
                     S[r, k, cls] = v
                     tot += v
-                inv = 1.0 / tot
+                t = 1.0 / tot
                 for cls in range(K):
-                    S[r, k, cls] *= inv
+                    S[r, k, cls] *= t
             if zero_one:
                 best = 0
                 for cls in range(K):
