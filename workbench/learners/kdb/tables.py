@@ -217,11 +217,15 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
     cells = np.zeros(at[L + 1])
     weighted = w.shape[0] > 0
     deep = at[L]
-    for r in range(X.shape[0]):
-        k = 0
-        for j in range(L):
-            k = k * cards[parents[j]] + X[r, parents[j]]
-        cells[deep + (k * card + X[r, child]) * K + y[r]] += w[r] if weighted else 1.0
+    n = X.shape[0]
+    key = np.zeros(n, dtype=np.int64)
+    for j in range(L):  # (parent by parent over the rows: columns read in order)
+        p = parents[j]
+        cp = cards[p]
+        for r in range(n):
+            key[r] = key[r] * cp + X[r, p]
+    for r in range(n):
+        cells[deep + (key[r] * card + X[r, child]) * K + y[r]] += w[r] if weighted else 1.0
     block = card * K
     for j in range(L - 1, -1, -1):
         cp = cards[parents[j]]
@@ -349,17 +353,18 @@ def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
             for c in range(K):
                 tot += cells[i * K + c]
             twice[i] = tot >= 2.0
+        key = np.zeros(n, dtype=np.int64)
+        ok = np.ones(n, dtype=np.bool_)
         for r in range(n):
-            k = 0
-            x = X[r, child]
-            ok = True
-            cell_ids[0, r] = first[0] + crank[base[0] + x]
-            for j in range(1, L + 1):
-                k = k * cpj[j] + X[r, pj[j]]
-                i = base[j] + k * card + x
-                cell_ids[j, r] = first[j] + crank[i]
-                ok = ok and twice[i]
-                if ok:
+            cell_ids[0, r] = first[0] + crank[base[0] + X[r, child]]
+        for j in range(1, L + 1):  # (depth by depth over the rows: columns read in order)
+            p, cp, b0, f0 = pj[j], cpj[j], base[j], first[j]
+            for r in range(n):
+                key[r] = key[r] * cp + X[r, p]
+                i = b0 + key[r] * card + X[r, child]
+                cell_ids[j, r] = f0 + crank[i]
+                ok[r] = ok[r] and twice[i]
+                if ok[r]:
                     depth[r] = j
     return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
             cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
@@ -441,7 +446,10 @@ def _build_table(
         cell_keys=np.concatenate(cell_k).astype(np.int64),
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
-    return _finish(table, cards, loo, cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
+    if not loo:
+        return _finish(table, cards)
+    return _finish(table, cards, (np.stack(cell_ids), np.concatenate(cell_cfg),
+                                  np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
 
 
 def _mixed_table(X: np.ndarray, y: np.ndarray, w: np.ndarray, child: int,
@@ -465,23 +473,20 @@ def _mixed_table(X: np.ndarray, y: np.ndarray, w: np.ndarray, child: int,
         cell_keys=cell_keys,
         cell_counts=cell_counts.astype(np.int64),
     )
-    return _finish(table, cards, loo, list(cell_ids), [cell_cfg], [cell_mats], [cfg_mats], depth)
+    return _finish(table, cards, (cell_ids, cell_cfg, cell_mats, cfg_mats, depth) if loo
+                   else None)
 
 
-def _finish(table: _AttributeTable, cards: np.ndarray, loo: bool, cell_ids: list,
-            cell_cfg: list, cell_mats: list, cfg_mats: list, depth: np.ndarray):
-    """Index the table; with `loo`, return it with the LOO pass's arrays (`_build_table`)."""
+def _finish(table: _AttributeTable, cards: np.ndarray, loo: tuple | None = None):
+    """Index the table; with the LOO pass's arrays (cell ids, cells' configurations, cell
+    and configuration count rows, depths), return them with it (`_build_table`)."""
     table.index(cards)
-    if loo:
-        return (
-            table,
-            np.stack(cell_ids),
-            np.concatenate(cell_cfg).astype(np.int64),
-            np.concatenate(cell_mats).astype(np.float64),
-            np.concatenate(cfg_mats).astype(np.float64),
-            depth,
-        )
-    return table
+    if loo is None:
+        return table
+    cell_ids, cell_cfg, cell_mats, cfg_mats, depth = loo
+    return (table, cell_ids, cell_cfg.astype(np.int64, copy=False),
+            cell_mats.astype(np.float64, copy=False), cfg_mats.astype(np.float64, copy=False),
+            depth)
 
 
 def _loo_factors(card: int, cell_cfg: np.ndarray, cell_counts: np.ndarray,
