@@ -517,7 +517,7 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
     for r in range(n):
         ys = y[r]
         d = depth[r]
-        for j in range(min(d, n_k - 1) + 1):
+        for j in range(min(d, n_k - 1) + 1 if K > 3 else 0):
             c = cell_ids[j, r]
             for cls in range(K):
                 f[j, cls] = F[c, cls]
@@ -525,15 +525,19 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
         for k in range(n_k):
             j = k if k < d else d
             if K == 2:  # (two and three classes spelled out: a loop over K costs 2x here)
-                v0 = S[r, k, 0] * f[j, 0]
-                v1 = S[r, k, 1] * f[j, 1]
+                c = cell_ids[j, r]
+                o = own[c, ys]
+                v0 = S[r, k, 0] * (o if ys == 0 else F[c, 0])
+                v1 = S[r, k, 1] * (o if ys == 1 else F[c, 1])
                 t = 1.0 / ((0.0 + v0) + v1)
                 S[r, k, 0] = v0 * t
                 S[r, k, 1] = v1 * t
             elif K == 3:
-                v0 = S[r, k, 0] * f[j, 0]
-                v1 = S[r, k, 1] * f[j, 1]
-                v2 = S[r, k, 2] * f[j, 2]
+                c = cell_ids[j, r]
+                o = own[c, ys]
+                v0 = S[r, k, 0] * (o if ys == 0 else F[c, 0])
+                v1 = S[r, k, 1] * (o if ys == 1 else F[c, 1])
+                v2 = S[r, k, 2] * (o if ys == 2 else F[c, 2])
                 t = 1.0 / (((0.0 + v0) + v1) + v2)
                 S[r, k, 0] = v0 * t
                 S[r, k, 1] = v1 * t
