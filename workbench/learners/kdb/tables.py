@@ -370,6 +370,20 @@ def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
             cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
 
 
+@numba.njit(cache=True, nogil=True)
+def _deeper(cell, cinv, j, ok, depth):
+    """SKDB's back-off depth, one depth on: a row whose cells at depths 1..j all count it
+    and another (Σ over classes ≥ 2) may use depth j."""
+    for r in range(cinv.shape[0]):
+        if ok[r]:
+            tot = 0.0
+            for c in range(cell.shape[1]):
+                tot += cell[cinv[r], c]
+            ok[r] = tot >= 2.0
+            if ok[r]:
+                depth[r] = j
+
+
 def _build_table(
     X: np.ndarray,
     y: np.ndarray,
@@ -432,8 +446,7 @@ def _build_table(
             cfg_mats.append(cfg)
             cell_base += len(ucell)
             if j > 0:
-                ok_prev = ok_prev & (cell.sum(axis=1)[cinv] >= 2)
-                depth[ok_prev] = j
+                _deeper(cell, cinv, j, ok_prev, depth)
         offset += n_cfg
     table = _AttributeTable(
         child=child,
