@@ -434,10 +434,10 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
 def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_cells,
                                                                           monkeypatch):
     """An attribute's tables counted on its full parent-value space (`_mixed_counts`: one
-    increment per row, shallower depths summed) equal those of the depth-by-depth ranking
-    (`_level`, by marking or by sorting): keys, counts, pair keys, offsets and SKDB's LOO
-    arrays, for random families with weights, single-valued attributes, one class and no
-    parents."""
+    increment per row, shallower depths summed) — for all depths, or the first few and the
+    rest ranked from there — equal those of the depth-by-depth ranking (`_level`, by
+    marking or by sorting): keys, counts, pair keys, offsets and SKDB's LOO arrays, for
+    random families with weights, single-valued attributes, one class and no parents."""
     from workbench.learners.kdb import tables as tables_mod
 
     monkeypatch.setattr(tables_mod, "DENSE_CELLS", dense_cells)
@@ -452,9 +452,9 @@ def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_
         rng.shuffle(others)
         parents = others[:int(rng.integers(0, len(others) + 1))]
         w = None if trial % 2 else rng.integers(1, 4, size=n).astype(float)
-        for loo in (False, True):
-            got = []
-            for cells in (1 << 20, 0):
+        for loo, head in ((False, 1 << 20), (True, 1 << 20), (False, 40), (True, 40)):
+            got = []  # all depths on the full space, the first few (40 cells), none
+            for cells in (head, 0):
                 monkeypatch.setattr(tables_mod, "MIXED_CELLS", cells)
                 got.append(tables_mod._build_table(X, y, child, parents, cards, K, loo=loo,
                                                    weights=w))

@@ -191,11 +191,12 @@ class _AttributeTable:
 
 
 MIXED_CELLS = 1 << 20
-"""An attribute whose tables over the full parent-value space — every depth j, Π of its
-first j parents' cardinalities × |X_i| × K cells — hold at most this many cells, and at
-most `MIXED_RATIO` cells per row (+ 65,536), is counted directly on that space
-(`_mixed_counts`: one increment per row at the deepest depth, the shallower depths summed
-from it) instead of ranking the keys depth by depth (`_level`). The tables are the same."""
+"""The depths of an attribute's tables whose full parent-value space — every depth j up
+to the last counted this way, Π of its first j parents' cardinalities × |X_i| × K cells —
+holds at most this many cells, and at most `MIXED_RATIO` cells per row (+ 4,096), are
+counted directly on that space (`_mixed_counts`: one increment per row at the deepest of
+them, the shallower ones summed from it); the deeper depths rank their keys depth by
+depth from there (`_level`). The tables are the same either way."""
 MIXED_RATIO = 16
 
 
@@ -205,7 +206,8 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
     radix, the first parent most significant, class innermost): depth j's cells at
     at[j] : at[j + 1], configuration k's at at[j] + k·|X_i|·K. One increment per row at
     the deepest depth (weighted by w when it has rows); each shallower depth is the sum
-    of the next one over its last parent's values (integer counts: exact)."""
+    of the next one over its last parent's values (integer counts: exact). Also returns
+    each row's mixed-radix index at the deepest depth."""
     L = parents.shape[0]
     card = cards[child]
     P = np.ones(L + 1, dtype=np.int64)
@@ -234,17 +236,18 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
             dst = at[j] + (k // cp) * block
             for i in range(block):
                 cells[dst + i] += cells[src + i]
-    return cells, at, P
+    return cells, at, P, key
 
 
 @numba.njit(cache=True, nogil=True)
-def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
+def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
     """The tables of `_build_table` from `_mixed_counts`: a configuration seen in training
     (any count) gets the rank of its mixed-radix index among the seen ones of its depth —
     the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
     and the counted cells become the same sorted keys. With `loo`, also each row's cell
     at every depth, the cells' configurations, their count rows, the configurations'
-    count rows and the rows' back-off depth (see `_build_table`)."""
+    count rows and the rows' back-off depth (see `_build_table`); and each row's
+    configuration id at the deepest depth (`key`: its mixed-radix index there)."""
     L = parents.shape[0]
     card = cards[child]
     block = card * K
@@ -366,8 +369,12 @@ def _mixed_tables(cells, at, P, X, y, child, parents, cards, K, loo):
                 ok[r] = ok[r] and twice[i]
                 if ok[r]:
                     depth[r] = j
+    ids = np.empty(n, dtype=np.int64)
+    gL = at[L] // block
+    for r in range(n):
+        ids[r] = grank[gL + key[r]]
     return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
-            cell_ids, cell_cfg, cell_mats, cfg_mats, depth)
+            cell_ids, cell_cfg, cell_mats, cfg_mats, depth, ids)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -410,22 +417,38 @@ def _build_table(
     card = int(cards[child])
     y = np.asarray(y, dtype=np.int64)
     w = _NO_WEIGHTS if weights is None else np.asarray(weights, dtype=np.float64)
-    space = np.cumprod([1] + [int(cards[p]) for p in parents]).sum() * card * K
-    if n > 0 and space <= MIXED_CELLS and space <= MIXED_RATIO * n + 65536:
-        return _mixed_table(np.asarray(X, dtype=np.int64), y, w, child, parents, cards, K,
-                            loo)
+    L = len(parents)
+    # the depths 0..head are counted on their full parent-value space (`MIXED_CELLS`)
+    space = np.cumsum(np.cumprod([1] + [int(cards[p]) for p in parents])) * card * K
+    fits = np.flatnonzero(space <= min(MIXED_CELLS, MIXED_RATIO * n + 4096))
+    head = int(fits[-1]) if n > 0 and fits.size else -1
     x = np.ascontiguousarray(X[:, child], dtype=np.int64)
-    local = np.zeros(n, dtype=np.int64)
-    n_cfg = 1
-    offset = 0
     pair_keys: list[np.ndarray] = []
-    offsets = []
+    offsets: list = []
     cfg_k, cfg_c, cell_k, cell_c = [], [], [], []
     cell_ids, cell_cfg, cell_mats, cfg_mats = [], [], [], []
-    cell_base = 0
     ok_prev = np.ones(n, dtype=bool)
     depth = np.zeros(n, dtype=np.int64)
-    for j in range(len(parents) + 1):
+    if head >= 0:
+        cards = np.asarray(cards, dtype=np.int64)
+        par = np.asarray(parents[:head], dtype=np.int64)
+        Xi = np.asarray(X, dtype=np.int64)
+        cells, at, P, key = _mixed_counts(Xi, y, w, child, par, cards, K)
+        (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
+         local) = _mixed_tables(cells, at, P, key, Xi, y, child, par, cards, K, loo)
+        pair_keys = np.split(pairs, np.cumsum(n_cfgs[1:])[:-1]) if head else []
+        offsets = list(offs)
+        cfg_k, cfg_c, cell_k, cell_c = [ck], [cc], [kk], [kc]
+        if loo:
+            cell_ids, cell_cfg, cell_mats, cfg_mats = list(ids), [cfg_of], [cmat], [fmat]
+            ok_prev = depth == head
+        n_cfg = int(n_cfgs[-1])
+        offset = int(offs[-1]) + n_cfg
+        cell_base = len(cmat) if loo else 0
+    else:
+        local = np.zeros(n, dtype=np.int64)
+        n_cfg, offset, cell_base = 1, 0, 0
+    for j in range(head + 1, L + 1):  # the deeper depths ranked depth by depth
         xp, cp = _NO_ROWS, 1
         if j > 0:
             p = parents[j - 1]
@@ -452,42 +475,17 @@ def _build_table(
         child=child,
         parents=list(parents),
         card=card,
-        pair_keys=pair_keys,
+        pair_keys=list(pair_keys),
         offsets=np.asarray(offsets, dtype=np.int64),
-        cfg_keys=np.concatenate(cfg_k).astype(np.int64),
+        cfg_keys=np.concatenate(cfg_k).astype(np.int64, copy=False),
         cfg_counts=np.concatenate(cfg_c).astype(np.int64),
-        cell_keys=np.concatenate(cell_k).astype(np.int64),
+        cell_keys=np.concatenate(cell_k).astype(np.int64, copy=False),
         cell_counts=np.concatenate(cell_c).astype(np.int64),
     )
     if not loo:
         return _finish(table, cards)
     return _finish(table, cards, (np.stack(cell_ids), np.concatenate(cell_cfg),
                                   np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
-
-
-def _mixed_table(X: np.ndarray, y: np.ndarray, w: np.ndarray, child: int,
-                 parents: list[int], cards: np.ndarray, K: int, loo: bool):
-    """`_build_table` over the full parent-value space (`MIXED_CELLS`)."""
-    par = np.asarray(parents, dtype=np.int64)
-    cards = np.asarray(cards, dtype=np.int64)
-    cells, at, P = _mixed_counts(X, y, w, child, par, cards, K)
-    (pairs, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts, cell_ids,
-     cell_cfg, cell_mats, cfg_mats, depth) = _mixed_tables(cells, at, P, X, y, child, par,
-                                                           cards, K, loo)
-    ends = np.cumsum(n_cfg[1:])
-    table = _AttributeTable(
-        child=child,
-        parents=list(parents),
-        card=int(cards[child]),
-        pair_keys=np.split(pairs, ends[:-1]) if len(parents) else [],
-        offsets=offsets,
-        cfg_keys=cfg_keys,
-        cfg_counts=cfg_counts.astype(np.int64),
-        cell_keys=cell_keys,
-        cell_counts=cell_counts.astype(np.int64),
-    )
-    return _finish(table, cards, (cell_ids, cell_cfg, cell_mats, cfg_mats, depth) if loo
-                   else None)
 
 
 def _finish(table: _AttributeTable, cards: np.ndarray, loo: tuple | None = None):
