@@ -333,7 +333,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
                     for c in range(K):
                         cell_mats[m, c] = cells[i + c]
         cb += n_cell[j]
-    cell_ids = np.empty((L + 1 if loo else 0, n), dtype=np.int64)
+    cell_ids = np.empty((L + 1 if loo else 0, n), dtype=np.int32)
     depth = np.zeros(n if loo else 0, dtype=np.int64)
     if loo:
         # per depth: where its (k, x) entries start in crank, the rank of its first cell
@@ -407,7 +407,7 @@ def _build_table(
     `TupleCounts`, as out-of-core training gives them): the same tables as the full rows.
 
     With `loo`, also returns ``(cell_ids, cell_cfg, cell_counts, cfg_counts, depth)``:
-    cell_ids (m+1, n) = each training row's row in cell_counts (#(π_j, x_i, y), shape
+    cell_ids (m+1, n, int32) = each training row's row in cell_counts (#(π_j, x_i, y), shape
     (cells of all depths, K)) at every depth j; cell_cfg (cells,) = the row of each cell's
     parent configuration in cfg_counts (#(π_j, y), shape (configs of all depths, K)); depth
     (n,) = the deepest prefix whose count of the row's child value with those parents (all
@@ -484,7 +484,8 @@ def _build_table(
     )
     if not loo:
         return _finish(table, cards)
-    return _finish(table, cards, (np.stack(cell_ids), np.concatenate(cell_cfg),
+    return _finish(table, cards, (np.stack(cell_ids).astype(np.int32, copy=False),
+                                  np.concatenate(cell_cfg),
                                   np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
 
 
