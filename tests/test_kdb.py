@@ -536,8 +536,10 @@ def test_incremental_loo_equals_naive_retraining(zero_one):
     np.testing.assert_allclose(sk.losses_, naive, rtol=0, atol=1e-12)
 
 
-def test_incremental_loo_three_classes_deep_parents():
-    ds = random_data(35, 5, 2, 3, seed=7)
+@pytest.mark.parametrize("K", [1, 3, 5])
+def test_incremental_loo_deep_parents_one_three_and_five_classes(K):
+    """The LOO step's spelled-out (three classes) and general (one, five) paths."""
+    ds = random_data(35, 5, 2, K, seed=7)
     sk = SKDB(k_max=4).fit(ds)
     ref = Ref(ds)
     naive = ref.loo_losses([int(a) for a in sk.order_], sk.parents_, 4)

@@ -529,7 +529,7 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
     for r in range(n):
         ys = y[r]
         d = depth[r]
-        for j in range(min(d, n_k - 1) + 1 if K > 3 else 0):
+        for j in range(min(d, n_k - 1) + 1 if K != 2 and K != 3 else 0):
             c = cell_ids[j, r]
             for cls in range(K):
                 f[j, cls] = F[c, cls]
