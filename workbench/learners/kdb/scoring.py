@@ -408,7 +408,10 @@ deepest seen configuration saves little; copying its factors costs more.)"""
 class Scorer:
     """A fitted model's attributes (in product order) as flat arrays for the kernels:
     every table's parents, depth offsets and pair keys / direct indexes end to end (where
-    each attribute's start), its counts for `_ratio` (`count_at`: where they start), and its tabulated factors where it has them (`FACTOR_TABLE_CELLS`)."""
+    each attribute's start), its counts for `_ratio` (`count_at`: where they start), and
+    one array of factor rows (`fa`): the tabulated factors (`FACTOR_TABLE_CELLS`; fac_at),
+    a row of unseen factors per attribute, a row of ones, then the direct tables filled
+    so far (`DIRECT_CELLS`; dir_at)."""
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
                  backoff: bool) -> None:
@@ -437,7 +440,7 @@ class Scorer:
         self.pp = cat([f.pp for f in flats])
         self.pp_at = cat([f.pp_at + pp_base[i] for i, f in enumerate(flats)])
         self.pp_len = cat([f.pp_len for f in flats])
-        self.factors = cat([f.factors for f in flats], np.float64)
+        factors = cat([f.factors for f in flats], np.float64)
         self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
         # the counts of the attributes read per row, end to end, and where each begins
         per_row = [f for f, t in zip(flats, self.tabulated) if not t]
@@ -452,14 +455,14 @@ class Scorer:
         self.count_at[~self.tabulated] = at.reshape(-1, 3)
         # every factor row the kernel reads: tabulated factors, unseen, ones, then the
         # direct tables filled so far (`_with_direct`), as one (dir_at, fa) snapshot
-        nf = self.factors.size
+        nf = factors.size
         self.unseen_at, self.ones_at = nf, nf + m * K
         self.direct_cells = np.array(
             [int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
                          dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
             dtype=np.int64)
         self._state = (np.full(m, -1, dtype=np.int64),
-                       np.concatenate([self.factors, self.unseen.reshape(-1), np.ones(K)]))
+                       np.concatenate([factors, self.unseen.reshape(-1), np.ones(K)]))
 
     def _with_direct(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """(dir_at, fa) with the direct tables worth filling for `rows` rows to classify
@@ -481,7 +484,7 @@ class Scorer:
         for a, at in new:
             _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
                          self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                         self.pp_at, self.pp_len, self.card, self.fac_at, self.factors,
+                         self.pp_at, self.pp_len, self.card, self.fac_at, fa,
                          self.unseen, self.keys, self.counts, self.start, self.cfg,
                          self.count_at, self.K, fa[at:])
             dir_at[a] = at
