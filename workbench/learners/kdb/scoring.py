@@ -417,7 +417,7 @@ class Scorer:
                  backoff: bool) -> None:
         flats = [_flat(t, K) for t in tables]
         m = len(tables)
-        self.tables, self.flats, self.K = tables, flats, K
+        self.tables, self.K = tables, K
         self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
         self.backoff = bool(backoff)
         self.cards = np.asarray(cards, dtype=np.int64)
