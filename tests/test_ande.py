@@ -997,7 +997,8 @@ def test_parent_major_factors_score_as_the_block_major_kernels(n, monkeypatch):
                 model.parent_mask_, model.child_mask_ = masks
             model._prepared = None
             prep = model._prepare()
-            assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, test.n_instances)
+            assert model_mod.parent_major_ok(prep["tb"], prep["est"], n,
+                                             model.recode(test.codes()))
             fast = model.predict_proba(test)
             with monkeypatch.context() as mp:
                 mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
@@ -1050,6 +1051,41 @@ def test_parent_weights_is_the_public_hook_mi_weights_use():
     spode._prepared = None
     with pytest.raises(LearnerError, match="parent_weights must give 5 finite weights"):
         spode.predict_proba(test)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_an_identifier_attribute_is_scored_parent_major(n, monkeypatch):
+    """An attribute with a value per training row (an identifier, as splice's instance
+    name) whose test values training mostly never saw takes the parent-major path: the
+    unseen values share one factor slot (all their counts are zero, so are their
+    factors'), so the factors built do not grow with its 500 values. Probabilities:
+    SPEC §2's brute force and the block-major kernels'."""
+    from workbench.learners.ande import model as model_mod
+    from workbench.learners.ande.parentmajor import slot_counts
+
+    def with_id(ds, ids):
+        atts = ds.attributes[:2] + (Attribute("id", tuple(f"i{j}" for j in range(500))),) \
+            + ds.attributes[2:]
+        return ds.replace(attributes=atts, X=np.column_stack([ds.X[:, :2], ids, ds.X[:, 2:]]))
+
+    train = with_id(random_data(150, 4, [2, 3, 4, 3], 3, seed=41, missing=0.05),
+                    np.arange(150.0))
+    ids = np.arange(200.0, 450.0)
+    ids[:10] = np.arange(0, 30, 3)  # ten rows carry a training row's identifier
+    ids[10:14] = np.nan
+    test = with_id(random_data(250, 4, [2, 3, 4, 3], 3, seed=42, missing=0.05), ids)
+    model = AnDE(n=n).fit(train)
+    prep = model._prepare()
+    codes = model.recode(test.codes())
+    np.testing.assert_array_equal(slot_counts(codes, prep["tb"]), [2, 3, 11, 4, 3])
+    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
+    fast = model.predict_proba(test)
+    rows = np.r_[0:16, 100:110]
+    np.testing.assert_allclose(fast[rows], reference_proba(train, test.take(rows), n),
+                               rtol=1e-10, atol=1e-15)
+    with monkeypatch.context() as mp:
+        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
+        np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

@@ -580,7 +580,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         left_out = (np.ascontiguousarray(codes[:, const] >= 0),
                     prep["constant_parents"][const], np.flatnonzero(~const),
                     np.flatnonzero(const))
-        if parent_major_ok(tb, est, top, codes.shape[0]):
+        if parent_major_ok(tb, est, top, X):
             return log_scores_parent_major(X, *left_out, order, top, tb, est,
                                            prep["weighted"], sr, crit, gen)
         # few rows: the row-major kernels (no factor tables to build)

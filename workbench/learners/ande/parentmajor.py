@@ -1,9 +1,12 @@
 """Parent-major scoring of one AnDE level from child factors built per parent set (numba).
 
 For parent set s, the child factors
-P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c ?) + m) of all its
-value combinations are computed into a small buffer laid out by parent cell:
-``fac[cell · rowlen + (cstart[c] + x_c) · K + y]``. The slots of the parent's own attributes
+P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c ?) + m) of the
+value combinations the rows have are computed into a small buffer laid out by parent cell:
+``fac[cell · rowlen + (cstart[c] + slot(x_c)) · K + y]``. Cells and slots count the values
+the chunk's rows have, not the declared ones (`value_slots`: values training never saw
+share one slot, their factors being equal), so an identifier-like attribute with thousands
+of values costs what its values in the rows cost. The slots of the parent's own attributes
 (and of attributes that may not be children) hold 1.0, so a row multiplies the factors of
 all its active children without a membership test. Then every row of the chunk reads them
 while they are in cache, and each row's weighted sum over parent sets accumulates directly.
@@ -22,9 +25,10 @@ Single-valued attributes left out of the counts (``AnDE.constant_``) cost nothin
 each level 1..top is scored over the counted attributes (the lower ones only for the rows
 that need them) and combined per row as `predict.combine_orders` says.
 
-Used at every order ≥ 1 when building costs less than scoring (Σ cells · Σ|X| ≤ rows · d
+Used at every order ≥ 1 when building costs less than scoring (cells · Σ slots ≤ rows · d
 per parent set, i.e. the test set is not tiny; otherwise the instance-major A1DE or
-block-major kernels run). Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster.
+block-major kernels run). Against those: A1DE on connect-4 1.9×, A2DE 3.7× faster; on
+splice (60 nucleotides and a 3,178-valued instance name) A1DE 6×.
 """
 
 from __future__ import annotations
@@ -48,15 +52,71 @@ _DOWN_LOG = 256 * np.log(2.0)  # … and its term divided again when added
 _TINY = 2.2250738585072014e-308  # smallest normal double
 
 
-def parent_major_ok(tb, est, lev: int, n_rows: int) -> bool:
-    """Use the parent-major path at order `lev` ≥ 1 for `n_rows` rows? Building a parent
-    set's factors (its cells × Σ|X|) must cost less than the rows' reads (rows × d)."""
-    d = tb.cards.shape[0]
+def parent_major_ok(tb, est, lev: int, X: np.ndarray) -> bool:
+    """Use the parent-major path at order `lev` ≥ 1 for the rows of X (codes of the counted
+    attributes)? Building a parent set's factors must cost less than the rows' reads
+    (`build_ok`), with a slot per declared value or, failing that, per value slot
+    (`value_slots`)."""
+    n_rows, d = X.shape
     if lev < 1 or d <= lev:
         return False
-    cards = tb.cards.astype(np.float64)
-    max_cells = float(np.prod(np.sort(cards)[-lev:]))
-    return bool(max_cells * cards.sum() <= max(n_rows, 1) * d)
+    return bool(build_ok(tb.cards, lev, n_rows, d)
+                or build_ok(slot_counts(X, tb), lev, n_rows, d))
+
+
+@numba.njit(cache=True, nogil=True)
+def build_ok(sizes, lev, n_rows, d):
+    """Factors of a parent set laid out by `sizes` (values or slots per attribute) cost
+    no more to build than the rows' reads: the largest set's cells × Σ sizes ≤ rows · d."""
+    srt = np.sort(sizes)
+    cells = 1.0
+    for t in range(lev):
+        cells *= srt[srt.shape[0] - 1 - t]
+    return cells * srt.astype(np.float64).sum() <= max(n_rows, 1) * d
+
+
+def slot_counts(X: np.ndarray, tb) -> np.ndarray:
+    """Value slots per attribute of the rows of X (`value_slots`)."""
+    d = X.shape[1]
+    cb = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(tb.cards, out=cb[1:])
+    slot = np.full(cb[d], -1, dtype=np.int64)
+    rep = np.empty(cb[d], dtype=np.int64)
+    nsl = np.zeros(d, dtype=np.int64)
+    value_slots(np.ascontiguousarray(X), X.shape[0], tb, cb, slot, rep, nsl,
+                np.empty(int(tb.K), dtype=np.int64))
+    return nsl
+
+
+@numba.njit(cache=True, nogil=True)
+def value_slots(X, n, tb, cb, slot, rep, nsl, cnt):
+    """The factor slots of rows 0..n−1 of X, per attribute a: each value present that
+    training saw gets its own, the present values training never saw share one (all their
+    counts are zero, so their factors are equal). slot[cb[a] + v] = slot of a's value v
+    (−1: absent; slot must come in all −1), rep[cb[a] + s] = a value of slot s, nsl[a] =
+    a's slots. The factors are built for slots, not values: an attribute with thousands of
+    values (an identifier) costs what its values in the rows cost."""
+    d = X.shape[1]
+    K = tb.K
+    unseen = np.full(d, -1, dtype=np.int64)
+    for r in range(n):
+        for a in range(d):
+            v = X[r, a]
+            if v < 0 or slot[cb[a] + v] >= 0:
+                continue
+            read(tb, tb.lbase[1] + a, v, cnt)
+            tot = 0
+            for y in range(K):
+                tot += cnt[y]
+            if tot == 0 and unseen[a] >= 0:
+                slot[cb[a] + v] = unseen[a]
+                continue
+            s = nsl[a]
+            nsl[a] += 1
+            slot[cb[a] + v] = s
+            rep[cb[a] + s] = v
+            if tot == 0:
+                unseen[a] = s
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -109,9 +169,12 @@ def _log_total(acc, mx, sm, r, y):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, pcnt):
-    """Factors of parent set q (attributes idx[0:lev], colex rank q) into fac and its
-    #(y, x_s) into pcnt, by cell; returns the number of cells."""
+def _fill_cell(tb, est, lev, q, idx, cell, cstart, rowlen, nsl, rep, cb, vals, S, cnt, mc, cc,
+               fac, pcnt):
+    """Cell `cell` of parent set q (attributes idx[0:lev], colex rank q; cell = mixed
+    radix of the parents' value slots, `value_slots`): its #(y, x_s) into pcnt and, when
+    that reaches the frequency limit (returned), its child factors into fac
+    (fac[cell · rowlen + (cstart[c] + slot of x_c) · K + y])."""
     d = tb.cards.shape[0]
     K = tb.K
     m = est.m
@@ -121,66 +184,70 @@ def _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac, p
     cards, binom, miss_base, lbase = tb.cards, tb.binom, tb.miss_base, tb.lbase
     kind, off, dense, child_ok = tb.kind, tb.off, tb.dense, est.child_ok
     b = lbase[lev] + q
-    ncell = 1
+    rest = cell
+    for t in range(lev - 1, -1, -1):
+        vals[t] = rep[cb[idx[t]] + rest % nsl[idx[t]]]
+        rest //= nsl[idx[t]]
+    full = 0  # the cell in the parents' value space, where the tables are read
     for t in range(lev):
-        ncell *= cards[idx[t]]
-    for cell in range(ncell):
-        rest = cell
-        for t in range(lev - 1, -1, -1):
-            vals[t] = rest % cards[idx[t]]
-            rest //= cards[idx[t]]
-        if kind[b] == KIND_DENSE:  # (reads written out: see `rows_products`)
-            at = off[b] + cell * K
-            for y in range(K):
-                cnt[y] = dense[at + y]
-        else:
-            read_call(tb, b, cell, cnt)
+        full = full * cards[idx[t]] + vals[t]
+    if kind[b] == KIND_DENSE:  # (reads written out: see `rows_products`)
+        at = off[b] + full * K
         for y in range(K):
-            pcnt[cell, y] = cnt[y]
-        row0 = cell * rowlen
-        for c in range(d):
-            member = False
-            for t in range(lev):
-                member |= idx[t] == c
-            o = row0 + cstart[c] * K
-            if member or not child_ok[c]:
-                for k in range(cards[c] * K):
-                    fac[o + k] = 1.0
-                continue
-            mb = miss_base[lev, c]
-            if mb >= 0 and kind[mb + q] == KIND_DENSE:
-                at = off[mb + q] + cell * K
-                for y in range(K):
-                    mc[y] = dense[at + y]
-            elif mb >= 0:
-                read_call(tb, mb + q, cell, mc)
-            else:
-                mc[:] = 0
-            pos = insert_sorted(idx, lev, c, S)  # S = sorted(idx ∪ {c})
-            rank = 0
+            cnt[y] = dense[at + y]
+    else:
+        read_call(tb, b, full, cnt)
+    tot = 0.0
+    for y in range(K):
+        pcnt[cell, y] = cnt[y]
+        tot += pcnt[cell, y]
+    if tot < est.F:  # no row reads this cell's factors
+        return False
+    row0 = cell * rowlen
+    for c in range(d):
+        member = False
+        for t in range(lev):
+            member |= idx[t] == c
+        o = row0 + cstart[c] * K
+        if member or not child_ok[c]:
+            for k in range(nsl[c] * K):
+                fac[o + k] = 1.0
+            continue
+        mb = miss_base[lev, c]
+        if mb >= 0 and kind[mb + q] == KIND_DENSE:
+            at = off[mb + q] + full * K
+            for y in range(K):
+                mc[y] = dense[at + y]
+        elif mb >= 0:
+            read_call(tb, mb + q, full, mc)
+        else:
+            mc[:] = 0
+        pos = insert_sorted(idx, lev, c, S)  # S = sorted(idx ∪ {c})
+        rank = 0
+        for t in range(L1):
+            rank += binom[S[t], t + 1]
+        b2 = lbase[L1] + rank
+        madd = m / cards[c]
+        for sc in range(nsl[c]):
+            xc = rep[cb[c] + sc]
+            loc = 0
+            v = 0
             for t in range(L1):
-                rank += binom[S[t], t + 1]
-            b2 = lbase[L1] + rank
-            madd = m / cards[c]
-            for xc in range(cards[c]):
-                loc = 0
-                v = 0
-                for t in range(L1):
-                    if t == pos:
-                        xv = xc
-                    else:
-                        xv = vals[v]
-                        v += 1
-                    loc = loc * cards[S[t]] + xv
-                if kind[b2] == KIND_DENSE:
-                    at = off[b2] + loc * K
-                    for y in range(K):
-                        fac[o + xc * K + y] = m_estimate(dense[at + y], madd, cnt[y] - mc[y], m)
+                if t == pos:
+                    xv = xc
                 else:
-                    read_call(tb, b2, loc, cc)
-                    for y in range(K):
-                        fac[o + xc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
-    return ncell
+                    xv = vals[v]
+                    v += 1
+                loc = loc * cards[S[t]] + xv
+            if kind[b2] == KIND_DENSE:
+                at = off[b2] + loc * K
+                for y in range(K):
+                    fac[o + sc * K + y] = m_estimate(dense[at + y], madd, cnt[y] - mc[y], m)
+            else:
+                read_call(tb, b2, loc, cc)
+                for y in range(K):
+                    fac[o + sc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
+    return True
 
 
 def _rows_kernel(W: int):
@@ -334,21 +401,38 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
     d = cards.shape[0]  # reference count, an atomic instruction, per row)
     m = est.m
+    cnt = np.empty(K, dtype=np.int64)
+    # factors by value slot (`value_slots`), not by value
+    cb = np.zeros(d + 1, dtype=np.int64)
+    for a in range(d):
+        cb[a + 1] = cb[a] + cards[a]
+    slot = np.full(cb[d], -1, dtype=np.int64)
+    rep = np.empty(cb[d], dtype=np.int64)
+    nsl = np.zeros(d, dtype=np.int64)
+    same = build_ok(cards, lev, n, d)
+    if same:  # a slot per declared value (nothing to find)
+        for a in range(d):
+            nsl[a] = cards[a]
+            for v in range(cards[a]):
+                slot[cb[a] + v] = v
+                rep[cb[a] + v] = v
+    else:
+        value_slots(X, n, tb, cb, slot, rep, nsl, cnt)
     cstart = np.zeros(d, dtype=np.int64)
     for a in range(1, d):
-        cstart[a] = cstart[a - 1] + tb.cards[a - 1]
-    rowlen = (cstart[d - 1] + tb.cards[d - 1]) * K
+        cstart[a] = cstart[a - 1] + nsl[a - 1]
+    rowlen = (cstart[d - 1] + nsl[d - 1]) * K
     idx = np.arange(lev)
     maxcell = 1
-    srt = np.sort(tb.cards)
+    srt = np.sort(nsl)
     for t in range(lev):
         maxcell *= srt[d - 1 - t]
     fac = np.empty(maxcell * rowlen)
     pcnt = np.empty((maxcell, K))
     cok = np.empty(maxcell, dtype=np.bool_)
+    filled = np.empty(maxcell, dtype=np.bool_)
     vals = np.empty(lev, dtype=np.int64)
     S = np.empty(lev + 1, dtype=np.int64)
-    cnt = np.empty(K, dtype=np.int64)
     mc = np.empty(K, dtype=np.int64)
     cc = np.empty(K, dtype=np.int64)
     acc = np.zeros((n, K))
@@ -358,7 +442,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     mx1 = np.full(acc1.shape, -np.inf)
     sm1 = np.zeros(acc1.shape)
     nused = np.zeros(n, dtype=np.int64)
-    # per attribute, each row's value where it takes part (else −1), and per row the
+    # per attribute, each row's value slot where it takes part (else −1), and per row the
     # factor offsets of its active children: both streamed once per parent set, so kept
     # small and contiguous in the order they are read
     xt = np.full((d, n), -1, dtype=np.int32)
@@ -373,9 +457,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
         k = 0
         for t in range(nact[r]):
             a = actl[r, t]
-            xt[a, r] = X[r, a]
+            sa = X[r, a] if same else slot[cb[a] + X[r, a]]
+            xt[a, r] = sa
             if est.child_ok[a]:
-                coff[r, k] = (cstart[a] + X[r, a]) * K
+                coff[r, k] = (cstart[a] + sa) * K
                 k += 1
         nch[r] = k
     pr0 = np.empty(K)
@@ -393,13 +478,11 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             allowed = allowed and est.parent_ok[idx[t]]
             nv *= tb.cards[idx[t]]
         if allowed:
-            ncell = _fill_set(tb, est, lev, q, idx, cstart, rowlen, vals, S, cnt, mc, cc, fac,
-                              pcnt)
-            for cell in range(ncell):  # the cells whose #(x_s) reaches the frequency limit
-                tot = 0.0
-                for y in range(K):
-                    tot += pcnt[cell, y]
-                cok[cell] = tot >= est.F
+            ncell = 1  # the set's cells in slot space, filled when a row first has one
+            for t in range(lev):
+                ncell *= nsl[idx[t]]
+            for cell in range(ncell):
+                filled[cell] = False
             w = est.wts[b]
             scale = w / (est.ptot[b] + m)
             scale1 = inverse_total(est.ptot[b], m)
@@ -413,8 +496,15 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 for t in range(lev):
                     v = xt[idx[t], r]
                     ok = ok and v >= 0
-                    cell = cell * cards[idx[t]] + v
-                if not ok or not cok[np.uint64(cell)]:  # (unsigned: see `rows_products`)
+                    cell = cell * nsl[idx[t]] + v
+                if not ok:
+                    continue
+                cu = np.uint64(cell)  # (unsigned: see `rows_products`)
+                if not filled[cu]:
+                    filled[cu] = True
+                    cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, cstart, rowlen, nsl, rep,
+                                         cb, vals, S, cnt, mc, cc, fac, pcnt)
+                if not cok[cu]:
                     continue
                 nused[r] += 1
                 wout[r] += w
