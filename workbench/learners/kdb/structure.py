@@ -36,26 +36,57 @@ def _mi_sum(c: np.ndarray, ny: np.ndarray, N: float) -> float:
     return _sorted_sum((cv / N) * np.log2((N * cv) / (a[v].astype(np.float64) * ny[yy])))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cmi_term(c, yy, v, w, ti, tj, K, tab, ny, N, coef, arg, e):
+    """coef[e] = c / N and arg[e] = #y·c / (#(v, y)·#(w, y)) of a nonzero cell (v, w, y)
+    with count c: the operations of the CMI term c/N · log2(arg) before its logarithm."""
+    coef[e] = c / N
+    arg[e] = (ny[yy] * c) / (tab[ti + v * K + yy] * tab[tj + w * K + yy])
+
+
 @numba.njit(cache=True, nogil=True)
 def _cmi_factors(idx, c, pairs_i, pairs_j, bounds, radix, K, tab, tab_at, ny, N, coef, arg):
-    """For every nonzero cell (pair p's cells in bounds[p] : bounds[p + 1], cell index
-    (v·radix_j + w)·K + y, count c): coef = c / N and arg = #y·c / (#(v, y)·#(w, y)), the
-    operations of the CMI term c/N · log2(arg) before its logarithm."""
+    """`_cmi_term` of every listed nonzero cell (pair p's in bounds[p] : bounds[p + 1],
+    cell index (v·radix_j + w)·K + y, count c)."""
     for p in range(pairs_i.shape[0]):
         ti, tj, rj = tab_at[pairs_i[p]], tab_at[pairs_j[p]], radix[pairs_j[p]]
         for e in range(bounds[p], bounds[p + 1]):
             yy = idx[e] % K
             vw = idx[e] // K
-            coef[e] = c[e] / N
-            arg[e] = (ny[yy] * c[e]) / (tab[ti + (vw // rj) * K + yy] * tab[tj + (vw % rj) * K + yy])
+            _cmi_term(c[e], yy, vw // rj, vw % rj, ti, tj, K, tab, ny, N, coef, arg, e)
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_factors(tables, pairs_i, pairs_j, radix, K, tab, tab_at, ny, N, coef, arg, lens):
+    """`_cmi_term` of every nonzero cell of the dense pair tables laid end to end in
+    `tables` ((v, w, y) in C order), in that order; lens[p] = pair p's nonzero cells.
+    Returns how many terms were written."""
+    e = 0
+    o = 0
+    for p in range(pairs_i.shape[0]):
+        ti, tj = tab_at[pairs_i[p]], tab_at[pairs_j[p]]
+        ri, rj = radix[pairs_i[p]], radix[pairs_j[p]]
+        e0 = e
+        for v in range(ri):
+            for w in range(rj):
+                for yy in range(K):
+                    c = tables[o]
+                    o += 1
+                    if c != 0:
+                        _cmi_term(np.float64(c), yy, v, w, ti, tj, K, tab, ny, N, coef, arg,
+                                  e)
+                        e += 1
+        lens[p] = e - e0
+    return e
 
 
 class _PairTerms:
-    """CMI(X_i; X_j | Y) in bits of many pairs, from each pair table's nonzero cells (cell
-    index (v·radix_j + w)·K + y, count c): the terms of every pair in one set of numpy
-    operations — element by element the formula of one pair — then each pair's terms
-    sorted and summed as numpy sums a sorted array (`rowops.pairwise_sum`): the bits of a
-    pair at a time, without a dozen numpy calls per pair (1,830 pairs on splice)."""
+    """CMI(X_i; X_j | Y) in bits of many pairs, from each pair table's nonzero cells: the
+    operations of every pair's terms before their logarithms (`_cmi_term`, compiled: the
+    formula of one pair element by element), then one numpy log2 over all of them and
+    each pair's terms sorted and summed as numpy sums a sorted array
+    (`rowops.pairwise_sum`): the bits of a pair at a time, without a dozen numpy calls per
+    pair (1,830 pairs on splice)."""
 
     def __init__(self, radix: np.ndarray, K: int, ny: np.ndarray, tabs: list[np.ndarray],
                  N: float) -> None:
@@ -65,35 +96,40 @@ class _PairTerms:
                                      ).astype(np.int64)
         self.pi: list[np.ndarray] = []
         self.pj: list[np.ndarray] = []
-        self.idx: list[np.ndarray] = []
-        self.counts: list[np.ndarray] = []
+        self.coef: list[np.ndarray] = []
+        self.arg: list[np.ndarray] = []
         self.lens: list[np.ndarray] = []
 
-    def add(self, i: int, j: int, idx: np.ndarray, c: np.ndarray) -> None:
-        """One pair's nonzero cells."""
-        self.add_many(np.array([i]), np.array([j]), idx, c, np.array([len(idx)]))
+    def _args(self, pi, pj) -> tuple:
+        return (np.asarray(pi, dtype=np.int64), np.asarray(pj, dtype=np.int64))
 
-    def add_many(self, pi: np.ndarray, pj: np.ndarray, idx: np.ndarray, c: np.ndarray,
-                 lens: np.ndarray) -> None:
-        """Pairs (pi[p], pj[p]) whose nonzero cells are idx / c, lens[p] of them each, in
-        turn."""
-        self.pi.append(np.asarray(pi, dtype=np.int64))
-        self.pj.append(np.asarray(pj, dtype=np.int64))
-        self.idx.append(np.asarray(idx, dtype=np.int64))
-        self.counts.append(np.asarray(c, dtype=np.float64))
-        self.lens.append(np.asarray(lens, dtype=np.int64))
+    def add(self, i: int, j: int, idx: np.ndarray, c: np.ndarray) -> None:
+        """One pair's nonzero cells: indexes (v·radix_j + w)·K + y, counts c."""
+        pi, pj = self._args([i], [j])
+        c = np.asarray(c, dtype=np.float64)
+        coef, arg = np.empty(c.size), np.empty(c.size)
+        _cmi_factors(np.asarray(idx, dtype=np.int64), c, pi, pj,
+                     np.array([0, c.size], dtype=np.int64), self.radix, self.K, self.tab,
+                     self.tab_at, self.ny, self.N, coef, arg)
+        self._keep(pi, pj, coef, arg, np.array([c.size], dtype=np.int64))
 
     def add_dense(self, pairs: list[tuple[int, int, int]], tables: np.ndarray) -> None:
         """Pairs (i, j, cells) whose dense tables lie end to end in `tables`."""
         if not pairs:
             return
-        ends = np.cumsum([p[2] for p in pairs], dtype=np.int64)
-        at = np.flatnonzero(tables)
-        which = np.searchsorted(ends, at, side="right")  # (the pair of each nonzero cell)
-        starts = ends - [p[2] for p in pairs]
-        self.add_many(np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
-                      at - starts[which], tables[at],
-                      np.bincount(which, minlength=len(pairs)))
+        pi, pj = self._args([p[0] for p in pairs], [p[1] for p in pairs])
+        coef, arg = np.empty(tables.size), np.empty(tables.size)  # (pages touched: terms)
+        lens = np.empty(len(pairs), dtype=np.int64)
+        e = _dense_factors(tables, pi, pj, self.radix, self.K, self.tab, self.tab_at, self.ny,
+                           self.N, coef, arg, lens)
+        self._keep(pi, pj, coef[:e], arg[:e], lens)
+
+    def _keep(self, pi, pj, coef, arg, lens) -> None:
+        self.pi.append(pi)
+        self.pj.append(pj)
+        self.coef.append(coef)
+        self.arg.append(arg)
+        self.lens.append(lens)
 
     def fill(self, cmi: np.ndarray) -> np.ndarray:
         """cmi[i, j] = cmi[j, i] = each added pair's CMI."""
@@ -104,10 +140,7 @@ class _PairTerms:
         lens = np.concatenate(self.lens)
         pairs_i, pairs_j = np.concatenate(self.pi), np.concatenate(self.pj)
         bounds = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        c = np.concatenate(self.counts)
-        coef, arg = np.empty(c.size), np.empty(c.size)
-        _cmi_factors(np.concatenate(self.idx), c, pairs_i, pairs_j, bounds, self.radix,
-                     self.K, self.tab, self.tab_at, self.ny, self.N, coef, arg)
+        coef, arg = np.concatenate(self.coef), np.concatenate(self.arg)
         terms = coef * np.log2(arg)  # (numpy's log2: the bits the formula always had)
         sums = sorted_segment_sums(terms, bounds)
         cmi[pairs_i, pairs_j] = sums
