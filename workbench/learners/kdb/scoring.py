@@ -26,14 +26,10 @@ saves; its counts are read per row. The factors are the same either way."""
 
 
 class _Lookups(NamedTuple):
-    """One table's lookups as flat arrays (`_flat`)."""
+    """One table's lookups as arrays (`_flat`)."""
 
-    pk: np.ndarray  # every depth's pair keys, end to end
-    pk_at: np.ndarray  # where each depth's start
-    pk_len: np.ndarray
-    pp: np.ndarray  # every depth's direct index (length 0: none, search the keys)
-    pp_at: np.ndarray
-    pp_len: np.ndarray
+    pk: list  # every depth's pair keys (int64)
+    pp: list  # every depth's direct index (length 0: none, search the keys)
     parents: np.ndarray
     cell_keys: np.ndarray  # sorted (g · |X_i| + x) · K + y of the counted cells
     cell_counts: np.ndarray  # their counts (float64)
@@ -44,20 +40,18 @@ class _Lookups(NamedTuple):
 
 
 def _flat(t: _AttributeTable, K: int) -> _Lookups:
-    """The table's lookups as flat arrays for the kernels (built once, kept on the table):
-    every depth's pair keys end to end with their starts and lengths, the same for the
-    direct indexes (length 0: none, search the keys), the counted cells by configuration
-    (sorted keys and where each configuration's start) and the configuration counts as a
-    dense array, for `_ratio`, and the factors of every configuration and child value
+    """The table's lookups as arrays for the kernels (built once, kept on the table): every
+    depth's pair keys and direct index (length 0: none, search the keys) — `Scorer` lays
+    all tables' end to end, one copy —, the counted cells by configuration (sorted keys
+    and where each configuration's start) and the configuration counts as a dense array,
+    for `_ratio`, and the factors of every configuration and child value
     (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
     if t.flat is None:
-        keys = t.pair_keys
-        pos = [p if p is not None else _NONE for p in t.pair_pos] + \
-            [_NONE] * (len(keys) - len(t.pair_pos))
-        klen = np.array([len(k) for k in keys], dtype=np.int64)
-        plen = np.array([len(p) for p in pos], dtype=np.int64)
+        keys = [np.asarray(k, dtype=np.int64) for k in t.pair_keys]
+        pos = [np.asarray(p, dtype=np.int64) if p is not None else _NONE
+               for p in t.pair_pos] + [_NONE] * (len(keys) - len(t.pair_pos))
         configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
-        cell_keys = t.cell_keys.astype(np.int64)
+        cell_keys = np.asarray(t.cell_keys, dtype=np.int64)
         cell_counts = t.cell_counts.astype(np.float64)
         cell_start = np.zeros(configs + 1, dtype=np.int64)
         np.cumsum(np.bincount(cell_keys // (t.card * K), minlength=configs),
@@ -71,14 +65,8 @@ def _flat(t: _AttributeTable, K: int) -> _Lookups:
             factors = np.empty((configs, t.card, K))
             _all_ratios(t.card, K, cell_keys, cell_counts, cfg_counts, factors)
         unseen = np.full(K, (0.0 + 1.0 / t.card) / (0.0 + 1.0))
-        t.flat = _Lookups(np.concatenate([_NONE, *keys]).astype(np.int64),
-                  np.concatenate([[0], np.cumsum(klen)[:-1]]).astype(np.int64) if len(keys)
-                  else _NONE, klen,
-                  np.concatenate([_NONE, *pos]).astype(np.int64),
-                  np.concatenate([[0], np.cumsum(plen)[:-1]]).astype(np.int64) if len(pos)
-                  else _NONE, plen,
-                  np.asarray(t.parents, dtype=np.int64), cell_keys, cell_counts, cell_start,
-                  cfg_counts, factors, unseen)
+        t.flat = _Lookups(keys, pos, np.asarray(t.parents, dtype=np.int64), cell_keys,
+                          cell_counts, cell_start, cfg_counts, factors, unseen)
     return t.flat
 
 
@@ -430,16 +418,14 @@ class Scorer:
         self.par_at = sizes([len(t.parents) for t in tables])
         self.off_at = sizes([len(t.offsets) for t in tables])
         self.fac_at = np.where(self.tabulated, sizes([f.factors.size for f in flats])[:m], -1)
-        pk_base = sizes([f.pk.size for f in flats])
-        pp_base = sizes([f.pp.size for f in flats])
         self.parents = cat([f.parents for f in flats])
         self.offsets = cat([t.offsets for t in tables])
-        self.pk = cat([f.pk for f in flats])
-        self.pk_at = cat([f.pk_at + pk_base[i] for i, f in enumerate(flats)])
-        self.pk_len = cat([f.pk_len for f in flats])
-        self.pp = cat([f.pp for f in flats])
-        self.pp_at = cat([f.pp_at + pp_base[i] for i, f in enumerate(flats)])
-        self.pp_len = cat([f.pp_len for f in flats])
+        # every table's depths in turn: depth j of attribute a is entry par_at[a] + j − 1
+        pk = [k for f in flats for k in f.pk]
+        pp = [p for f in flats for p in f.pp]
+        self.pk, self.pk_len = cat(pk), np.array([k.size for k in pk], dtype=np.int64)
+        self.pp, self.pp_len = cat(pp), np.array([p.size for p in pp], dtype=np.int64)
+        self.pk_at, self.pp_at = sizes(self.pk_len)[:-1], sizes(self.pp_len)[:-1]
         factors = cat([f.factors for f in flats], np.float64)
         self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
         # the counts of the attributes read per row, end to end, and where each begins
