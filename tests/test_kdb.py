@@ -504,24 +504,28 @@ def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monk
     `_direct_fill`) gives the bits of the search for the deepest seen configuration, with
     one and two parents (spelled out) and more (parent by parent), test values missing
     where training had none (the row falls back to the search), and child values and
-    configurations never seen."""
+    configurations never seen; the search's direct indexes as int32 or int64 ranks."""
     from workbench.learners.kdb import scoring as tables_mod
 
     train = random_data(300, 7, 3, 3, seed=45, missing=0.0)
     test = random_data(200, 7, 3, 3, seed=46, missing=0.1)
     got = {}
-    for mode, cells in (("direct", 1 << 30), ("search", 0)):
+    for mode, cells in (("direct", 1 << 30), ("search", 0), ("search, int64 ranks", 0)):
         with monkeypatch.context() as mp:
             mp.setattr(tables_mod, "DIRECT_CELLS", cells)
             mp.setattr(tables_mod, "DIRECT_SMALL", cells)
+            wide = mode.endswith("int64 ranks")
+            mp.setattr(tables_mod, "NARROW_RANKS", 0 if wide else tables_mod.NARROW_RANKS)
             model = registry.create(name).fit(train)
             got[mode] = model.predict_proba(test)
             dir_at = model._scorer._state[0]
             assert (dir_at >= 0).all() if mode == "direct" else (dir_at < 0).all()
+            assert model._scorer.pp.dtype == (np.int64 if wide else np.int32)
             if mode == "direct" and name == "KDB5":
                 assert model._scorer.caps.max() > 2
     assert np.isnan(test.X).any()
     np.testing.assert_array_equal(got["direct"], got["search"])
+    np.testing.assert_array_equal(got["search, int64 ranks"], got["search"])
 
 
 # ----------------------------------------------------------------------------------------------

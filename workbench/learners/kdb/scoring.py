@@ -378,6 +378,7 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
                 out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
 
 
+NARROW_RANKS = 1 << 31  # direct indexes of depths with fewer keys are int32 (half the bytes)
 DIRECT_CELLS = 1 << 18
 DIRECT_SMALL = 4096
 DIRECT_TOTAL = 1 << 23
@@ -424,7 +425,9 @@ class Scorer:
         pk = [k for f in flats for k in f.pk]
         pp = [p for f in flats for p in f.pp]
         self.pk, self.pk_len = cat(pk), np.array([k.size for k in pk], dtype=np.int64)
-        self.pp, self.pp_len = cat(pp), np.array([p.size for p in pp], dtype=np.int64)
+        # a direct index holds a depth's key ranks (−1: none): int32 unless they need more
+        narrow = np.int32 if self.pk_len.max(initial=0) < NARROW_RANKS else np.int64
+        self.pp, self.pp_len = cat(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
         self.pk_at, self.pp_at = sizes(self.pk_len)[:-1], sizes(self.pp_len)[:-1]
         factors = cat([f.factors for f in flats], np.float64)
         self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
