@@ -122,7 +122,7 @@ class _PairTerms:
         lens = np.empty(len(pairs), dtype=np.int64)
         e = _dense_factors(tables, pi, pj, self.radix, self.K, self.tab, self.tab_at, self.ny,
                            self.N, coef, arg, lens)
-        self._keep(pi, pj, coef[:e], arg[:e], lens)
+        self._keep(pi, pj, coef[:e].copy(), arg[:e].copy(), lens)  # (the rest freed)
 
     def _keep(self, pi, pj, coef, arg, lens) -> None:
         self.pi.append(pi)
