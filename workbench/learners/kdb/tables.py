@@ -524,11 +524,32 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
     the other classes and own[c, y] for the row's class (`_loo_factors`). The loss of each
     k (Σ (1 − P(y*|x))² or the number of errors) is added to out[k], row by row in order,
     so that chunks of rows in file order sum exactly as all rows at once do. A row's
-    candidates lie side by side in S: one pass over the rows.
+    candidates lie side by side in S: one pass over the rows. With two or three classes
+    each cell's factor rows are laid out first, one per class of the held-out row
+    (G[c, y*] = F[c] with own[c, y*] at y*): a candidate reads K factors in a row, without
+    a choice per class (connect-4: 33 → 23 ms). Two and three classes get their own
+    compiled loops (`_loo_rows` with a literal K).
     """
-    n, n_k, K = S.shape
+    K = S.shape[2]
+    if K == 2:
+        _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, 2)
+    elif K == 3:
+        _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, 3)
+    else:
+        _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
+    """`_loo_step` for K classes."""
+    n, n_k = S.shape[0], S.shape[1]
     acc = out.copy()
     f = np.empty((cell_ids.shape[0], K))  # the row's factors at each depth it uses
+    G = np.empty(F.shape[0] * K * K if K == 2 or K == 3 else 0)
+    for c in range(F.shape[0] if K == 2 or K == 3 else 0):
+        for ys in range(K):
+            for cls in range(K):
+                G[(c * K + ys) * K + cls] = own[c, ys] if cls == ys else F[c, cls]
     for r in range(n):
         ys = y[r]
         d = depth[r]
@@ -540,19 +561,17 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
         for k in range(n_k):
             j = k if k < d else d
             if K == 2:  # (two and three classes spelled out: a loop over K costs 2x here)
-                c = cell_ids[j, r]
-                o = own[c, ys]
-                v0 = S[r, k, 0] * (o if ys == 0 else F[c, 0])
-                v1 = S[r, k, 1] * (o if ys == 1 else F[c, 1])
+                b = (cell_ids[j, r] * 2 + ys) * 2
+                v0 = S[r, k, 0] * G[b]
+                v1 = S[r, k, 1] * G[b + 1]
                 t = 1.0 / ((0.0 + v0) + v1)
                 S[r, k, 0] = v0 * t
                 S[r, k, 1] = v1 * t
             elif K == 3:
-                c = cell_ids[j, r]
-                o = own[c, ys]
-                v0 = S[r, k, 0] * (o if ys == 0 else F[c, 0])
-                v1 = S[r, k, 1] * (o if ys == 1 else F[c, 1])
-                v2 = S[r, k, 2] * (o if ys == 2 else F[c, 2])
+                b = (cell_ids[j, r] * 3 + ys) * 3
+                v0 = S[r, k, 0] * G[b]
+                v1 = S[r, k, 1] * G[b + 1]
+                v2 = S[r, k, 2] * G[b + 2]
                 t = 1.0 / (((0.0 + v0) + v1) + v2)
                 S[r, k, 0] = v0 * t
                 S[r, k, 1] = v1 * t
