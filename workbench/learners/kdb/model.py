@@ -37,13 +37,13 @@ def _check_nominal(learner: str, data: Dataset) -> None:
         )
 
 
-def _map_codes(codes: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
-    """int64 codes with missing (−1) replaced by each attribute's `?` code (or kept at −1)."""
-    out = codes.astype(np.int64)
-    miss = out < 0
-    if miss.any():
-        out = np.where(miss, missing_code[None, :], out)
-    return out
+def _with_missing(codes_t: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
+    """Attribute-major codes (d, n) with each missing value (−1) replaced, in place, by its
+    attribute's `?` code (kept at −1 where the attribute has none, code −1); returned."""
+    for a in np.flatnonzero(missing_code >= 0):
+        col = codes_t[a]
+        col[col < 0] = missing_code[a]
+    return codes_t
 
 
 # ================================================================================================
@@ -87,9 +87,7 @@ class _BayesNetBase(Learner):
         self.n_classes_ = data.n_classes
         if self.n_classes_ < 1:
             raise LearnerError(f"{name}: the class attribute declares no values")
-        for a in np.flatnonzero(has_missing):
-            codes_t[a, codes_t[a] < 0] = declared[a]
-        X = codes_t.T
+        X = _with_missing(codes_t, self.missing_code_).T
         y = train.y.astype(np.int64)
         self.n_train_ = int(len(y))
         self.class_counts_ = np.bincount(y, minlength=self.n_classes_).astype(np.float64)
@@ -209,13 +207,11 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
 
     def _learn(self, pass_no: int, rows: Dataset) -> None:
         y = rows.y.astype(np.int64)
-        if pass_no == 0:
-            codes = rows.codes().astype(np.int64)
-            miss = codes < 0
-            self._stage.add(np.where(miss, self._declared[None, :], codes) if miss.any()
-                            else codes, y)
+        codes_t = rows.column_codes(np.int64)  # (X below: its Fortran-order view)
+        if pass_no == 0:  # (a provisional `?` code for every attribute)
+            self._stage.add(_with_missing(codes_t, self._declared).T, y)
             return
-        X = _map_codes(rows.codes(), self.missing_code_)
+        X = _with_missing(codes_t, self.missing_code_).T
         if (X < 0).any():
             raise LearnerError(f"{type(self).__name__}: pass {pass_no + 1} reads a missing "
                                "value pass 1 did not see: every pass must read the same rows")
