@@ -398,9 +398,9 @@ class Scorer:
     """A fitted model's attributes (in product order) as flat arrays for the kernels:
     every table's parents, depth offsets and pair keys / direct indexes end to end (where
     each attribute's start), its counts for `_ratio` (`count_at`: where they start), and
-    one array of factor rows (`fa`): the tabulated factors (`FACTOR_TABLE_CELLS`; fac_at),
-    a row of unseen factors per attribute, a row of ones, then the direct tables filled
-    so far (`DIRECT_CELLS`; dir_at)."""
+    one array of factor rows (`fa`, laid out at the first classification): the tabulated
+    factors (`FACTOR_TABLE_CELLS`; fac_at), a row of unseen factors per attribute, a row
+    of ones, then the direct tables filled so far (`DIRECT_CELLS`; dir_at)."""
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
                  backoff: bool) -> None:
@@ -429,7 +429,7 @@ class Scorer:
         narrow = np.int32 if self.pk_len.max(initial=0) < NARROW_RANKS else np.int64
         self.pp, self.pp_len = cat(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
         self.pk_at, self.pp_at = sizes(self.pk_len)[:-1], sizes(self.pp_len)[:-1]
-        factors = cat([f.factors for f in flats], np.float64)
+        self._factors = [f.factors.reshape(-1) for f in flats]  # (into fa, `_with_direct`)
         self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
         # the counts of the attributes read per row, end to end, and where each begins
         per_row = [f for f, t in zip(flats, self.tabulated) if not t]
@@ -443,21 +443,22 @@ class Scorer:
         self.count_at = np.zeros((m, 3), dtype=np.int64)
         self.count_at[~self.tabulated] = at.reshape(-1, 3)
         # every factor row the kernel reads: tabulated factors, unseen, ones, then the
-        # direct tables filled so far (`_with_direct`), as one (dir_at, fa) snapshot
-        nf = factors.size
+        # direct tables filled so far, as one (dir_at, fa) snapshot (`_with_direct`)
+        nf = sum(f.size for f in self._factors)
         self.unseen_at, self.ones_at = nf, nf + m * K
         self.direct_cells = np.array(
             [int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
                          dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
             dtype=np.int64)
-        self._state = (np.full(m, -1, dtype=np.int64),
-                       np.concatenate([factors, self.unseen.reshape(-1), np.ones(K)]))
+        self._state: tuple = (np.full(m, -1, dtype=np.int64), None)
 
     def _with_direct(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """(dir_at, fa) with the direct tables worth filling for `rows` rows to classify
-        (`DIRECT_CELLS`), filled now and kept for later calls."""
+        (`DIRECT_CELLS`), filled now and kept for later calls. The first call lays out fa
+        at its full size at once (the factors copied in once, room for its direct
+        tables); a later one that adds tables grows it."""
         dir_at, fa = self._state
-        total = int(fa.size)
+        total = self.ones_at + self.K if fa is None else int(fa.size)
         new = []
         for a in np.flatnonzero(dir_at < 0):
             c = int(self.direct_cells[a])
@@ -466,9 +467,19 @@ class Scorer:
             if worth and c <= DIRECT_CELLS and total + c <= DIRECT_TOTAL:
                 new.append((a, total))
                 total += c
-        if not new:
+        if fa is not None and not new:
             return dir_at, fa
-        fa = np.concatenate([fa, np.empty(total - fa.size)])
+        grown = np.empty(total)
+        if fa is None:
+            o = 0
+            for f in self._factors:
+                grown[o:o + f.size] = f
+                o += f.size
+            grown[self.unseen_at:self.ones_at] = self.unseen.reshape(-1)
+            grown[self.ones_at:self.ones_at + self.K] = 1.0
+        else:
+            grown[:fa.size] = fa
+        fa = grown
         dir_at = dir_at.copy()
         for a, at in new:
             _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
