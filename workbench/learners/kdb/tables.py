@@ -367,7 +367,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
             p, cp, b0, f0 = pj[j], cpj[j], base[j], first[j]
             for r in range(n):
                 key[r] = key[r] * cp + X[r, p]
-                i = b0 + key[r] * card + X[r, child]
+                i = np.uint64(b0 + key[r] * card + X[r, child])  # (unsigned: no wrap code)
                 cell_ids[j, r] = f0 + crank[i]
                 ok[r] = ok[r] and twice[i]
                 if ok[r]:
