@@ -229,8 +229,9 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
         cp = cards[p]
         for r in range(n):
             key[r] = key[r] * cp + X[r, p]
-    for r in range(n):
-        cells[deep + (key[r] * card + X[r, child]) * K + y[r]] += w[r] if weighted else 1.0
+    for r in range(n):  # (unsigned: no negative-index code per increment)
+        cells[np.uint64(deep + (key[r] * card + X[r, child]) * K + y[r])] += \
+            w[r] if weighted else 1.0
     block = card * K
     for j in range(L - 1, -1, -1):
         cp = cards[parents[j]]
@@ -362,7 +363,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
         key = np.zeros(n, dtype=np.int64)
         ok = np.ones(n, dtype=np.bool_)
         for r in range(n):
-            cell_ids[0, r] = first[0] + crank[base[0] + X[r, child]]
+            cell_ids[0, r] = first[0] + crank[np.uint64(base[0] + X[r, child])]
         for j in range(1, L + 1):  # (depth by depth over the rows: columns read in order)
             p, cp, b0, f0 = pj[j], cpj[j], base[j], first[j]
             for r in range(n):
@@ -375,7 +376,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
     ids = np.empty(n, dtype=np.int64)
     gL = at[L] // block
     for r in range(n):
-        ids[r] = grank[gL + key[r]]
+        ids[r] = grank[np.uint64(gL + key[r])]
     return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
             cell_ids, cell_cfg, cell_mats, cfg_mats, depth, ids)
 
