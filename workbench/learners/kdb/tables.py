@@ -86,7 +86,7 @@ def _level(local, n_prev, xp, cp, x, card, y, w, K, offset, dense_cells, dense_r
             for r in range(n):
                 k = local[r] * cp + xp[r]
                 keys[r] = k
-                seen[k] = 1
+                seen[np.uint64(k)] = 1  # (unsigned: no negative-index code)
             pairs, rank = _ranks(seen)
             ids = keys  # (each row's key replaced by its rank in the next pass)
             n_cfg = pairs.shape[0]
@@ -104,18 +104,18 @@ def _level(local, n_prev, xp, cp, x, card, y, w, K, offset, dense_cells, dense_r
     ckeys = np.empty(n, dtype=np.int64)
     cseen = np.zeros(size if cdense else 0, dtype=np.uint8)
     for r in range(n):  # ids, #(π, y) and the cell keys (marked) in one pass
-        g = ids[r] if rank.shape[0] == 0 else rank[keys[r]]
+        g = ids[r] if rank.shape[0] == 0 else rank[np.uint64(keys[r])]
         ids[r] = g
         cfg[g, y[r]] += w[r] if weighted else 1.0
         ck = g * card + x[r]
         ckeys[r] = ck
         if cdense:
-            cseen[ck] = 1
+            cseen[np.uint64(ck)] = 1
     if cdense:
         ucell, crank = _ranks(cseen)
         cinv = ckeys
         for r in range(n):
-            cinv[r] = crank[ckeys[r]]
+            cinv[r] = crank[np.uint64(ckeys[r])]
     else:
         ucell, cinv = _sorted_rank(ckeys)
     cell = np.zeros((ucell.shape[0], K))
