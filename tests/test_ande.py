@@ -1088,6 +1088,41 @@ def test_an_identifier_attribute_is_scored_parent_major(n, monkeypatch):
         np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_identifier_and_single_valued_attributes_through_value_slots(n, monkeypatch):
+    """The value-slot layout with a single-valued attribute left out of the counts (from
+    order 2 on) beside an identifier, the constant present or missing in test rows: SPEC
+    §2's brute force and the block-major kernels."""
+    from workbench.learners.ande import model as model_mod
+    from workbench.learners.ande.parentmajor import build_ok
+
+    rng = np.random.default_rng(5)
+
+    def extend(ds, ids, const):
+        atts = ds.attributes + (Attribute("id", tuple(f"i{j}" for j in range(500))),
+                                Attribute("one", ("u",)))
+        return ds.replace(attributes=atts, X=np.column_stack([ds.X, ids, const]))
+
+    train = extend(random_data(150, 4, [2, 3, 4, 3], 3, seed=43, missing=0.05),
+                   np.arange(150.0), np.zeros(150))
+    const = rng.choice([0.0, np.nan], 250)
+    test = extend(random_data(250, 4, [2, 3, 4, 3], 3, seed=44, missing=0.05),
+                  np.arange(200.0, 450.0), const)
+    model = AnDE(n=n).fit(train)
+    assert model.constant_.tolist() == [False] * 5 + [True]
+    prep = model._prepare()
+    codes = model.recode(test.codes())[:, ~model.constant_]
+    assert not build_ok(prep["tb"].cards, n, len(codes), codes.shape[1])  # (slots, not values)
+    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
+    fast = model.predict_proba(test)
+    rows = np.r_[0:12, 120:130]
+    np.testing.assert_allclose(fast[rows], reference_proba(train, test.take(rows), n),
+                               rtol=1e-10, atol=1e-15)
+    with monkeypatch.context() as mp:
+        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
+        np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_every_scoring_path_gives_the_same_probabilities(n, monkeypatch):
     """The same fitted model scored through each kernel path — parent-major, block-major,
