@@ -1053,6 +1053,21 @@ def test_parent_weights_is_the_public_hook_mi_weights_use():
         spode.predict_proba(test)
 
 
+def _parent_major_as_reference(model, train, test, n, codes, rows, monkeypatch):
+    """The parent-major path is chosen for `codes` (the counted attributes' test codes) and
+    gives SPEC §2's brute force on `rows` and the block-major kernels' probabilities."""
+    from workbench.learners.ande import model as model_mod
+
+    prep = model._prepare()
+    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
+    fast = model.predict_proba(test)
+    np.testing.assert_allclose(fast[rows], reference_proba(train, test.take(rows), n),
+                               rtol=1e-10, atol=1e-15)
+    with monkeypatch.context() as mp:
+        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
+        np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_an_identifier_attribute_is_scored_parent_major(n, monkeypatch):
     """An attribute with a value per training row (an identifier, as splice's instance
@@ -1060,7 +1075,6 @@ def test_an_identifier_attribute_is_scored_parent_major(n, monkeypatch):
     unseen values share one factor slot (all their counts are zero, so are their
     factors'), so the factors built do not grow with its 500 values. Probabilities:
     SPEC §2's brute force and the block-major kernels'."""
-    from workbench.learners.ande import model as model_mod
     from workbench.learners.ande.parentmajor import slot_counts
 
     def with_id(ds, ids):
@@ -1078,14 +1092,8 @@ def test_an_identifier_attribute_is_scored_parent_major(n, monkeypatch):
     prep = model._prepare()
     codes = model.recode(test.codes())
     np.testing.assert_array_equal(slot_counts(codes, prep["tb"]), [2, 3, 11, 4, 3])
-    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
-    fast = model.predict_proba(test)
-    rows = np.r_[0:16, 100:110]
-    np.testing.assert_allclose(fast[rows], reference_proba(train, test.take(rows), n),
-                               rtol=1e-10, atol=1e-15)
-    with monkeypatch.context() as mp:
-        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
-        np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
+    _parent_major_as_reference(model, train, test, n, codes, np.r_[0:16, 100:110],
+                               monkeypatch)
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -1093,7 +1101,6 @@ def test_identifier_and_single_valued_attributes_through_value_slots(n, monkeypa
     """The value-slot layout with a single-valued attribute left out of the counts (from
     order 2 on) beside an identifier, the constant present or missing in test rows: SPEC
     §2's brute force and the block-major kernels."""
-    from workbench.learners.ande import model as model_mod
     from workbench.learners.ande.parentmajor import build_ok
 
     rng = np.random.default_rng(5)
@@ -1113,14 +1120,8 @@ def test_identifier_and_single_valued_attributes_through_value_slots(n, monkeypa
     prep = model._prepare()
     codes = model.recode(test.codes())[:, ~model.constant_]
     assert not build_ok(prep["tb"].cards, n, len(codes), codes.shape[1])  # (slots, not values)
-    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
-    fast = model.predict_proba(test)
-    rows = np.r_[0:12, 120:130]
-    np.testing.assert_allclose(fast[rows], reference_proba(train, test.take(rows), n),
-                               rtol=1e-10, atol=1e-15)
-    with monkeypatch.context() as mp:
-        mp.setattr(model_mod, "parent_major_ok", lambda *a: False)
-        np.testing.assert_allclose(model.predict_proba(test), fast, rtol=1e-12, atol=1e-15)
+    _parent_major_as_reference(model, train, test, n, codes, np.r_[0:12, 120:130],
+                               monkeypatch)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
