@@ -11,8 +11,8 @@ from workbench.learners.ande import AnDE
 from workbench.learners.base import Learner, MultiPassLearner, choice, integer
 from workbench.learners.kdb.structure import (
     StructureCounts,
-    conditional_mutual_information,
     kdb_parents,
+    mi_and_cmi,
     mi_order,
     tan_parents,
 )
@@ -152,13 +152,11 @@ class _BayesNetBase(Learner):
 
     def _learn_mi_cmi(self, X: np.ndarray, y: np.ndarray, need_cmi: bool = True) -> None:
         K = self.n_classes_
-        counts = StructureCounts(self.cards_, K, pairs=False).add(X, y)
-        self.mi_ = counts.mutual_information()
-        self.cmi_ = (  # (the (value, class) tables counted once, for both)
-            conditional_mutual_information(X, y, self.cards_, K, counts.values)
-            if need_cmi
-            else np.zeros((X.shape[1], X.shape[1]))
-        )
+        if need_cmi:  # (the (value, class) tables from the pair tables: one count)
+            self.mi_, self.cmi_ = mi_and_cmi(X, y, self.cards_, K)
+        else:
+            self.mi_ = StructureCounts(self.cards_, K, pairs=False).add(X, y).mutual_information()
+            self.cmi_ = np.zeros((X.shape[1], X.shape[1]))
         self.order_ = mi_order(self.mi_)
 
 

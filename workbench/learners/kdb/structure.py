@@ -153,15 +153,6 @@ def mutual_information(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int) 
     return StructureCounts(cards, K, pairs=False).add(X, y).mutual_information()
 
 
-def _class_value_tables(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int) -> list:
-    return [
-        np.bincount(X[:, i] * K + y, minlength=int(cards[i]) * K).reshape(-1, K).astype(
-            np.float64
-        )
-        for i in range(X.shape[1])
-    ]
-
-
 _PAIR_BATCH_CELLS = 1 << 23  # dense pair cells counted per `BlockStore` (one batch of pairs)
 
 
@@ -215,41 +206,80 @@ def conditional_mutual_information(
     tables: list[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Symmetric (d, d) matrix of CMI(X_i; X_j | Y) in bits (diagonal 0); `tables`: the
-    (value, class) counts of every attribute when the caller has them (MI's).
+    (value, class) counts of every attribute when the caller has them (MI's)."""
+    return mi_and_cmi(X, y, cards, K, tables)[1]
+
+
+def mi_and_cmi(
+    X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
+    tables: list[np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """MI(X_i; Y) per attribute and the symmetric (d, d) CMI(X_i; X_j | Y) in bits from one
+    count of the rows; `tables`: the (value, class) counts of every attribute when the
+    caller has them.
 
     Pair tables are counted densely in one pass over the rows per batch of pairs
     (`BlockStore`); a pair whose table would be much larger than the data (ID-like
-    attributes) is counted sparsely with np.unique instead.
+    attributes) is counted sparsely with np.unique instead. Without `tables`, an
+    attribute's (value, class) counts are its first dense pair table of the first batch
+    summed over the other attribute (integers: the counts a count of its own gives), and
+    counted on their own only for attributes in no such pair.
     """
     n, d = X.shape
     cmi = np.zeros((d, d))
-    if n == 0 or d < 2:
-        return cmi
-    N = float(n)
     X = np.asarray(X, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     ny = np.bincount(y, minlength=K).astype(np.float64)
-    tabs = _class_value_tables(X, y, cards, K) if tables is None else \
-        [np.asarray(t, dtype=np.float64) for t in tables]
-    dense_limit = max(_DENSE_ROWS_CELLS, 4 * n)
-
-    terms = _PairTerms(cards, K, ny, tabs, N)
     dense: list[tuple[int, int, int]] = []
-    for i in range(d - 1):
+    sparse: list[tuple[int, int]] = []
+    dense_limit = max(_DENSE_ROWS_CELLS, 4 * n)
+    for i in range(d - 1 if n else 0):
         for j in range(i + 1, d):
             cells = int(cards[i]) * int(cards[j]) * K
-            if cells <= dense_limit:
-                dense.append((i, j, cells))
-            else:
-                key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
-                idx, cnt = np.unique(key, return_counts=True)
-                terms.add(i, j, idx, cnt.astype(np.float64))
+            (dense.append((i, j, cells)) if cells <= dense_limit else sparse.append((i, j)))
     codes_t = _attribute_major(X, cards) if dense else None
-    for start, stop in _batches([p[2] for p in dense]):
+    batches = _batches([p[2] for p in dense])
+    first = _count_dense(codes_t, y, K, cards, dense[slice(*batches[0])]) if dense else None
+    if tables is None:
+        tables = _values_from_pairs(X, y, cards, K, dense[slice(*batches[0])] if dense else [],
+                                    first)
+    tabs = [np.asarray(t, dtype=np.float64) for t in tables]
+    mi = np.array([_mi_sum(np.asarray(t), ny, float(n)) for t in tables]) if n else \
+        np.zeros(d)
+    if n == 0 or d < 2:
+        return mi, cmi
+    terms = _PairTerms(cards, K, ny, tabs, float(n))
+    for i, j in sparse:
+        key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
+        idx, cnt = np.unique(key, return_counts=True)
+        terms.add(i, j, idx, cnt.astype(np.float64))
+    for b, (start, stop) in enumerate(batches):
         batch = dense[start:stop]
-        terms.add_dense(batch, _count_dense(codes_t, y, K, cards, batch))
-    return terms.fill(cmi)
+        terms.add_dense(batch, first if b == 0 else _count_dense(codes_t, y, K, cards, batch))
+    return mi, terms.fill(cmi)
+
+
+def _values_from_pairs(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
+                       pairs: list[tuple[int, int, int]], tables: np.ndarray | None
+                       ) -> list[np.ndarray]:
+    """Every attribute's (value, class) counts (int64): from its first pair among `pairs`
+    (dense (x_i, x_j, y) tables end to end in `tables`) summed over the other attribute,
+    else counted (np.bincount)."""
+    d = len(cards)
+    out: list[np.ndarray | None] = [None] * d
+    o = 0
+    for i, j, cells in pairs:
+        t = tables[o: o + cells].reshape(int(cards[i]), int(cards[j]), K)
+        o += cells
+        if out[i] is None:
+            out[i] = t.sum(axis=1, dtype=np.int64)
+        if out[j] is None:
+            out[j] = t.sum(axis=0, dtype=np.int64)
+    for a in range(d):
+        if out[a] is None:
+            out[a] = np.bincount(X[:, a] * K + y, minlength=int(cards[a]) * K).reshape(-1, K)
+    return out
 
 
 class StructureCounts:
