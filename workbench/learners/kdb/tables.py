@@ -250,15 +250,18 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
     the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
     and the counted cells become the same sorted keys. With `loo`, also each row's cell
     at every depth, the cells' configurations, their count rows, the configurations'
-    count rows and the rows' back-off depth (see `_build_table`); and each row's
-    configuration id at the deepest depth (`key`: its mixed-radix index there)."""
+    count rows and the rows' back-off depth (see `_build_table`); and, when `key` (each
+    row's mixed-radix index at the deepest depth) has rows, each row's configuration id
+    there (for the depths ranked after these)."""
     L = parents.shape[0]
     card = cards[child]
     block = card * K
     n = X.shape[0]
+    need_ids = key.shape[0] > 0
     # ranks of the seen configurations (and, with loo, of the seen (configuration, value))
     crank = np.full(at[L + 1] // K, -1, dtype=np.int64)  # per (depth, k, x): cell rank
     grank = np.empty(at[L + 1] // block, dtype=np.int64)  # per (depth, k): config rank
+    csum = np.zeros(at[L + 1] // card)  # per (depth, k, y): #(π, y) (seen configurations)
     n_cfg = np.zeros(L + 1, dtype=np.int64)
     n_cell = np.zeros(L + 1, dtype=np.int64)
     n_cfg_keys = 0
@@ -267,11 +270,13 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
         g0 = at[j] // block
         for k in range(P[j]):
             seen = False
+            s0 = (g0 + k) * K
             for x in range(card):
                 tot = 0.0
                 for c in range(K):
                     v = cells[at[j] + (k * card + x) * K + c]
                     tot += v
+                    csum[s0 + c] += v
                     n_cell_keys += v != 0.0
                 if tot != 0.0:
                     crank[g0 * card + k * card + x] = n_cell[j]
@@ -281,10 +286,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
             if seen:
                 n_cfg[j] += 1
                 for c in range(K):
-                    tot = 0.0
-                    for x in range(card):
-                        tot += cells[at[j] + (k * card + x) * K + c]
-                    n_cfg_keys += tot != 0.0
+                    n_cfg_keys += csum[s0 + c] != 0.0
     offsets = np.zeros(L + 1, dtype=np.int64)
     for j in range(1, L + 1):
         offsets[j] = offsets[j - 1] + n_cfg[j - 1]
@@ -314,10 +316,9 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
             if j > 0:
                 pair_keys[e] = grank[gp + k // cp] * cp + k % cp
                 e += 1
+            s0 = (g0 + k) * K
             for c in range(K):
-                tot = 0.0
-                for x in range(card):
-                    tot += cells[at[j] + (k * card + x) * K + c]
+                tot = csum[s0 + c]
                 if tot != 0.0:
                     cfg_keys[a] = (offsets[j] + g) * K + c
                     cfg_counts[a] = tot
@@ -373,9 +374,9 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
                 ok[r] = ok[r] and twice[i]
                 if ok[r]:
                     depth[r] = j
-    ids = np.empty(n, dtype=np.int64)
+    ids = np.empty(n if need_ids else 0, dtype=np.int64)
     gL = at[L] // block
-    for r in range(n):
+    for r in range(ids.shape[0]):
         ids[r] = grank[np.uint64(gL + key[r])]
     return (pair_keys, n_cfg, offsets, cfg_keys, cfg_counts, cell_keys, cell_counts,
             cell_ids, cell_cfg, cell_mats, cfg_mats, depth, ids)
@@ -439,7 +440,8 @@ def _build_table(
         Xi = np.asarray(X, dtype=np.int64)
         cells, at, P, key = _mixed_counts(Xi, y, w, child, par, cards, K)
         (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
-         local) = _mixed_tables(cells, at, P, key, Xi, y, child, par, cards, K, loo)
+         local) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
+                                par, cards, K, loo)
         pair_keys = np.split(pairs, np.cumsum(n_cfgs[1:])[:-1]) if head else []
         offsets = list(offs)
         cfg_k, cfg_c, cell_k, cell_c = [ck], [cc], [kk], [kc]
