@@ -139,7 +139,7 @@ def test_sorted_segment_sums_are_numpys_sums_of_each_sorted_run():
     from workbench.rowops import sorted_segment_sums
 
     rng = np.random.default_rng(5)
-    lens = np.array([0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 257, 300, 3, 1000, 0],
+    lens = np.array([0, 1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 255, 256, 257, 300, 3, 1000, 0],
                     dtype=np.int64)
     a = rng.normal(size=int(lens.sum())) * 10.0 ** rng.integers(-8, 8, int(lens.sum()))
     bounds = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)

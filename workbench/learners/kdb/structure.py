@@ -118,11 +118,12 @@ class _PairTerms:
         if not pairs:
             return
         pi, pj = self._args([p[0] for p in pairs], [p[1] for p in pairs])
-        coef, arg = np.empty(tables.size), np.empty(tables.size)  # (pages touched: terms)
+        e = int(np.count_nonzero(tables))
+        coef, arg = np.empty(e), np.empty(e)  # (the nonzero cells' terms)
         lens = np.empty(len(pairs), dtype=np.int64)
-        e = _dense_factors(tables, pi, pj, self.radix, self.K, self.tab, self.tab_at, self.ny,
-                           self.N, coef, arg, lens)
-        self._keep(pi, pj, coef[:e].copy(), arg[:e].copy(), lens)  # (the rest freed)
+        _dense_factors(tables, pi, pj, self.radix, self.K, self.tab, self.tab_at, self.ny,
+                       self.N, coef, arg, lens)
+        self._keep(pi, pj, coef, arg, lens)
 
     def _keep(self, pi, pj, coef, arg, lens) -> None:
         self.pi.append(pi)
@@ -137,10 +138,12 @@ class _PairTerms:
             return cmi
         from workbench.rowops import sorted_segment_sums  # numba: only when used
 
-        lens = np.concatenate(self.lens)
-        pairs_i, pairs_j = np.concatenate(self.pi), np.concatenate(self.pj)
-        bounds = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        coef, arg = np.concatenate(self.coef), np.concatenate(self.arg)
+        one = lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts)  # noqa: E731
+        lens = one(self.lens)
+        pairs_i, pairs_j = one(self.pi), one(self.pj)
+        bounds = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=bounds[1:])
+        coef, arg = one(self.coef), one(self.arg)
         terms = coef * np.log2(arg)  # (numpy's log2: the bits the formula always had)
         sums = sorted_segment_sums(terms, bounds)
         cmi[pairs_i, pairs_j] = sums
