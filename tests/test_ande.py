@@ -548,6 +548,33 @@ def test_counts_match_brute_force_dense_and_sparse(monkeypatch, bitmap_cells):
     np.testing.assert_array_equal(ct.value_counts(4), [np.sum(X[:, 4] == v) for v in range(60)])
 
 
+@pytest.mark.parametrize("K", [2, 26])
+def test_row_loop_blocks_with_and_without_missing_values(monkeypatch, K):
+    """The row loop (`count_kernel`, bit sets off) on blocks of 1–4 attributes over chunks
+    with no missing value (its loop without a test per row), with missing values of one
+    attribute and of all: every table = brute force. Attribute 0 only leads blocks (its
+    missing values are looked for without a combined value-class code of its own)."""
+    monkeypatch.setattr(counts_mod, "BITMAP_MAX_CELLS", 0)
+    rng = np.random.default_rng(K)
+    n, cards = 3000, [3, 1, 4, 7, 2]
+    X = _random_codes(rng, n, cards, 0.0)
+    X[1000:2000, 0][rng.random(1000) < 0.1] = -1  # (then attribute 0 alone missing)
+    X[2000:][rng.random((1000, 5)) < 0.1] = -1  # (the last 1,000 rows: any)
+    y = rng.integers(0, K, n)
+    sets = [s for l in range(1, 5) for s in itertools.combinations(range(5), l)
+            if s != (0,)]
+    store = BlockStore(cards, K, sets)
+    for part in (slice(0, 1000), slice(1000, 2000), slice(2000, n)):
+        store.add(X[part], y[part])
+    assert (store.kind == counts_mod.KIND_DENSE).all()
+    for b, s in enumerate(sets):
+        ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+        for r in range(n):
+            if all(X[r, a] >= 0 for a in s):
+                ref[tuple(X[r, a] for a in s) + (y[r],)] += 1
+        np.testing.assert_array_equal(store.block(b).reshape(ref.shape), ref)
+
+
 def test_four_attribute_counts_match_brute_force():
     """The dense fast path of blocks of four attributes (A3DE's level), with missing values."""
     rng = np.random.default_rng(1)
@@ -595,7 +622,9 @@ def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
         assert got.has_missing.tolist() == ref.has_missing.tolist()
     plan = counted(512).store._bitmap_plan()
     assert plan[1].size == ref.store.n_blocks - (ref.store.kind == counts_mod.KIND_EMPTY).sum() \
-        - ((ref.store.bsize > 512) | (ref.store.blen + (ref.store.bcond >= 0) > 3)).sum()
+        - ((ref.store.bsize > counts_mod.bitmap_cells(K)) |
+           (ref.store.blen + (ref.store.bcond >= 0) > 3)).sum()
+    assert counts_mod.bitmap_cells(K) == 512 * 2 // 3  # (bit sets per value and class)
     s = (0, 2, 5)[:level]
     want = np.zeros([cards[a] for a in s] + [K], dtype=int)
     ok = (X[:, list(s)] >= 0).all(1)
