@@ -529,6 +529,34 @@ def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monk
     np.testing.assert_array_equal(got["search, int64 ranks"], got["search"])
 
 
+@pytest.mark.parametrize("name", ["KDB2", "KDB3", "KDB5"])
+def test_prefix_tables_equal_the_depth_by_depth_search(name, monkeypatch):
+    """Without direct tables, a row's search through an attribute's first h parents read
+    from its prefix table (`_prefix_fill`) gives the bits of the depth-by-depth search:
+    seen and unseen configurations (back-off at every depth), deeper depths walked after;
+    a block with a test value missing where training had none walks from depth 1."""
+    from workbench.learners.kdb import scoring as scoring_mod
+
+    train = random_data(300, 7, 3, 3, seed=47, missing=0.0)
+    tests = {"complete": random_data(400, 7, 3, 3, seed=48, missing=0.0),
+             "missing": random_data(400, 7, 3, 3, seed=49, missing=0.1)}
+    got = {}
+    for mode, cells in (("prefix", 1 << 16), ("search", 0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(scoring_mod, "DIRECT_CELLS", 0)
+            mp.setattr(scoring_mod, "PREFIX_CELLS", cells)
+            mp.setattr(scoring_mod, "PREFIX_RATIO", 1)
+            model = registry.create(name).fit(train)
+            for kind, test in tests.items():
+                got[mode, kind] = model.predict_proba(test)
+            pre_h = model._scorer._prefix[1]
+            assert (pre_h >= 2).any() if mode == "prefix" else not pre_h.any()
+            if mode == "prefix" and name == "KDB5":
+                assert pre_h.max() >= 4 and (model._scorer.caps > pre_h).any()
+    for kind in tests:
+        np.testing.assert_array_equal(got["prefix", kind], got["search", kind])
+
+
 # ----------------------------------------------------------------------------------------------
 # SKDB
 # ----------------------------------------------------------------------------------------------

@@ -146,7 +146,8 @@ def _advance(local, alive, gid, i, idx, found, base, backoff):
 @numba.njit(cache=True, nogil=True)
 def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
               pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
-              keys, counts, start, cfg, count_at, normalise, out):
+              keys, counts, start, cfg, count_at, pre_at, pre_h, pre_local, pre_gid, normalise,
+              out):
     """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
     times a power of two common to the row's classes (or divided by the row's sum with
     `normalise`).
@@ -240,11 +241,34 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                             fi[i] = -1
                             walk = True
             if walk:
-                for i in range(nb):
-                    local[i] = 0
-                    gid[i] = 0
-                    alive[i] = True
-                for j in range(1, caps[a] + 1):
+                first = 1
+                h = pre_h[a]
+                if h > 0:  # the first h depths at once: the prefix table (`_prefix_fill`)
+                    ok = True
+                    for i in range(nb):
+                        local[i] = 0
+                    for j in range(h):
+                        p = parents[pa + j]
+                        rp = cards[p]
+                        for i in range(nb):
+                            v = T[p, i]
+                            local[i] = local[i] * rp + v
+                            ok = ok and v >= 0
+                    if ok:  # (else a parent value is missing: the block walks from depth 1)
+                        po = pre_at[a]
+                        for i in range(nb):
+                            q = po + local[i]
+                            lo = pre_local[q]
+                            gid[i] = pre_gid[q]
+                            alive[i] = lo >= 0
+                            local[i] = lo if lo >= 0 else 0
+                        first = h + 1
+                if first == 1:
+                    for i in range(nb):
+                        local[i] = 0
+                        gid[i] = 0
+                        alive[i] = True
+                for j in range(first, caps[a] + 1):
                     p = parents[pa + j - 1]
                     cp = cards[p]
                     size = pk_len[pa + j - 1]
@@ -378,6 +402,58 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
                 out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
 
 
+@numba.njit(cache=True, nogil=True)
+def _prefix_fill(a, h, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at,
+                 pp_len, out_local, out_gid):
+    """Attribute a's search (with back-off) through its first h parents for every
+    combination of their values (mixed radix, the first parent most significant), as
+    `_products` walks it: out_local = the local id at depth h (−1: some depth ≤ h not
+    seen), out_gid = the global id of the deepest seen configuration. Depth by depth, each
+    combination extends its prefix's state by one step (one lookup per combination and
+    depth)."""
+    pa = par_at[a]
+    loc = np.zeros(1, dtype=np.int64)  # the states at the previous depth
+    gid = np.zeros(1, dtype=np.int64)
+    for j in range(1, h + 1):
+        cp = cards[parents[pa + j - 1]]
+        size = pk_len[pa + j - 1]
+        plen = pp_len[pa + j - 1]
+        kat = pk_at[pa + j - 1]
+        pat = pp_at[pa + j - 1]
+        base = offsets[off_at[a] + j]
+        nl = np.empty(loc.shape[0] * cp, dtype=np.int64)
+        ng = np.empty(loc.shape[0] * cp, dtype=np.int64)
+        for k in range(loc.shape[0]):
+            for v in range(cp):
+                e = k * cp + v
+                ng[e] = gid[k]
+                nl[e] = -1
+                if loc[k] < 0:
+                    continue
+                q = loc[k] * cp + v
+                idx = 0
+                found = False
+                if size > 0 and plen > 0:
+                    idx = pp[pat + min(q, plen - 1)]
+                    found = idx >= 0 and q < plen
+                elif size > 0:
+                    idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                    found = pk[kat + idx] == q
+                if found:
+                    nl[e] = idx
+                    ng[e] = base + idx
+        loc, gid = nl, ng
+    out_local[:] = loc
+    out_gid[:] = gid
+
+
+PREFIX_CELLS = 1 << 16
+PREFIX_RATIO = 2
+"""A walked attribute (no direct table; with back-off) whose first h ≥ 2 parents take at
+most `PREFIX_CELLS` value combinations — and at most 1/`PREFIX_RATIO` of the rows to classify —
+gets a prefix table (`_prefix_fill`, deepest such h): `_products` finds a row's search
+state after h depths with one read instead of h steps, then walks the rest."""
+
 NARROW_RANKS = 1 << 31  # direct indexes of depths with fewer keys are int32 (half the bytes)
 DIRECT_CELLS = 1 << 18
 DIRECT_SMALL = 4096
@@ -451,6 +527,7 @@ class Scorer:
                          dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
             dtype=np.int64)
         self._state: tuple = (np.full(m, -1, dtype=np.int64), None)
+        self._prefix: tuple | None = None
 
     def _with_direct(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """(dir_at, fa) with the direct tables worth filling for `rows` rows to classify
@@ -491,6 +568,33 @@ class Scorer:
         self._state = (dir_at, fa)  # (one assignment: a concurrent call sees one or other)
         return dir_at, fa
 
+    def _prefixes(self, rows: int, dir_at: np.ndarray) -> tuple:
+        """(pre_at, pre_h, pre_local, pre_gid): the prefix tables (`PREFIX_CELLS`) of the
+        attributes without a direct table, made at the first classification and kept."""
+        if self._prefix is not None:
+            return self._prefix
+        m = len(self.tables)
+        pre_at, pre_h = np.full(m, -1, dtype=np.int64), np.zeros(m, dtype=np.int64)
+        plan, total = [], 0
+        for a in range(m):
+            if dir_at[a] >= 0 or not self.backoff:
+                continue
+            pa = int(self.par_at[a])
+            sizes = np.cumprod(self.cards[self.parents[pa: pa + int(self.caps[a])]])
+            h = int(np.count_nonzero(sizes <= min(PREFIX_CELLS, rows // PREFIX_RATIO)))
+            if h >= 2:  # (sizes grow with h: the first h fit)
+                plan.append((a, h, total, int(sizes[h - 1])))
+                total += int(sizes[h - 1])
+        pre_local = np.empty(total, dtype=np.int64)
+        pre_gid = np.empty(total, dtype=np.int64)
+        for a, h, at, size in plan:
+            _prefix_fill(a, h, self.cards, self.par_at, self.parents, self.off_at,
+                         self.offsets, self.pk, self.pk_at, self.pk_len, self.pp, self.pp_at,
+                         self.pp_len, pre_local[at:at + size], pre_gid[at:at + size])
+            pre_at[a], pre_h[a] = at, h
+        self._prefix = (pre_at, pre_h, pre_local, pre_gid)
+        return self._prefix
+
     def products(self, codes_t: np.ndarray, missing_code: np.ndarray, prior: np.ndarray,
                  normalise: bool = False) -> np.ndarray:
         """P(y) · Π_i P(x_i | π_i, y) for the rows of codes_t (d, n: attribute-major,
@@ -498,10 +602,11 @@ class Scorer:
         of its own, or divided by its sum with `normalise` (`_products`)."""
         out = np.empty((codes_t.shape[1], self.K))
         dir_at, fa = self._with_direct(codes_t.shape[1])
+        pre_at, pre_h, pre_local, pre_gid = self._prefixes(codes_t.shape[1], dir_at)
         _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff, self.cards, self.par_at, self.parents,
                   self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
                   self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
                   dir_at, fa, self.unseen_at, self.ones_at, self.keys, self.counts,
-                  self.start, self.cfg, self.count_at,
+                  self.start, self.cfg, self.count_at, pre_at, pre_h, pre_local, pre_gid,
                   bool(normalise), out)
         return out
