@@ -206,11 +206,12 @@ to the last counted this way, Π of its first j parents' cardinalities × |X_i| 
 holds at most this many cells, and at most `MIXED_RATIO` cells per row (+ 4,096), are
 counted directly on that space (`_mixed_counts`: one increment per row at the deepest of
 them, the shallower ones summed from it); the deeper depths rank their keys depth by
-depth from there (`_level`). The tables are the same either way. (4 cells per row:
-a sparser space costs more to allocate and scan than ranking its depths; fit CPU against
-16: adult KDB5 12.7 -> 9.6 ms, SKDB 27.0 -> 23.7, optdigits KDB5 30.6 -> 27.6, no data
-set slower.)"""
-MIXED_RATIO = 4
+depth from there (`_level`). The tables are the same either way. (2 cells per row:
+a sparser space costs more to allocate and scan than ranking its depths; 16 -> 4: fit CPU
+adult KDB5 12.7 -> 9.6 ms, SKDB 27.0 -> 23.7, optdigits KDB5 30.6 -> 27.6; 4 -> 2, once
+the keys were written without branches: tables letter KDB2 1.49 -> 1.29 ms, adult KDB5
+4.62 -> 4.47, adult SKDB 8.05 -> 7.88, the rest within 1 %.)"""
+MIXED_RATIO = 2
 
 
 @numba.njit(cache=True, nogil=True)
