@@ -129,7 +129,7 @@ class _BayesNetBase(Learner):
                 not np.array_equal(made.caps, [min(self.depth_cap_, len(t.parents))
                                                for t in tables]):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
-                                  self.backoff_)
+                                  self.backoff_, data.n_instances)
         return self._scorer.products(data.column_codes(np.int32), self.missing_code_,
                                      self._prior(), normalise)
 
