@@ -730,25 +730,27 @@ def test_id_like_attributes_use_sparse_pair_counts():
     )
 
 
-@pytest.mark.parametrize("batch_cells", [None, 1])
-def test_value_tables_from_the_pair_tables_or_counted(monkeypatch, batch_cells):
+@pytest.mark.parametrize("batch_cells,K", [(None, 3), (1, 3), (None, 10)])
+def test_value_tables_from_the_pair_tables_or_counted(monkeypatch, batch_cells, K):
     """In memory, MI's (value, class) tables come from the first batch of dense pair tables
     (each attribute's first pair summed over the other) and are counted on their own for
-    an attribute in none: here an ID of 6,000 declared values (its pairs sparse) and, with one pair per
-    batch, every attribute but the first pair's. MI and CMI = the out-of-core counts (every
-    table counted on its own) bit for bit, and SPEC §4's sums."""
+    an attribute in none: here an ID of 6,000 declared values (its pairs sparse) and, with
+    one pair per batch, every attribute but the first pair's. MI and CMI = the out-of-core
+    counts (every table counted on its own) bit for bit, and SPEC §4's sums; with three
+    classes and ten (the CMI terms written without a branch, `BRANCHLESS_CLASSES`)."""
     if batch_cells is not None:
         monkeypatch.setattr(kdb_structure, "_PAIR_BATCH_CELLS", batch_cells)
     rng = np.random.default_rng(12)
     n = 300
-    y = rng.integers(0, 3, n)
+    y = rng.integers(0, K, n)
     X = np.stack([rng.integers(0, 3, n), np.arange(n), (y + rng.integers(0, 2, n)) % 4,
                   rng.integers(0, 2, n), (y * rng.integers(0, 2, n)) % 5], 1).astype(np.int64)
     cards = np.array([3, 6000, 4, 2, 5])
     atts = tuple(Attribute(f"a{i}", tuple(str(v) for v in range(c))) for i, c in enumerate(cards))
-    ds = Dataset("mixed", atts, Attribute("c", ("0", "1", "2")), X.astype(float), y)
-    mi, cmi = kdb_structure.mi_and_cmi(X, y, cards, 3)
-    sc = kdb_structure.StructureCounts(cards, 3).add(X, y)
+    ds = Dataset("mixed", atts, Attribute("c", tuple(str(k) for k in range(K))),
+                 X.astype(float), y)
+    mi, cmi = kdb_structure.mi_and_cmi(X, y, cards, K)
+    sc = kdb_structure.StructureCounts(cards, K).add(X, y)
     np.testing.assert_array_equal(mi, sc.mutual_information())
     np.testing.assert_array_equal(cmi, sc.conditional_mutual_information())
     ref = Ref(ds)
