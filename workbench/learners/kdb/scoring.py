@@ -314,7 +314,14 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                     fi[i] = ones_at
                     calc[i] = True
                     computed = True
-            for y in range(K):
+            y = 0
+            while y + 1 < K:  # (two classes per pass over the rows: one read of fi)
+                for i in range(nb):
+                    f0 = fi[i] + y
+                    Q[y, i] *= fa[f0]
+                    Q[y + 1, i] *= fa[f0 + 1]
+                y += 2
+            if y < K:
                 for i in range(nb):
                     Q[y, i] *= fa[fi[i] + y]
             if computed:
