@@ -446,17 +446,21 @@ def _build_table(
     y = np.asarray(y, dtype=np.int64)
     w = _NO_WEIGHTS if weights is None else np.asarray(weights, dtype=np.float64)
     L = len(parents)
-    # the depths 0..head are counted on their full parent-value space (`MIXED_CELLS`)
-    space = np.cumsum(np.cumprod([1] + [int(cards[p]) for p in parents])) * card * K
-    fits = np.flatnonzero(space <= min(MIXED_CELLS, MIXED_RATIO * n + 4096))
-    head = int(fits[-1]) if n > 0 and fits.size else -1
-    x = np.ascontiguousarray(X[:, child], dtype=np.int64)
+    # the depths 0..head are counted on their full parent-value space (`MIXED_CELLS`):
+    # the spaces of depths 0..j together (cells) grow with j
+    limit, head, configs, cells = min(MIXED_CELLS, MIXED_RATIO * n + 4096), -1, 1, 0
+    for j in range(L + 1 if n > 0 else 0):
+        cells += configs * card * K
+        if cells > limit:
+            break
+        head = j
+        configs *= int(cards[parents[j]]) if j < L else 1
     pair_keys: list[np.ndarray] = []
     offsets: list = []
     cfg_k, cfg_c, cell_k, cell_c = [], [], [], []
     cell_ids, cell_cfg, cell_mats, cfg_mats = [], [], [], []
-    ok_prev = np.ones(n, dtype=bool)
-    depth = np.zeros(n, dtype=np.int64)
+    ok_prev = np.ones(n if loo else 0, dtype=bool)
+    depth = np.zeros(n if loo else 0, dtype=np.int64)
     if head >= 0:
         cards = np.asarray(cards, dtype=np.int64)
         par = np.asarray(parents[:head], dtype=np.int64)
@@ -465,7 +469,8 @@ def _build_table(
         (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
          local) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
                                 par, cards, K, loo)
-        pair_keys = np.split(pairs, np.cumsum(n_cfgs[1:])[:-1]) if head else []
+        ends = np.cumsum(n_cfgs[1:]).tolist()  # (depth j's pair keys: views of `pairs`)
+        pair_keys = [pairs[a:b] for a, b in zip([0] + ends[:-1], ends)]
         offsets = list(offs)
         cfg_k, cfg_c, cell_k, cell_c = [ck], [cc], [kk], [kc]
         if loo:
@@ -477,6 +482,7 @@ def _build_table(
     else:
         local = np.zeros(n, dtype=np.int64)
         n_cfg, offset, cell_base = 1, 0, 0
+    x = np.ascontiguousarray(X[:, child], dtype=np.int64) if head < L else _NO_ROWS
     for j in range(head + 1, L + 1):  # the deeper depths ranked depth by depth
         xp, cp = _NO_ROWS, 1
         if j > 0:
@@ -506,16 +512,22 @@ def _build_table(
         card=card,
         pair_keys=list(pair_keys),
         offsets=np.asarray(offsets, dtype=np.int64),
-        cfg_keys=np.concatenate(cfg_k).astype(np.int64, copy=False),
-        cfg_counts=np.concatenate(cfg_c).astype(np.int64),
-        cell_keys=np.concatenate(cell_k).astype(np.int64, copy=False),
-        cell_counts=np.concatenate(cell_c).astype(np.int64),
+        cfg_keys=_joined(cfg_k),
+        cfg_counts=_joined(cfg_c),
+        cell_keys=_joined(cell_k),
+        cell_counts=_joined(cell_c),
     )
     if not loo:
         return _finish(table, cards)
     return _finish(table, cards, (np.stack(cell_ids).astype(np.int32, copy=False),
                                   np.concatenate(cell_cfg),
                                   np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The depths' keys or counts end to end, as int64 (one part: no copy when int64)."""
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.int64,
+                                                                          copy=False)
 
 
 def _finish(table: _AttributeTable, cards: np.ndarray, loo: tuple | None = None):
