@@ -4,6 +4,7 @@ values, and the compiled pass that multiplies a row's factors (`Scorer`)."""
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -56,19 +57,13 @@ def _flat(t: _AttributeTable, K: int, rows: int = 0) -> _Lookups:
                for p in t.pair_pos] + [_NONE] * (len(keys) - len(t.pair_pos))
         configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
         cell_keys = np.asarray(t.cell_keys, dtype=np.int64)
-        cell_counts = t.cell_counts.astype(np.float64)
-        cell_start = np.zeros(configs + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cell_keys // (t.card * K), minlength=configs),
-                  out=cell_start[1:])
-        cfg_counts = np.zeros(configs * K)
-        cfg_counts[t.cfg_keys] = t.cfg_counts
-        factors = _NO_FACTORS
         cells = configs * t.card * K
-        if cells <= FACTOR_TABLE_CELLS and (
-                cells <= FACTOR_TABLE_RATIO * len(t.cell_keys) + FACTOR_TABLE_SMALL
-                or 3 * cells <= (2 * K + 20) * rows):
-            factors = np.empty((configs, t.card, K))
-            _all_ratios(t.card, K, cell_keys, cell_counts, cfg_counts, factors)
+        tabulate = cells <= FACTOR_TABLE_CELLS and (
+            cells <= FACTOR_TABLE_RATIO * len(t.cell_keys) + FACTOR_TABLE_SMALL
+            or 3 * cells <= (2 * K + 20) * rows)
+        cell_counts, cell_start, cfg_counts, factors = _flat_arrays(
+            t.card, K, configs, cell_keys, t.cell_counts, np.asarray(t.cfg_keys, np.int64),
+            t.cfg_counts, tabulate)
         unseen = np.full(K, (0.0 + 1.0 / t.card) / (0.0 + 1.0))
         t.flat = _Lookups(keys, pos, np.asarray(t.parents, dtype=np.int64), cell_keys,
                           cell_counts, cell_start, cfg_counts, factors, unseen)
@@ -106,6 +101,27 @@ def _ratio(g, v, card, K, keys, counts, start, cfg, out, i):
         if a < hi and keys[a] == q0 + y:
             c = counts[a]
         out[i, y] = (c + inv) / (cfg[g * K + y] + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _flat_arrays(card, K, configs, cell_keys, cell_counts, cfg_keys, cfg_counts, tabulate):
+    """`_flat`'s arrays in one compiled call: the cell counts as float64, where each
+    configuration's cells start among the sorted cell keys, #(g, y) dense (configs · K)
+    and, with `tabulate`, every factor (`_all_ratios`; else an empty array)."""
+    counts = np.empty(cell_counts.shape[0])
+    start = np.zeros(configs + 1, dtype=np.int64)
+    for i in range(cell_keys.shape[0]):
+        counts[i] = cell_counts[i]
+        start[cell_keys[i] // (card * K) + 1] += 1
+    for g in range(configs):
+        start[g + 1] += start[g]
+    cfg = np.zeros(configs * K)
+    for i in range(cfg_keys.shape[0]):
+        cfg[cfg_keys[i]] = cfg_counts[i]
+    factors = np.empty((configs if tabulate else 0, card, K))
+    if tabulate:
+        _all_ratios(card, K, cell_keys, counts, cfg, factors)
+    return counts, start, cfg, factors
 
 
 @numba.njit(cache=True, nogil=True)
@@ -535,9 +551,8 @@ class Scorer:
         nf = sum(f.size for f in self._factors)
         self.unseen_at, self.ones_at = nf, nf + m * K
         self.direct_cells = np.array(
-            [int(np.prod([int(self.cards[p]) for p in t.parents[:self.caps[a]]],
-                         dtype=np.int64)) * t.card * K for a, t in enumerate(tables)],
-            dtype=np.int64)
+            [math.prod(int(self.cards[p]) for p in t.parents[:self.caps[a]]) * t.card * K
+             for a, t in enumerate(tables)], dtype=np.int64)
         self._state: tuple = (np.full(m, -1, dtype=np.int64), None)
         self._prefix: tuple | None = None
 
