@@ -225,22 +225,22 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
             walk = da < 0
             if da >= 0:  # the mixed-radix index of the row's parent values: its factor row
                 cap = caps[a]  # (−1 when a parent value is missing: searched below)
-                if cap <= 2:  # (one or two parents in registers)
+                if cap <= 2:  # (one or two parents in registers; selects, no branches)
                     p0 = parents[pa] if cap > 0 else c
                     p1 = parents[pa + 1] if cap > 1 else c
-                    r1 = cards[p1]
+                    r1 = cards[p1] if cap > 1 else 0
+                    m0 = 1 if cap > 0 else 0
+                    nwalk = 0
                     for i in range(nb):
                         x = T[c, i]
-                        v0 = T[p0, i] if cap > 0 else 0
+                        v0 = T[p0, i] * m0
                         v1 = T[p1, i] if cap > 1 else 0
-                        if x < 0:
-                            fi[i] = ones_at
-                        elif v0 < 0 or v1 < 0:
-                            fi[i] = -1
-                            walk = True
-                        else:
-                            k = v0 * r1 + v1 if cap > 1 else v0
-                            fi[i] = da + (k * ca + x) * K
+                        q = da + ((v0 * r1 + v1 if cap > 1 else v0) * ca + x) * K
+                        q = -1 if (v0 | v1) < 0 else q
+                        q = ones_at if x < 0 else q
+                        nwalk += q < 0
+                        fi[i] = q
+                    walk = nwalk > 0
                 else:  # (parent by parent over the rows: loops the compiler vectorises)
                     for i in range(nb):
                         local[i] = 0
@@ -252,15 +252,14 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                             v = T[p, i]
                             local[i] = local[i] * rp + v
                             alive[i] = alive[i] and v >= 0
-                    for i in range(nb):
+                    nwalk = 0
+                    for i in range(nb):  # (selects, no branches)
                         x = T[c, i]
-                        if x < 0:
-                            fi[i] = ones_at
-                        elif alive[i]:
-                            fi[i] = da + (local[i] * ca + x) * K
-                        else:
-                            fi[i] = -1
-                            walk = True
+                        q = da + (local[i] * ca + x) * K if alive[i] else -1
+                        q = ones_at if x < 0 else q
+                        nwalk += q < 0
+                        fi[i] = q
+                    walk = nwalk > 0
             if walk:
                 first = 1
                 h = pre_h[a]
