@@ -48,15 +48,14 @@ def _ranks(seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m = 0
     for v in range(seen.shape[0]):
         m += seen[v]
-    uq = np.empty(m, dtype=np.int64)
+    uq = np.empty(m + 1, dtype=np.int64)  # (+ 1: every value written, kept when marked)
     rank = np.empty(seen.shape[0], dtype=np.int32)  # (a dense space: ≤ DENSE_CELLS)
-    m = 0
+    k = 0
     for v in range(seen.shape[0]):
-        rank[v] = m
-        if seen[v]:
-            uq[m] = v
-            m += 1
-    return uq, rank
+        rank[v] = k
+        uq[k] = v
+        k += seen[v]
+    return uq[:m], rank
 
 
 _NO_RANKS = np.zeros(0, dtype=np.int32)
@@ -289,10 +288,9 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
                     tot += v
                     csum[s0 + c] += v
                     n_cell_keys += v != 0.0
-                if tot != 0.0:
-                    crank[g0 * card + k * card + x] = n_cell[j]
-                    n_cell[j] += 1
-                    seen = True
+                crank[g0 * card + k * card + x] = n_cell[j] if tot != 0.0 else -1
+                n_cell[j] += tot != 0.0  # (selects, no branch on the cells' pattern)
+                seen |= tot != 0.0
             grank[g0 + k] = n_cfg[j] if seen else -1
             if seen:
                 n_cfg[j] += 1
