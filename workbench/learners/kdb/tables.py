@@ -392,8 +392,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
                 i = np.uint64(b0 + key[r] * card + X[r, child])  # (unsigned: no wrap code)
                 cell_ids[j, r] = f0 + crank[i]
                 ok[r] = ok[r] and twice[i]
-                if ok[r]:
-                    depth[r] = j
+                depth[r] = j if ok[r] else depth[r]  # (a select: no branch per row)
     ids = np.empty(n if need_ids else 0, dtype=np.int64)
     gL = at[L] // block
     for r in range(ids.shape[0]):
@@ -407,14 +406,13 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
 def _deeper(cell, cinv, j, ok, depth):
     """SKDB's back-off depth, one depth on: a row whose cells at depths 1..j all count it
     and another (Σ over classes ≥ 2) may use depth j."""
-    for r in range(cinv.shape[0]):
-        if ok[r]:
-            tot = 0.0
-            for c in range(cell.shape[1]):
-                tot += cell[cinv[r], c]
-            ok[r] = tot >= 2.0
-            if ok[r]:
-                depth[r] = j
+    for r in range(cinv.shape[0]):  # (selects: no branch per row)
+        tot = 0.0
+        for c in range(cell.shape[1]):
+            tot += cell[cinv[r], c]
+        o = ok[r] and tot >= 2.0
+        ok[r] = o
+        depth[r] = j if o else depth[r]
 
 
 def _build_table(
@@ -540,15 +538,23 @@ def _finish(table: _AttributeTable, cards: np.ndarray, loo: tuple | None = None)
             depth)
 
 
-def _loo_factors(card: int, cell_cfg: np.ndarray, cell_counts: np.ndarray,
-                 cfg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _loo_factors(card, cell_cfg, cell_counts, cfg_counts):
     """The LOO pass's factors of every cell c and class y: F = (#cell + 1/|X_i|) /
     (#cfg + 1), with all rows, and own = (#cell − 1 + 1/|X_i|) / (#cfg − 1 + 1), the
-    factor of a held-out row of class y in that cell (its own count taken out)."""
-    cfg = cfg_counts[cell_cfg]
-    with np.errstate(divide="ignore", invalid="ignore"):  # (a class not in the cell: unused)
-        own = (cell_counts - 1.0 + 1.0 / card) / (cfg - 1.0 + 1.0)
-    return (cell_counts + 1.0 / card) / (cfg + 1.0), own
+    factor of a held-out row of class y in that cell (its own count taken out; a class
+    not in the cell gives an unused value)."""
+    inv = 1.0 / card
+    F = np.empty(cell_counts.shape)
+    own = np.empty(cell_counts.shape)
+    for c in range(cell_counts.shape[0]):
+        g = cell_cfg[c]
+        for y in range(cell_counts.shape[1]):
+            n = cell_counts[c, y]
+            t = cfg_counts[g, y]
+            own[c, y] = (n - 1.0 + inv) / (t - 1.0 + 1.0)
+            F[c, y] = (n + inv) / (t + 1.0)
+    return F, own
 
 
 @numba.njit(cache=True, nogil=True)
