@@ -164,6 +164,27 @@ def _advance(local, alive, gid, i, idx, found, base, backoff):
         gid[i] = -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mixed_index(T, parents, pa, h, cards, nb, local, alive):
+    """local[i] = the mixed radix of row i's values of the parents parents[pa : pa + h]
+    (the first most significant), alive[i] = all of them present; parent by parent over
+    the rows (loops the compiler vectorises). Returns whether every row has them all."""
+    for i in range(nb):
+        local[i] = 0
+        alive[i] = True
+    for j in range(h):
+        p = parents[pa + j]
+        rp = cards[p]
+        for i in range(nb):
+            v = T[p, i]
+            local[i] = local[i] * rp + v
+            alive[i] = alive[i] and v >= 0
+    every = True
+    for i in range(nb):
+        every = every and alive[i]
+    return every
+
+
 @numba.njit(cache=True, nogil=True)
 def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
               pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
@@ -241,17 +262,8 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                         nwalk += q < 0
                         fi[i] = q
                     walk = nwalk > 0
-                else:  # (parent by parent over the rows: loops the compiler vectorises)
-                    for i in range(nb):
-                        local[i] = 0
-                        alive[i] = True
-                    for j in range(cap):
-                        p = parents[pa + j]
-                        rp = cards[p]
-                        for i in range(nb):
-                            v = T[p, i]
-                            local[i] = local[i] * rp + v
-                            alive[i] = alive[i] and v >= 0
+                else:
+                    _mixed_index(T, parents, pa, cap, cards, nb, local, alive)
                     nwalk = 0
                     for i in range(nb):  # (selects, no branches)
                         x = T[c, i]
@@ -263,26 +275,17 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
             if walk:
                 first = 1
                 h = pre_h[a]
-                if h > 0:  # the first h depths at once: the prefix table (`_prefix_fill`)
-                    ok = True
+                # the first h depths at once: the prefix table (`_prefix_fill`); a block
+                # with a parent value missing among them walks from depth 1
+                if h > 0 and _mixed_index(T, parents, pa, h, cards, nb, local, alive):
+                    po = pre_at[a]
                     for i in range(nb):
-                        local[i] = 0
-                    for j in range(h):
-                        p = parents[pa + j]
-                        rp = cards[p]
-                        for i in range(nb):
-                            v = T[p, i]
-                            local[i] = local[i] * rp + v
-                            ok = ok and v >= 0
-                    if ok:  # (else a parent value is missing: the block walks from depth 1)
-                        po = pre_at[a]
-                        for i in range(nb):
-                            q = po + local[i]
-                            lo = pre_local[q]
-                            gid[i] = pre_gid[q]
-                            alive[i] = lo >= 0
-                            local[i] = lo if lo >= 0 else 0
-                        first = h + 1
+                        q = po + local[i]
+                        lo = pre_local[q]
+                        gid[i] = pre_gid[q]
+                        alive[i] = lo >= 0
+                        local[i] = lo if lo >= 0 else 0
+                    first = h + 1
                 if first == 1:
                     for i in range(nb):
                         local[i] = 0
