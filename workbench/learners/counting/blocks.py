@@ -41,6 +41,8 @@ optdigits A2DE fit -12 %; two classes unchanged)."""
 def bitmap_cells(K: int) -> int:
     """The largest dense block counted from bit sets with K classes (`BITMAP_MAX_CELLS`)."""
     return BITMAP_MAX_CELLS * 2 // max(int(K), 2)
+
+
 PARALLEL_MIN_ROWS = 1 << 16
 """`BlockStore.add` with n_jobs > 1 gives each thread at least this many rows."""
 PARALLEL_DENSE_BYTES = 1 << 28
