@@ -270,7 +270,10 @@ def mi_and_cmi(
     for i in range(d - 1 if n else 0):
         for j in range(i + 1, d):
             cells = int(cards[i]) * int(cards[j]) * K
-            (dense.append((i, j, cells)) if cells <= dense_limit else sparse.append((i, j)))
+            if cells <= dense_limit:
+                dense.append((i, j, cells))
+            else:
+                sparse.append((i, j))
     codes_t = _attribute_major(X, cards) if dense else None
     batches = _batches([p[2] for p in dense])
     first = _count_dense(codes_t, y, K, cards, dense[slice(*batches[0])]) if dense else None
