@@ -761,6 +761,37 @@ def test_value_tables_from_the_pair_tables_or_counted(monkeypatch, batch_cells, 
                 assert cmi[i, j] == pytest.approx(ref.cmi(i, j), abs=1e-12)
 
 
+def test_pairs_with_a_constant_attribute_are_not_counted(monkeypatch):
+    """A constant attribute (one code, e.g. a numeric attribute MDL leaves without cuts)
+    has no pair counted in memory: its CMI with every attribute is the +0 that counting
+    gives (every term c/N · log2(1)) — the bits of the out-of-core counts, which count
+    every pair — and MI is unchanged; the KDB built on them classifies as before."""
+    rng = np.random.default_rng(21)
+    n, K = 500, 3
+    y = rng.integers(0, K, n)
+    X = np.stack([(y + rng.integers(0, 2, n)) % 4, np.zeros(n, dtype=np.int64),
+                  rng.integers(0, 3, n), (y * rng.integers(0, 2, n)) % 5,
+                  np.zeros(n, dtype=np.int64)], 1).astype(np.int64)
+    cards = np.array([4, 1, 3, 5, 1])
+    counted = []
+    real = kdb_structure._count_dense
+    monkeypatch.setattr(kdb_structure, "_count_dense",
+                        lambda *a: counted.extend(p[:2] for p in a[4]) or real(*a))
+    mi, cmi = kdb_structure.mi_and_cmi(X, y, cards, K)
+    assert sorted(counted) == [(0, 2), (0, 3), (2, 3)]
+    sc = kdb_structure.StructureCounts(cards, K).add(X, y)
+    np.testing.assert_array_equal(mi, sc.mutual_information())
+    np.testing.assert_array_equal(cmi, sc.conditional_mutual_information())
+    assert not cmi[[1, 4]].any() and not cmi[:, [1, 4]].any() and cmi[0, 2] > 0
+    assert mi[1] == 0.0 and mi[4] == 0.0
+    atts = tuple(Attribute(f"a{i}", tuple(str(v) for v in range(c))) for i, c in enumerate(cards))
+    ds = Dataset("const", atts, Attribute("c", ("0", "1", "2")), X.astype(float), y)
+    kdb = KDB(k=2).fit(ds)
+    np.testing.assert_allclose(kdb.predict_proba(ds),
+                               Ref(ds).predict(ds, list(kdb.order_), kdb.parents_, 2),
+                               atol=1e-13)
+
+
 def test_jmlr16_config_validates():
     from pathlib import Path
 
