@@ -529,6 +529,51 @@ def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monk
     np.testing.assert_array_equal(got["search, int64 ranks"], got["search"])
 
 
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "TAN", "BayesNet"])
+def test_constant_children_are_left_out_of_the_product(name, monkeypatch):
+    """A constant attribute's factor is 1 exactly, so classification leaves it out: the
+    raw products (each row times its own power of two) are the bits of multiplying by
+    every factor with the underflow checks after every fourth attribute, here with 150
+    attributes (60 constant, interleaved, one of them missing in some test rows) deep
+    enough into underflow for rows to be lifted (KDB1: against the log-space sums)."""
+    from workbench.learners.kdb import scoring as scoring_mod
+
+    rng = np.random.default_rng(50)
+    n, d, K = 400, 150, 2
+    const = np.isin(np.arange(d) % 5, (1, 3))
+    cards = np.where(const, 1, 60)
+    y = rng.integers(0, K, n)
+    X = np.where(const, 0, rng.integers(0, 60, (n, d))).astype(float)
+    atts = tuple(Attribute(f"a{i}", tuple(str(v) for v in range(c))) for i, c in enumerate(cards))
+    train = Dataset("const", atts, Attribute("c", ("0", "1")), X, y)
+    Xt = np.where(const, 0, rng.integers(0, 60, (300, d))).astype(float)
+    Xt[::7, 1] = np.nan
+    test = Dataset("const", atts, Attribute("c", ("0", "1")), Xt, rng.integers(0, K, 300))
+    got = {}
+    for mode in ("left out", "multiplied"):
+        with monkeypatch.context() as mp:
+            if mode == "multiplied":
+                mp.setattr(scoring_mod, "_varying", lambda ts: (list(ts), np.array(
+                    [(p + 1) % 4 == 0 or p == len(ts) - 1 for p in range(len(ts))],
+                    dtype=np.int64)))
+            model = registry.create(name).fit(train)
+            got[mode] = model._products(test)
+            got[mode, "p"] = model.predict_proba(test)
+            varying = sum(int(model.cards_[a]) > 1 for a in model.attributes_)
+            assert model._scorer.caps.size == (varying if mode == "left out"
+                                               else len(model.attributes_))
+    assert varying < len(model.attributes_)
+    np.testing.assert_array_equal(got["left out"], got["multiplied"])
+    np.testing.assert_array_equal(got["left out", "p"], got["multiplied", "p"])
+    assert np.isfinite(got["left out", "p"]).all()
+    if name == "KDB1":  # raw = true product · 2^(600 · lifts)
+        true = np.array(Ref(train).joint_logs(test.take(np.arange(5)), list(model.order_),
+                                              model.parents_, 1))
+        lifts = (np.log(got["left out"][:5]) - true) / (600 * math.log(2))
+        np.testing.assert_allclose(lifts, np.round(lifts), atol=1e-6)
+        assert (np.round(lifts) >= 1).all()
+
+
 @pytest.mark.parametrize("name", ["KDB2", "KDB3", "KDB5"])
 def test_prefix_tables_equal_the_depth_by_depth_search(name, monkeypatch):
     """Without direct tables, a row's search through an attribute's first h parents read

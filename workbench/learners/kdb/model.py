@@ -123,11 +123,9 @@ class _BayesNetBase(Learner):
         divided by the row's sum with `normalise`)."""
         tables = [self.tables_[a] for a in self.attributes_]
         made = getattr(self, "_scorer", None)  # (built once per fitted structure)
-        if made is None or made.caps.size != len(tables) or \
-                made.backoff != bool(self.backoff_) or \
-                any(u is not v for u, v in zip(made.tables, tables)) or \
-                not np.array_equal(made.caps, [min(self.depth_cap_, len(t.parents))
-                                               for t in tables]):
+        if made is None or len(made.tables) != len(tables) or \
+                made.backoff != bool(self.backoff_) or made.cap != self.depth_cap_ or \
+                any(u is not v for u, v in zip(made.tables, tables)):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
                                   self.backoff_, data.n_instances)
         return self._scorer.products(data.column_codes(np.int32), self.missing_code_,

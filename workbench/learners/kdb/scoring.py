@@ -188,8 +188,8 @@ def _mixed_index(T, parents, pa, h, cards, nb, local, alive):
 @numba.njit(cache=True, nogil=True)
 def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
               pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
-              keys, counts, start, cfg, count_at, pre_at, pre_h, pre_local, pre_gid, normalise,
-              out):
+              keys, counts, start, cfg, count_at, pre_at, pre_h, pre_local, pre_gid, checks,
+              normalise, out):
     """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
     times a power of two common to the row's classes (or divided by the row's sum with
     `normalise`).
@@ -213,7 +213,8 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
     - the ones for a missing value (left out).
     Every factor lies in (2^-84, 1] (1/|X_i| over a count + 1), so lifting a row's
     product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its largest
-    class is below 2^-600 keeps it from underflowing."""
+    class is below 2^-600 keeps it from underflowing: checks[a] such checks follow
+    attribute a (`Scorer`)."""
     n, K = out.shape
     m = child.shape[0]
     d = XT.shape[0]
@@ -350,7 +351,7 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                                cfg[c0:], f, 0)
                         for y in range(K):
                             Q[y, i] *= f[0, y]
-            if (a + 1) % _LIFT_EVERY == 0 or a == m - 1:
+            for _ in range(checks[a]):
                 for i in range(nb):
                     top[i] = 0.0
                 for y in range(K):
@@ -500,6 +501,23 @@ call is kept for the next. (Measured: replacing a tabulated attribute's search f
 deepest seen configuration saves little; copying its factors costs more.)"""
 
 
+def _varying(tables: list[_AttributeTable]) -> tuple[list[_AttributeTable], np.ndarray]:
+    """The tables whose child takes more than one code, and after each of them how many
+    underflow checks `_products` makes (`_LIFT_EVERY`). A constant child's factor is 1
+    exactly for every row — (#(π, y) + 1) / (#(π, y) + 1), or a missing value's 1 — so
+    it is left out (musk1: 87 of 166 attributes after MDL) and the checks that followed
+    it follow the last attribute kept before it: the products, lifts included, are the
+    bits of multiplying by all of them."""
+    kept = [t for t in tables if t.card > 1]
+    checks = np.zeros(len(kept), dtype=np.int64)
+    last = -1
+    for p, t in enumerate(tables):
+        last += t.card > 1
+        if ((p + 1) % _LIFT_EVERY == 0 or p == len(tables) - 1) and last >= 0:
+            checks[last] += 1
+    return kept, checks
+
+
 class Scorer:
     """A fitted model's attributes (in product order) as flat arrays for the kernels:
     every table's parents, depth offsets and pair keys / direct indexes end to end (where
@@ -510,9 +528,11 @@ class Scorer:
 
     def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
                  backoff: bool, rows: int = 0) -> None:
+        self.tables, self.cap = tables, cap
+        tables, self.checks = _varying(tables)
         flats = [_flat(t, K, rows) for t in tables]
         m = len(tables)
-        self.tables, self.K = tables, K
+        self.K = K
         self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
         self.backoff = bool(backoff)
         self.cards = np.asarray(cards, dtype=np.int64)
@@ -602,7 +622,7 @@ class Scorer:
         attributes without a direct table, made at the first classification and kept."""
         if self._prefix is not None:
             return self._prefix
-        m = len(self.tables)
+        m = self.caps.size
         pre_at, pre_h = np.full(m, -1, dtype=np.int64), np.zeros(m, dtype=np.int64)
         plan, total = [], 0
         for a in range(m):
@@ -637,5 +657,5 @@ class Scorer:
                   self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
                   dir_at, fa, self.unseen_at, self.ones_at, self.keys, self.counts,
                   self.start, self.cfg, self.count_at, pre_at, pre_h, pre_local, pre_gid,
-                  bool(normalise), out)
+                  self.checks, bool(normalise), out)
         return out
