@@ -8,6 +8,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande import AnDE
+from workbench.learners.counting import code_dtype
 from workbench.learners.base import Learner, MultiPassLearner, choice, integer
 from workbench.learners.kdb.structure import (
     StructureCounts,
@@ -68,8 +69,10 @@ class _BayesNetBase(Learner):
     tables_: dict
 
     def _prepare(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
-        """Validate, drop missing-class rows, set value codes; returns (X codes, y), X
-        int64 in Fortran order (the tables and structure counts read whole columns)."""
+        """Validate, drop missing-class rows, set value codes; returns (X codes, y), X in
+        Fortran order (the tables and structure counts read whole columns) and in the
+        narrowest integer type holding every code and `?` (`code_dtype`: adult's int8 is
+        an eighth of int64's bytes to write and stream)."""
         name = type(self).__name__
         if not isinstance(data, Dataset):
             raise LearnerError(f"{name}: fit expects a Dataset, got {type(data).__name__}")
@@ -77,8 +80,8 @@ class _BayesNetBase(Learner):
         self._reset()
         self._remember_header(data)
         train = data.without_missing_class()
-        codes_t = train.column_codes(np.int64)  # (d, n): X below is its Fortran-order view
         declared = data.cardinalities.astype(np.int64)
+        codes_t = train.column_codes(code_dtype(declared + 1))  # (d, n): X is its F view
         has_missing = (codes_t < 0).any(axis=1) if codes_t.shape[1] else np.zeros(
             codes_t.shape[0], dtype=bool
         )
@@ -128,7 +131,8 @@ class _BayesNetBase(Learner):
                 any(u is not v for u, v in zip(made.tables, tables)):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
                                   self.backoff_, data.n_instances)
-        return self._scorer.products(data.column_codes(np.int32), self.missing_code_,
+        return self._scorer.products(data.column_codes(code_dtype(self.cards_)),
+                                     self.missing_code_,
                                      self._prior(), normalise)
 
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:

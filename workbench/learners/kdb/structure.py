@@ -266,7 +266,7 @@ def mi_and_cmi(
     """
     n, d = X.shape
     cmi = np.zeros((d, d))
-    X = np.asarray(X, dtype=np.int64)
+    X = np.asarray(X)  # (integer codes of any width: each column widened where used)
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     ny = np.bincount(y, minlength=K).astype(np.float64)
@@ -294,7 +294,7 @@ def mi_and_cmi(
         return mi, cmi
     terms = _PairTerms(cards, K, ny, tabs, float(n))
     for i, j in sparse:
-        key = (X[:, i] * int(cards[j]) + X[:, j]) * K + y
+        key = (X[:, i].astype(np.int64) * int(cards[j]) + X[:, j]) * K + y
         idx, cnt = np.unique(key, return_counts=True)
         terms.add(i, j, idx, cnt.astype(np.float64))
     for b, (start, stop) in enumerate(batches):
@@ -313,15 +313,18 @@ def _values_from_pairs(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
     out: list[np.ndarray | None] = [None] * d
     o = 0
     for i, j, cells in pairs:
-        t = tables[o: o + cells].reshape(int(cards[i]), int(cards[j]), K)
         o += cells
+        if out[i] is not None and out[j] is not None:
+            continue
+        t = tables[o - cells: o].reshape(int(cards[i]), int(cards[j]), K)
         if out[i] is None:
             out[i] = t.sum(axis=1, dtype=np.int64)
         if out[j] is None:
             out[j] = t.sum(axis=0, dtype=np.int64)
     for a in range(d):
         if out[a] is None:
-            out[a] = np.bincount(X[:, a] * K + y, minlength=int(cards[a]) * K).reshape(-1, K)
+            out[a] = np.bincount(X[:, a].astype(np.int64) * K + y,
+                                 minlength=int(cards[a]) * K).reshape(-1, K)
     return out
 
 

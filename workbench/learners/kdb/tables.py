@@ -460,7 +460,7 @@ def _build_table(
     if head >= 0:
         cards = np.asarray(cards, dtype=np.int64)
         par = np.asarray(parents[:head], dtype=np.int64)
-        Xi = np.asarray(X, dtype=np.int64)
+        Xi = np.asarray(X)  # (integer codes of any width: the kernels widen each)
         cells, at, P, key = _mixed_counts(Xi, y, w, child, par, cards, K)
         (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
          local) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
