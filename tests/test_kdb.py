@@ -431,13 +431,14 @@ def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     np.testing.assert_array_equal(dense.predict_proba(test), want)
 
 
-@pytest.mark.parametrize("dense_cells", [0, 1 << 21])
+@pytest.mark.parametrize("dense_cells", [0, 6, 1 << 21])
 def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_cells,
                                                                           monkeypatch):
     """An attribute's tables counted on its full parent-value space (`_mixed_counts`: one
     increment per row, shallower depths summed) — for all depths, or the first few and the
     rest ranked from there — equal those of the depth-by-depth ranking (`_level`, by
-    marking or by sorting): keys, counts, pair keys, offsets and SKDB's LOO arrays, for
+    marking or by sorting): keys, counts, pair keys and their direct indexes, offsets and
+    SKDB's LOO arrays, for
     random families with weights, single-valued attributes, one class and no parents."""
     from workbench.learners.kdb import tables as tables_mod
 
@@ -465,6 +466,11 @@ def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_
             assert len(a.pair_keys) == len(b.pair_keys) == len(parents)
             for u, v in zip(a.pair_keys, b.pair_keys):
                 np.testing.assert_array_equal(u, v)
+            assert len(a.pair_pos) == len(b.pair_pos) == len(parents)
+            for u, v in zip(a.pair_pos, b.pair_pos):  # (direct indexes made while counting)
+                assert (u is None) == (v is None)
+                if u is not None:
+                    np.testing.assert_array_equal(u, v)
             for u, v in zip(la, lb):
                 assert u.shape == v.shape
                 np.testing.assert_array_equal(u, v)

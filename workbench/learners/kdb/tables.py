@@ -190,11 +190,13 @@ class _AttributeTable:
     pair_pos: list = field(default_factory=list)
     flat: object = None  # the lookups as flat arrays (`scoring._flat`), when first read
 
-    def index(self, cards: np.ndarray) -> None:
-        """Build the direct-index lookups of the parent prefixes (once, after counting)."""
-        self.pair_pos = []
-        prev = 1
-        for j, p in enumerate(self.parents):
+    def index(self, cards: np.ndarray, known: list | None = None) -> None:
+        """Build the direct-index lookups of the parent prefixes (once, after counting);
+        `known`: those of the first depths, made while counting (`_mixed_tables`)."""
+        self.pair_pos = list(known or [])
+        prev = len(self.pair_keys[len(self.pair_pos) - 1]) if self.pair_pos else 1
+        for j in range(len(self.pair_pos), len(self.parents)):
+            p = self.parents[j]
             self.pair_pos.append(_dense_index(self.pair_keys[j], prev * int(cards[p])))
             prev = len(self.pair_keys[j])
 
@@ -300,6 +302,10 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
     for j in range(1, L + 1):
         offsets[j] = offsets[j - 1] + n_cfg[j - 1]
     pair_keys = np.empty(offsets[L] + n_cfg[L] - 1, dtype=np.int64)
+    pos_at = np.zeros(L + 1, dtype=np.int64)  # depth j's direct index: pos[pos_at[j - 1]:
+    for j in range(1, L + 1):                 # pos_at[j]] (`_dense_index`)
+        pos_at[j] = pos_at[j - 1] + n_cfg[j - 1] * cards[parents[j - 1]]
+    pos = np.full(pos_at[L], -1, dtype=np.int64)
     cfg_keys = np.empty(n_cfg_keys + 1, dtype=np.int64)  # (+ 1: written, not kept)
     cfg_counts = np.empty(n_cfg_keys + 1)
     cell_keys = np.empty(n_cell_keys + 1, dtype=np.int64)
@@ -327,7 +333,9 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
             if g < 0:
                 continue
             if j > 0:
-                pair_keys[e] = grank[gp + k // cp] * cp + k % cp
+                pk = grank[gp + k // cp] * cp + k % cp
+                pair_keys[e] = pk
+                pos[pos_at[j - 1] + pk] = g
                 e += 1
             s0 = (g0 + k) * K
             for c in range(K):  # (every class written, kept when counted: no branch)
@@ -399,7 +407,7 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
         ids[r] = grank[np.uint64(gL + key[r])]
     return (pair_keys, n_cfg, offsets, cfg_keys[:n_cfg_keys], cfg_counts[:n_cfg_keys],
             cell_keys[:n_cell_keys], cell_counts[:n_cell_keys], cell_ids, cell_cfg,
-            cell_mats, cfg_mats, depth, ids)
+            cell_mats, cfg_mats, depth, ids, pos, pos_at)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -463,10 +471,14 @@ def _build_table(
         Xi = np.asarray(X)  # (integer codes of any width: the kernels widen each)
         cells, at, P, key = _mixed_counts(Xi, y, w, child, par, cards, K)
         (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
-         local) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
+         local, pos, pos_at) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
                                 par, cards, K, loo)
         ends = np.cumsum(n_cfgs[1:]).tolist()  # (depth j's pair keys: views of `pairs`)
         pair_keys = [pairs[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        cuts = pos_at.tolist()  # (the direct indexes `_dense_index` would make: views)
+        ok = [_dense_ok(b - a, len(k)) for a, b, k in zip(cuts[:-1], cuts[1:], pair_keys)]
+        known = [(pos[a:b] if all(ok) else pos[a:b].copy()) if o else None
+                 for a, b, o in zip(cuts[:-1], cuts[1:], ok)]
         offsets = list(offs)
         cfg_k, cfg_c, cell_k, cell_c = [ck], [cc], [kk], [kc]
         if loo:
@@ -477,7 +489,7 @@ def _build_table(
         cell_base = len(cmat) if loo else 0
     else:
         local = np.zeros(n, dtype=np.int64)
-        n_cfg, offset, cell_base = 1, 0, 0
+        n_cfg, offset, cell_base, known = 1, 0, 0, None
     x = np.ascontiguousarray(X[:, child], dtype=np.int64) if head < L else _NO_ROWS
     for j in range(head + 1, L + 1):  # the deeper depths ranked depth by depth
         xp, cp = _NO_ROWS, 1
@@ -514,8 +526,8 @@ def _build_table(
         cell_counts=_joined(cell_c),
     )
     if not loo:
-        return _finish(table, cards)
-    return _finish(table, cards, (np.stack(cell_ids).astype(np.int32, copy=False),
+        return _finish(table, cards, known)
+    return _finish(table, cards, known, (np.stack(cell_ids).astype(np.int32, copy=False),
                                   np.concatenate(cell_cfg),
                                   np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
 
@@ -526,10 +538,12 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
                                                                           copy=False)
 
 
-def _finish(table: _AttributeTable, cards: np.ndarray, loo: tuple | None = None):
-    """Index the table; with the LOO pass's arrays (cell ids, cells' configurations, cell
-    and configuration count rows, depths), return them with it (`_build_table`)."""
-    table.index(cards)
+def _finish(table: _AttributeTable, cards: np.ndarray, known: list | None,
+            loo: tuple | None = None):
+    """Index the table (`known`: the first depths' direct indexes, made while counting);
+    with the LOO pass's arrays (cell ids, cells' configurations, cell and configuration
+    count rows, depths), return them with it (`_build_table`)."""
+    table.index(cards, known)
     if loo is None:
         return table
     cell_ids, cell_cfg, cell_mats, cfg_mats, depth = loo
