@@ -222,7 +222,10 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
     at[j] : at[j + 1], configuration k's at at[j] + k·|X_i|·K. One increment per row at
     the deepest depth (weighted by w when it has rows); each shallower depth is the sum
     of the next one over its last parent's values (integer counts: exact). Also returns
-    each row's mixed-radix index at the deepest depth."""
+    each row's mixed-radix index at the deepest depth. Unweighted, the increments go to
+    int32 counts, alternate rows to two copies summed after: a float increment waits for
+    the last one to the same cell, which few cells make often (fit: the counts adult
+    KDB2 1.18 -> 0.60 ms, connect-4 KDB5 5.8 -> 3.2, letter KDB2 0.66 -> 0.48)."""
     L = parents.shape[0]
     card = cards[child]
     P = np.ones(L + 1, dtype=np.int64)
@@ -241,9 +244,23 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
         cp = cards[p]
         for r in range(n):
             key[r] = key[r] * cp + X[r, p]
-    for r in range(n):  # (unsigned: no negative-index code per increment)
-        cells[np.uint64(deep + (key[r] * card + X[r, child]) * K + y[r])] += \
-            w[r] if weighted else 1.0
+    if weighted or n >= 1 << 31:
+        for r in range(n):  # (unsigned: no negative-index code per increment)
+            cells[np.uint64(deep + (key[r] * card + X[r, child]) * K + y[r])] += \
+                w[r] if weighted else 1.0
+    else:  # the rows' cells first (a loop the compiler vectorises), then int32
+        cell = np.empty(n, dtype=np.int64)  # increments into two histograms, even and
+        for r in range(n):                  # odd rows (no wait on the same cell's last)
+            cell[r] = (key[r] * card + X[r, child]) * K + y[r]
+        size = P[L] * card * K
+        H = np.zeros((2, size), dtype=np.int32)
+        for r in range(0, n - 1, 2):
+            H[0, np.uint64(cell[r])] += 1
+            H[1, np.uint64(cell[r + 1])] += 1
+        if n % 2:
+            H[0, np.uint64(cell[n - 1])] += 1
+        for i in range(size):
+            cells[deep + i] = H[0, i] + H[1, i]
     block = card * K
     for j in range(L - 1, -1, -1):
         cp = cards[parents[j]]
