@@ -4,6 +4,7 @@ recorded and (when pinned) enforced, failures leave no file."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -24,6 +25,15 @@ from conftest import REPO
 
 POKER_TRAIN = "1,10,1,11,1,13,1,12,1,1,9\n2,11,2,13,2,10,2,12,2,1,9\n1,2,2,3,3,4,4,5,1,7,0\n"
 POKER_TEST = "4,1,4,13,4,12,4,11,4,10,9\n1,1,2,1,3,9,1,5,2,3,1\n"
+
+
+@pytest.fixture(autouse=True)
+def few_rows(monkeypatch):
+    """These fixtures are a few rows each: the sources' pinned row counts and the catalog's
+    content checks are lifted here (tests/test_fetch_sources.py checks them)."""
+    for slug, src in list(fetch_mod.SOURCES.items()):
+        monkeypatch.setitem(fetch_mod.SOURCES, slug, dataclasses.replace(src, rows=None))
+    monkeypatch.setattr(fetch_mod, "expected_content", lambda slug: None)
 
 
 @pytest.fixture
@@ -87,8 +97,9 @@ def test_checksum_mismatch_and_failures_leave_no_file(server, tmp_path, monkeypa
                                              "expected format"):
         fetch_mod.fetch("poker-hand")
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
-    with pytest.raises(WorkbenchError, match="no public source recorded for 'iris'"):
-        fetch_mod.fetch("iris")
+    with pytest.raises(WorkbenchError, match="no public source recorded for 'chess' "
+                                             r"\(the only copy found is integer-coded"):
+        fetch_mod.fetch("chess")
     monkeypatch.setenv("WORKBENCH_FETCH_BASE", "http://127.0.0.1:9/")  # nothing listens
     proc = subprocess.run([sys.executable, "-m", "workbench", "-q", "fetch", "covtype"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -175,14 +186,26 @@ def test_a_cut_transfer_is_resumed_with_a_range_request(flaky, tmp_path, capsys)
     assert "publishes no checksum" in err
 
 
-def test_a_transfer_that_keeps_breaking_is_one_line_and_leaves_no_file(flaky, tmp_path):
-    flaky.files = {"/poker/poker-hand-training-true.data": POKER_TRAIN.encode() * 50,
+def test_a_transfer_that_keeps_breaking_is_kept_and_resumed_by_the_next_fetch(flaky,
+                                                                              tmp_path):
+    body = POKER_TRAIN.encode() * 50
+    flaky.files = {"/poker/poker-hand-training-true.data": body,
                    "/poker/poker-hand-testing.data": POKER_TEST.encode()}
     flaky.plan = ["cut"] * fetch_mod.RETRIES
     with pytest.raises(WorkbenchError, match=r"cannot download .*training-true.data: .* "
-                                             rf"\({fetch_mod.RETRIES} attempts"):
+                                             rf"\({fetch_mod.RETRIES} attempts.*the next "
+                                             "fetch resumes them"):
         fetch_mod.fetch("poker-hand")
-    assert _cache_is_empty(tmp_path)
+    cache = tmp_path / "cache"
+    assert [p.name for p in cache.iterdir()] == [fetch_mod.PARTIAL]  # no data set written
+    kept = (cache / fetch_mod.PARTIAL / "poker-hand" / "poker__poker-hand-training-true.data"
+            ).stat().st_size
+    assert 0 < kept < len(body)
+    flaky.ranges.clear()
+    data = load_dataset(fetch_mod.fetch("poker-hand"))  # a new fetch: resumed, not redone
+    assert flaky.ranges[0] == f"bytes={kept}-" and data.n_instances == 3 * 50 + 2
+    assert sorted(p.name for p in cache.iterdir()) == ["poker-hand.arff.gz",
+                                                       "poker-hand.source.json"]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "changed byte"])

@@ -1,5 +1,7 @@
 """`python -m workbench datasets` — the paper's 71 data sets, where each is found, and how
-the file's counts compare with the paper's Table 1.
+the file's counts compare with the paper's Table 1; `--sources` shows where each comes from
+(public source, licence, how to cite it, or why there is none) and `--verify` checks every
+file found against the catalog's content checksum (ok / mismatch / no checksum).
 
 Columns: slug, size group, where (``embedded`` = the project's ``datasets/``, else the
 directory, or ``missing``), instances / attributes (incl. class) / classes in the file and
@@ -23,10 +25,61 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--no-load", action="store_true",
         help="only locate the files, do not read them to count instances/attributes/classes",
     )
+    p.add_argument("--verify", action="store_true",
+                   help="check every file found against the catalog's content checksum: "
+                        "ok / mismatch / no checksum (exit status 1 on a mismatch)")
+    p.add_argument("--sources", action="store_true",
+                   help="each data set's public source, licence and citation (or why it "
+                        "has none)")
 
 
 def _where(path, embedded_dir) -> str:
     return "embedded" if path.parent.resolve() == embedded_dir.resolve() else str(path.parent)
+
+
+def _all_entries():
+    from workbench.data.catalog import CATALOG, OTHER_PAPERS
+
+    return CATALOG + OTHER_PAPERS
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from workbench.data.catalog import PROJECT_DATASETS, find_dataset, verify
+
+    counts: dict[str, int] = {}
+    for e in _all_entries():
+        path = find_dataset(e.slug, args.data_dir)
+        if path is None:
+            continue
+        status, detail = verify(e.slug, path)
+        counts[status] = counts.get(status, 0) + 1
+        print(f"{e.slug:18s} {status:11s} {_where(path, PROJECT_DATASETS)}: {detail}")
+    print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no data set found")
+    return 1 if counts.get("mismatch") else 0
+
+
+def _sources(args: argparse.Namespace) -> int:
+    from workbench.data.fetch import SOURCES
+    from workbench.data.recipes import NO_SOURCE, RECIPES, UCI_CITE
+
+    for e in _all_entries():
+        if e.slug in RECIPES:
+            r = RECIPES[e.slug]
+            text = (f"{r.origin.describe()} <{r.origin.address()}>"
+                    + (f"; changes: {r.changes()}" if r.changes() else "")
+                    + f"\n    licence: {r.licence}\n    cite: {r.cite}")
+        elif e.slug in SOURCES:
+            src = SOURCES[e.slug]
+            text = (f"{src.base}{', '.join(src.files)}" + (f" ({src.note})" if src.note
+                                                            else "")
+                    + f"\n    licence: the publisher's\n    cite: {UCI_CITE}"
+                    if "archive.ics.uci.edu" in src.base else
+                    f"{src.base}{', '.join(src.files)}\n    licence: the publisher's")
+        else:
+            text = "no public source" + (f": {NO_SOURCE[e.slug]}" if e.slug in NO_SOURCE
+                                         else "")
+        print(f"{e.slug}: {text}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.data.catalog import CATALOG, PROJECT_DATASETS, find_dataset, load_dataset
     from workbench.errors import WorkbenchError
 
+    if args.verify:
+        return _verify(args)
+    if args.sources:
+        return _sources(args)
     header = ("slug", "group", "where", "inst", "paper", "att", "paper", "classes", "paper",
               "flags")
     rows: list[tuple[str, ...]] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from workbench.data.arff import load_arff
-from workbench.data.fetch import SOURCES, cache_dir
+from workbench.data.fetch import cache_dir, has_source
 from workbench.data.sources import load_table
 from workbench.data.dataset import Dataset
 from workbench import resources
@@ -290,9 +290,39 @@ def load_dataset(
         what = f"data set '{slug}' ({_BY_SLUG[slug].name}) not found"
     else:
         what = f"unknown data set '{text}' (not in the catalog and no such file)"
-    hint = (f"; or download it: python -m workbench fetch {slug}" if slug in SOURCES
-            else "")
+    hint = (f"; or download it: workbench fetch {slug}" if has_source(slug) else "")
     raise WorkbenchError(
         f"{what}: looked for {' / '.join(slug + s for s in SUFFIXES)} in {where} "
         f"(add directories with $WORKBENCH_DATA or --data-dir{hint})"
     )
+
+
+def verify(slug: str, path: Path) -> tuple[str, str]:
+    """Whether the file `path` of data set `slug` holds the content the reproductions used:
+    ``("ok" | "mismatch" | "no checksum", detail)`` (the content checksum of
+    `workbench.data.content` against ``content.json``; for a catalog copy of only a file's
+    first rows, e.g. poker-hand's training part, those rows)."""
+    import numpy as np
+
+    from workbench.data.content import content_checksum, short
+    from workbench.data.recipes import catalog_content
+
+    want = catalog_content().get(resolve_slug(slug))
+    if want is None:
+        return "no checksum", "the catalog has no reference copy of it"
+    if path.name.endswith((".parquet", ".pq")):
+        return "no checksum", "a Parquet file (only ARFF and CSV copies are checked)"
+    try:
+        data = load_arff(path) if path.name.endswith((".arff", ".arff.gz")) \
+            else load_table(path)
+    except WorkbenchError as exc:
+        return "mismatch", f"unreadable: {exc}"
+    part, what = data, ""
+    if data.n_instances > want["rows"] and want.get("first_rows"):
+        part = data.take(np.arange(want["rows"]))
+        what = f" (its first {want['rows']:,} rows, the catalog's training part)"
+    got = content_checksum(part)
+    if got == want["checksum"]:
+        return "ok", f"{data.n_instances:,} rows{what}"
+    return "mismatch", (f"content {short(got)} ({part.n_instances:,} rows){what}, the "
+                        f"catalog's {short(want['checksum'])} ({want['rows']:,} rows)")

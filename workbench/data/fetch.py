@@ -1,27 +1,30 @@
 """`workbench fetch SLUG`: download a catalog data set from its public source into a cache
-directory, converted to the catalog's attribute layout, where the search path finds it.
+directory, converted to the catalog's file, where the search path finds it.
 
-- Sources (`SOURCES`): the UCI repository's files of the data sets this checkout lacks or has
-  only in part — the full poker-hand (training + testing files, 1,025,010 rows),
+- Small data sets (`workbench.data.recipes`): OpenML's Weka ARFF files by data id, the UCI
+  archive's text files, a UCI archive's members or a seeded generator, changed as the
+  catalog documents; the converted *content* must equal the reference copy's (rows and
+  `content_checksum`, ``content.json``), else nothing is written.
+- Big sources (`SOURCES`): the UCI repository's files of the full poker-hand (training +
+  testing files, 1,025,010 rows; its training part is checked against the catalog's copy),
   covtype, census-income (data + test files, the instance weight left out) and
-  localization — and of JMLR 2016's big sets (kddcup, msdyearprediction, pamap2,
-  record-linkage), plus LIBSVM's mnist8m. A source may pin each file's SHA-256; every
-  download's SHA-256 is recorded in ``<slug>.source.json`` next to the data.
-- Too big for memory (mnist8m: 8.1 M rows × 784 pixels): the file is downloaded to disk
-  beside the cache and converted block by block (`BLOCK_BYTES` of text) into
-  ``<slug>.parquet`` (`Source.stream`); the download is removed afterwards.
+  localization, JMLR 2016's big sets (kddcup, msdyearprediction, pamap2, record-linkage)
+  and LIBSVM's mnist8m. Each pins the rows its publisher documents and refuses another
+  count; a source may pin each file's SHA-256. mnist8m (8.1 M rows × 784 pixels) is
+  converted block by block (`BLOCK_BYTES` of text) into ``<slug>.parquet``.
+- Every download's SHA-256 is recorded in ``<slug>.source.json`` next to the data.
 - The cache is ``$WORKBENCH_CACHE`` or ``~/.cache/workbench/datasets``; it is on the data
   search path (`catalog.search_path`), so after ``fetch covtype`` configs and commands find
-  ``covtype``. ``$WORKBENCH_FETCH_BASE`` replaces the repository's base address (a mirror,
-  or a local server in tests).
-- Safety: a file is downloaded (to memory, or to disk for a streamed source) and the data
-  set written (atomically) only after its checksum (when pinned) matches and the
-  conversion succeeded. A transfer cut short (a closed
-  connection, fewer bytes than announced, a server error) is resumed with an HTTP range
-  request, or begun again, up to `RETRIES` attempts with doubling waits. An offline
-  machine, an HTTP error, a checksum mismatch, a truncated or altered gzip / bzip2 stream or a
-  malformed file gives one line naming the address or file and leaves no file behind. The
-  UCI repository publishes no checksums: each download says so and records its SHA-256.
+  ``covtype``. ``$WORKBENCH_FETCH_BASE`` (or ``fetch --mirror``) replaces every publisher's
+  base address (a mirror holding the same paths, or a local server in tests).
+- Safety: files are downloaded one at a time into the cache's ``.partial/<slug>`` folder; a
+  transfer cut short (a closed connection, fewer bytes than announced, a server error) is
+  resumed with an HTTP range request, or begun again, up to `RETRIES` attempts with doubling
+  waits, and a fetch that was interrupted or gave up is resumed from there by the next one.
+  The data set is written atomically, and only after the conversion and its checks
+  succeeded. An HTTP error, a checksum or row-count mismatch, a truncated or altered gzip /
+  bzip2 / .Z stream or a malformed file gives one line naming the address or file and leaves
+  no file behind.
 """
 
 from __future__ import annotations
@@ -45,12 +48,14 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from workbench.data.arff import save_arff
+from workbench.data.content import content_checksum, short
 from workbench.data.dataset import Attribute, Dataset
+from workbench.data.recipes import NO_SOURCE, RECIPES, catalog_content
 from workbench import log
 from workbench.errors import WorkbenchError
 from workbench.fileio import atomic_write_text
 
-__all__ = ["SOURCES", "cache_dir", "fetch"]
+__all__ = ["SOURCES", "cache_dir", "expected_content", "fetch", "has_source", "mirror"]
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
 CACHE_ENV = "WORKBENCH_CACHE"
@@ -71,6 +76,7 @@ class Source:
     base: str = UCI
     note: str = ""
     stream: Callable[[list[Path], Path], int] | None = None
+    rows: int | None = None  # the rows the publisher documents (a short file is refused)
 
     @property
     def suffix(self) -> str:
@@ -366,28 +372,32 @@ def _mnist8m(paths: list[Path], out: Path) -> int:
 SOURCES: dict[str, Source] = {
     "poker-hand": Source(("poker/poker-hand-training-true.data",
                           "poker/poker-hand-testing.data"), _poker,
-                         note="training (25,010) then testing (1,000,000) rows"),
-    "covtype": Source(("covtype/covtype.data.gz",), _covtype),
+                         note="training (25,010) then testing (1,000,000) rows",
+                         rows=1_025_010),
+    "covtype": Source(("covtype/covtype.data.gz",), _covtype, rows=581_012),
     "census-income": Source(("census-income-mld/census-income.data.gz",
                              "census-income-mld/census-income.test.gz"), _census,
-                            note="data then test rows; the instance weight is left out"),
+                            note="data then test rows; the instance weight is left out",
+                            rows=299_285),
     "localization": Source(("00196/ConfLongDemo_JSI.txt",), _localization,
-                           note="the date column (a text copy of the timestamp) is left out"),
+                           note="the date column (a text copy of the timestamp) is left out",
+                           rows=164_860),
     # JMLR 2016's Table 7 (Martinez et al.) beyond the PAKDD 2013 catalog
     "kddcup": Source(("kddcup99-mld/kddcup.data.gz", "kddcup99-mld/corrected.gz"), _kddcup,
                      note="full training data then the corrected test data; the class is "
-                          "the connection type"),
+                          "the connection type", rows=5_209_460),
     "msdyearprediction": Source(("00203/YearPredictionMSD.txt.zip",), _msd,
-                                note="the year as a nominal class"),
+                                note="the year as a nominal class", rows=515_345),
     "pamap2": Source(("00231/PAMAP2_Dataset.zip",), _pamap2,
                      note="Protocol then Optional subject files; the activity id is the "
-                          "class"),
+                          "class", rows=3_850_505),
     "record-linkage": Source(("00210/donation.zip",), _linkage,
-                      note="the ten blocks in order; is_match is the class"),
+                      note="the ten blocks in order; is_match is the class",
+                      rows=5_749_132),
     "mnist8m": Source(("multiclass/mnist8m.bz2",), base=LIBSVM, stream=_mnist8m,
                       note="LIBSVM's 8.1 M digits (Loosli, Canu & Bottou's deformed MNIST): "
                            "784 pixel values 0-255 and the digit as the class; streamed to "
-                           "Parquet"),
+                           "Parquet", rows=8_100_000),
 }
 
 
@@ -395,6 +405,10 @@ SOURCES: dict[str, Source] = {
 RETRIES = 4
 """Attempts per file; between them the wait doubles from `BACKOFF` seconds."""
 BACKOFF = 1.0
+PARTIAL = ".partial"
+"""The cache's folder of downloads under way (``<slug>/<file>``): a transfer that was cut
+or killed is resumed from there by the next fetch; removed once the data set is written or
+its content refused."""
 
 
 class _Broken(Exception):
@@ -406,11 +420,12 @@ class _Broken(Exception):
 
 
 class _FileSink:
-    """A download appended to a file (a big source never held in memory); the
+    """A download appended to a file (kept, so a later fetch can resume it); the
     `bytearray` operations `_attempt` uses."""
 
     def __init__(self, path: Path) -> None:
-        self.file = open(path, "wb")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(path, "ab")
 
     def __len__(self) -> int:
         return self.file.tell()
@@ -424,7 +439,38 @@ class _FileSink:
         self.file.truncate()
 
 
-def _attempt(url: str, have: bytearray | _FileSink) -> None:
+class _Progress:
+    """A progress bar on a terminal's stderr (nothing when stderr is not a terminal or
+    the verbosity is quiet): bytes so far of the announced size, at most 5 updates a
+    second."""
+
+    def __init__(self, url: str) -> None:
+        import sys
+
+        self.name = url.rsplit("/", 1)[-1] or url
+        self.stream = log.stream_for(log.NORMAL)
+        self.on = self.stream.isatty() if hasattr(self.stream, "isatty") else False
+        self.last = 0.0
+        self.shown = False
+        self._sys = sys
+
+    def update(self, got: int, total: int | None, final: bool = False) -> None:
+        if not self.on or (not final and time.monotonic() - self.last < 0.2):
+            return
+        self.last = time.monotonic()
+        if total:
+            width = 30
+            done = int(width * min(got, total) / total)
+            bar = f"[{'#' * done}{'.' * (width - done)}] {got / 1e6:.1f} of {total / 1e6:.1f} MB"
+        else:
+            bar = f"{got / 1e6:.1f} MB"
+        self.stream.write(f"\r{self.name}: {bar}" + ("\n" if final else ""))
+        self.stream.flush()
+        self.shown = not final
+
+
+def _attempt(url: str, have: bytearray | _FileSink, progress: _Progress | None = None
+             ) -> None:
     """Read `url` into `have`, asking only for the bytes after those `have` holds (an HTTP
     range; a server that ignores it sends the whole file again, which then replaces them).
     Raises `_Broken` for a cut transfer, WorkbenchError for an answer that will not change."""
@@ -439,6 +485,8 @@ def _attempt(url: str, have: bytearray | _FileSink) -> None:
             expected = len(have) + int(length) if length and length.isdigit() else None
             while chunk := resp.read(1 << 20):
                 have += chunk
+                if progress is not None:
+                    progress.update(len(have), expected)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:  # the range starts at the end: nothing was missing
             return
@@ -452,32 +500,42 @@ def _attempt(url: str, have: bytearray | _FileSink) -> None:
         raise _Broken(str(reason), len(have)) from None
     if expected is not None and len(have) != expected:
         raise _Broken(f"received {len(have)} of {expected} bytes", len(have))
+    if progress is not None:
+        progress.update(len(have), expected, final=True)
 
 
 def _download(url: str, retries: int | None = None, backoff: float | None = None,
               to: Path | None = None) -> bytes:
-    """The bytes at `url` (or, with `to`, written to that file; then b""): a transfer cut
-    short is resumed from where it stopped (or begun again), up to `RETRIES` attempts with
-    doubling waits; one line when it cannot be had."""
+    """The bytes at `url` (or, with `to`, written to that file — appended to what it holds
+    from an earlier, interrupted fetch; then b""): a transfer cut short is resumed from
+    where it stopped (or begun again), up to `RETRIES` attempts with doubling waits, one
+    connection at a time; one line when it cannot be had."""
     retries = RETRIES if retries is None else retries
     wait = BACKOFF if backoff is None else backoff
     sink = None if to is None else _FileSink(to)
     have: bytearray | _FileSink = bytearray() if sink is None else sink
+    if sink is not None and len(sink):
+        log.note(f"resuming {url} from byte {len(sink)}")
+    progress = _Progress(url)
     try:
         for attempt in range(1, retries + 1):
             try:
-                _attempt(url, have)
+                _attempt(url, have, progress)
                 return b"" if sink is not None else bytes(have)
             except _Broken as exc:
                 if attempt == retries:
+                    kept = (f"; the {len(have)} bytes received are kept and the next fetch "
+                            "resumes them") if sink is not None and len(have) else ""
                     raise WorkbenchError(
                         f"cannot download {url}: {exc} ({retries} attempts; offline? set "
-                        f"${BASE_ENV} to a mirror)") from None
+                        f"${BASE_ENV} or --mirror to a mirror){kept}") from None
                 log.note(f"download of {url} broke ({exc}); attempt {attempt + 1} of "
                          f"{retries} in {wait:g} s, resuming from byte {exc.got}")
                 time.sleep(wait)
                 wait *= 2
     finally:
+        if progress.shown:
+            progress.stream.write("\n")
         if sink is not None:
             sink.file.close()
     raise AssertionError("unreachable")
@@ -492,44 +550,166 @@ def _gunzip(raw: bytes, where: str) -> bytes:
                              "it was cut short or altered on the way: fetch again") from None
 
 
+def mirror() -> str:
+    """``$WORKBENCH_FETCH_BASE``: one address that replaces every publisher's base
+    address (an institution's mirror, or a local server), or ""."""
+    text = os.environ.get(BASE_ENV, "").strip()
+    return text if not text or text.endswith("/") else text + "/"
+
+
+def has_source(slug: str) -> bool:
+    """Whether `fetch` knows a public source for catalog data set `slug`."""
+    return slug in RECIPES or slug in SOURCES
+
+
+def expected_content(slug: str) -> dict | None:
+    """The catalog's rows and content checksum of `slug` (``content.json``), or None."""
+    return catalog_content().get(slug)
+
+
+class _Downloads:
+    """The files of one fetch, downloaded one at a time into the cache's ``.partial/<slug>``
+    folder (resumed there after an interrupted fetch) and their SHA-256s."""
+
+    def __init__(self, slug: str) -> None:
+        self.folder = cache_dir() / PARTIAL / slug
+        self.digests: dict[str, str] = {}
+        self.urls: list[str] = []
+
+    def get(self, base: str, rel: str) -> Path:
+        url = (mirror() or base) + rel
+        path = self.folder / rel.replace("/", "__")
+        _download(url, to=path)
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while block := f.read(1 << 24):
+                digest.update(block)
+        self.digests[rel] = digest.hexdigest()
+        self.urls.append(url)
+        return path
+
+    def discard(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            self.folder.parent.rmdir()  # (only when no other fetch is under way)
+        except OSError:
+            pass
+
+
 def fetch(slug: str, force: bool = False) -> Path:
     """Download data set `slug` (a catalog slug; aliases are resolved by the caller, e.g.
     `catalog.resolve_slug`) into the cache (see the module docstring); returns the path of
     its ``<slug>.arff.gz`` (``<slug>.parquet`` for a streamed source). An existing copy is
-    kept unless `force`."""
+    kept unless `force`. The converted content must equal the catalog's (rows and content
+    checksum, `workbench.data.content`), else nothing is written."""
+    if slug in RECIPES:
+        return _fetch_recipe(RECIPES[slug], force)
     if slug not in SOURCES:
-        raise WorkbenchError(f"fetch: no public source recorded for '{slug}' (known: "
-                             f"{', '.join(SOURCES)})")
+        reason = NO_SOURCE.get(slug)
+        raise WorkbenchError(f"fetch: no public source recorded for '{slug}'"
+                             + (f" ({reason})" if reason else "")
+                             + f" (known: {', '.join(sorted([*RECIPES, *SOURCES]))})")
     src = SOURCES[slug]
     target = cache_dir() / f"{slug}{src.suffix}"
     if target.is_file() and not force:
         return target
-    base = os.environ.get(BASE_ENV, "").strip() or src.base
-    base = base if base.endswith("/") else base + "/"
+    base = mirror() or src.base
     target.parent.mkdir(parents=True, exist_ok=True)
-    if src.stream is not None:
-        rows, digests = _fetch_streamed(slug, src, base, target)
-    else:
-        contents, digests = [], {}
-        for rel in src.files:
-            data = _download(base + rel)
-            digests[rel] = _checked(slug, src, base, rel, hashlib.sha256(data))
-            contents.append(data)
-        try:
-            data = src.convert(contents)
-        except WorkbenchError as exc:
-            raise WorkbenchError(f"fetch {slug}: {exc}") from None
-        save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
-        rows = data.n_instances
-    atomic_write_text(target.with_name(f"{slug}.source.json"), json.dumps(
-        {"slug": slug, "base": base, "files": list(src.files), "sha256": digests,
-         "rows": rows, "note": src.note}, indent=2) + "\n")
+    downloads = _Downloads(slug)
+    try:
+        if src.stream is not None:
+            rows = _fetch_streamed(slug, src, downloads, target)
+        else:
+            contents = []
+            for rel in src.files:
+                path = downloads.get(src.base, rel)
+                _checked(slug, src, base, rel, downloads.digests[rel])
+                contents.append(path.read_bytes())
+            try:
+                data = src.convert(contents)
+            except WorkbenchError as exc:
+                raise WorkbenchError(f"fetch {slug}: {exc}") from None
+            _check_content(slug, data, base + src.files[0])
+            save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
+            rows = data.n_instances
+    except WorkbenchError as exc:
+        if "the next fetch resumes" not in str(exc):
+            downloads.discard()
+        raise
+    downloads.discard()
+    _write_record(target, slug, {"base": base, "files": list(src.files),
+                                 "sha256": downloads.digests, "rows": rows,
+                                 "note": src.note})
     return target
 
 
-def _checked(slug: str, src: Source, base: str, rel: str, digest: "hashlib._Hash") -> str:
+def _write_record(target: Path, slug: str, info: dict) -> None:
+    atomic_write_text(target.with_name(f"{slug}.source.json"),
+                      json.dumps({"slug": slug, **info}, indent=2) + "\n")
+
+
+def _fetch_recipe(recipe, force: bool) -> Path:
+    """A small data set: its recipe's files downloaded, converted, checked against the
+    catalog's content and written as ARFF."""
+    slug = recipe.slug
+    target = cache_dir() / f"{slug}.arff.gz"
+    if target.is_file() and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    downloads = _Downloads(slug)
+    try:
+        try:
+            data = recipe.convert(downloads.get)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"fetch {slug}: {exc}") from None
+        _check_content(slug, data, recipe.origin.address())
+        for rel, digest in downloads.digests.items():
+            log.note(f"note: {rel}: its publisher gives no checksum of the file; the "
+                     f"converted content was checked instead (sha256 {digest[:16]}… "
+                     f"recorded in {slug}.source.json)", log.VERBOSE)
+        save_arff(data, target)  # atomic: a temporary file renamed
+    except WorkbenchError as exc:
+        if "the next fetch resumes" not in str(exc):
+            downloads.discard()
+        raise
+    downloads.discard()
+    _write_record(target, slug, {
+        "source": recipe.origin.describe(), "urls": downloads.urls,
+        "sha256": downloads.digests, "rows": data.n_instances,
+        "content": content_checksum(data), "changes": recipe.changes(),
+        "note": recipe.note})
+    return target
+
+
+def _check_content(slug: str, data: Dataset, where: str) -> None:
+    """Refuse a conversion whose rows or content checksum differ from the catalog's (for a
+    catalog copy that holds only the first rows, e.g. poker-hand's training part, those
+    rows are checked and the whole file's rows against `Source.rows`)."""
+    want = expected_content(slug)
+    src = SOURCES.get(slug)
+    if src is not None and src.rows is not None and data.n_instances != src.rows:
+        raise WorkbenchError(f"fetch {slug}: {where} gave {data.n_instances:,} rows, the "
+                             f"source has {src.rows:,}: a short or altered file; nothing "
+                             "was written")
+    if want is None:
+        return
+    part = data
+    if data.n_instances > want["rows"] and want.get("first_rows"):  # the copy: the first rows
+        part = data.take(np.arange(want["rows"]))
+    got = content_checksum(part)
+    if got != want["checksum"]:
+        what = "" if part is data else f" (its first {want['rows']:,} rows)"
+        raise WorkbenchError(
+            f"fetch {slug}: the content converted from {where}{what} has checksum "
+            f"{short(got)} ({part.n_instances:,} rows), the catalog's copy "
+            f"{short(want['checksum'])} ({want['rows']:,} rows): not the version the "
+            "reproductions used; nothing was written")
+
+
+def _checked(slug: str, src: Source, base: str, rel: str, got: str) -> str:
     """A downloaded file's SHA-256, checked against the pinned one (else a note)."""
-    got = digest.hexdigest()
     pinned = src.sha256.get(rel)
     if pinned is not None and got != pinned:
         raise WorkbenchError(f"checksum mismatch for {base + rel}: expected sha256 "
@@ -541,32 +721,22 @@ def _checked(slug: str, src: Source, base: str, rel: str, digest: "hashlib._Hash
     return got
 
 
-def _fetch_streamed(slug: str, src: Source, base: str, target: Path
-                    ) -> tuple[int, dict[str, str]]:
-    """A big source's files downloaded to disk beside the cache, converted by
-    `src.stream` into a temporary Parquet file renamed to `target`; the downloads and any
-    partial output are removed whatever happens. Returns the rows and the checksums."""
-    import shutil
-    import tempfile
-
-    work = Path(tempfile.mkdtemp(prefix=f".{slug}-", dir=target.parent))
+def _fetch_streamed(slug: str, src: Source, downloads: _Downloads, target: Path) -> int:
+    """A big source's files downloaded to disk (the cache's ``.partial`` folder), converted
+    by `src.stream` into a temporary Parquet file renamed to `target`. Returns the rows."""
+    base = mirror() or src.base
+    paths = []
+    for rel in src.files:
+        paths.append(downloads.get(src.base, rel))
+        _checked(slug, src, base, rel, downloads.digests[rel])
+    out = downloads.folder / target.name
     try:
-        paths, digests = [], {}
-        for rel in src.files:
-            path = work / rel.rsplit("/", 1)[-1]
-            _download(base + rel, to=path)
-            digest = hashlib.sha256()
-            with open(path, "rb") as f:
-                while block := f.read(1 << 24):
-                    digest.update(block)
-            digests[rel] = _checked(slug, src, base, rel, digest)
-            paths.append(path)
-        out = work / target.name
-        try:
-            rows = src.stream(paths, out)
-        except WorkbenchError as exc:
-            raise WorkbenchError(f"fetch {slug}: {exc}") from None
-        os.replace(out, target)
-        return rows, digests
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        rows = src.stream(paths, out)
+    except WorkbenchError as exc:
+        raise WorkbenchError(f"fetch {slug}: {exc}") from None
+    if src.rows is not None and rows != src.rows:
+        raise WorkbenchError(f"fetch {slug}: {base + src.files[0]} gave {rows:,} rows, the "
+                             f"source has {src.rows:,}: a short or altered file; nothing "
+                             "was written")
+    os.replace(out, target)
+    return rows

@@ -62,19 +62,7 @@ def resolve_datasets(
     """
     by_slug = {e.slug: e for e in catalog.CATALOG + catalog.OTHER_PAPERS}
     _check_items(config)
-    wanted: list[str] = []
-    for item in config.datasets:
-        if item == ALL:
-            names = [e.slug for e in catalog.CATALOG]
-        elif item in GROUPS:
-            names = [e.slug for e in catalog.CATALOG if e.group == item]
-        elif looks_like_path(item):
-            names = [item]
-        else:
-            names = [_canonical_slug(item)]
-        for n in names:
-            if n not in wanted:
-                wanted.append(n)
+    wanted = _expanded(config)
     found: list[DatasetRef] = []
     missing: list[str] = []
     for slug in wanted:
@@ -109,6 +97,49 @@ def resolve_datasets(
                 "as one (rename a file, or list only one)")
     found = [r for r in found if by_name[r.name] is r]
     return found, missing
+
+
+def _expanded(config: ExperimentConfig) -> list[str]:
+    """The config's `datasets` items expanded: `all` and the size groups into catalog
+    slugs, aliases resolved, files kept as given; in order, each once."""
+    wanted: list[str] = []
+    for item in config.datasets:
+        if item == ALL:
+            names = [e.slug for e in catalog.CATALOG]
+        elif item in GROUPS:
+            names = [e.slug for e in catalog.CATALOG if e.group == item]
+        elif looks_like_path(item):
+            names = [item]
+        else:
+            names = [_canonical_slug(item)]
+        wanted += [n for n in names if n not in wanted]
+    return wanted
+
+
+def named_datasets(config: ExperimentConfig) -> list[str]:
+    """The catalog slugs a config names (groups expanded, aliases resolved; files left
+    out), whether or not they are found: what ``workbench fetch CONFIG`` downloads."""
+    return [n for n in _expanded(config) if not looks_like_path(n)]
+
+
+def fetch_hint(config: ExperimentConfig) -> str:
+    """How to get a config's missing data sets, for the "not found" line: the fetch
+    command for this config (its path as given, relative to the working folder where it
+    can be) and the search path variable."""
+    import os
+
+    source = config.source
+    if source is None:
+        target = "CONFIG"
+    else:
+        try:
+            target = os.path.relpath(source)
+        except ValueError:  # (another drive)
+            target = str(source)
+        if target.startswith(".." + os.sep + ".."):
+            target = str(source)
+    return (f"download them: workbench fetch {target}; or add the folder holding your "
+            "copies to $WORKBENCH_DATA")
 
 
 def canonical_dataset_names(names: list[str]) -> list[str]:

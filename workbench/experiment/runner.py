@@ -45,7 +45,8 @@ from workbench.evaluation.summary import summarize, summarize_sums
 from workbench import log, store
 from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
-from workbench.experiment.datasets import canonical_dataset_names, resolve_datasets
+from workbench.experiment.datasets import canonical_dataset_names, fetch_hint, \
+    resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
 from workbench.experiment.provenance import provenance
@@ -121,6 +122,7 @@ class RunResult:
     config_hash: str
     datasets: list[str] = field(default_factory=list)
     missing_datasets: list[str] = field(default_factory=list)
+    fetch_hint: str = ""  # how to get the missing ones
     learners: list[str] = field(default_factory=list)
     pairs_already_complete: int = 0
     pairs_completed: int = 0
@@ -399,7 +401,7 @@ def run_experiment(
 
     result = RunResult(run_dir=run_dir, config_hash=config_hash,
                        datasets=[r.name for r in sel_found], missing_datasets=sel_missing,
-                       learners=list(sel_learners))
+                       fetch_hint=fetch_hint(config), learners=list(sel_learners))
     with rundir.RunLock(run_dir):
         if fresh:
             store.remove_run(run_dir)
@@ -427,7 +429,7 @@ def run_experiment(
               file=info)  # (folds: an out-of-core task runs a round's)
         if sel_missing:
             print(f"skipped: {len(sel_missing)} data set(s) not found in the search path: "
-                  f"{', '.join(sel_missing)}", file=info)
+                  f"{', '.join(sel_missing)} ({fetch_hint(config)})", file=info)
         _execute(run_dir, config, tasks, remaining, to_summarize, model, result, meta,
                  invocation, started, jobs, backend, scheduler, (stream, info, detail),
                  progress_interval, {name: i.dims.n for name, i in infos.items()})
@@ -971,7 +973,8 @@ def _print_summary(result: RunResult, stream: TextIO) -> None:
            if result.pairs_from_baselines else ""),
     ]
     if result.missing_datasets:
-        lines.append(f"not found (skipped): {', '.join(result.missing_datasets)}")
+        lines.append(f"not found (skipped): {', '.join(result.missing_datasets)} "
+                     f"({result.fetch_hint})")
     if result.failures:
         lines.append(f"{len(result.failures)} pair(s) failed (not summarised):")
         lines.extend(f"  {f}" for f in result.failures)
