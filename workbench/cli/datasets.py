@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.data.arff import load_arff
     from workbench.data.catalog import CATALOG, PROJECT_DATASETS, find_dataset, load_dataset
+    from workbench.data.fetch import has_source
     from workbench.errors import WorkbenchError
 
     if args.verify:
@@ -100,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
     for e in CATALOG:
         path = find_dataset(e.slug, args.data_dir)
         if path is None:
+            how = (f"missing: workbench fetch {e.slug}" if has_source(e.slug)
+                   else "missing: no public source (datasets --sources)")
             rows.append((e.slug, e.group, "missing", "-", str(e.instances), "-",
-                         str(e.attributes), "-", str(e.classes), "missing"))
+                         str(e.attributes), "-", str(e.classes), how))
             continue
         found += 1
         where = _where(path, PROJECT_DATASETS)

@@ -114,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
             if not whole:
                 raise
             failed.append(slug)
-            log.note(f"error: {exc}", log.QUIET)
+            text = str(exc)
+            log.note(f"error: {text if text.startswith('fetch ') else f'fetch {slug}: {text}'}",
+                     log.QUIET)
     if whole:
         parts = [f"{len(fetched)} fetched", f"{len(present)} already found"]
         if unsourced:

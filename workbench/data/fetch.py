@@ -664,6 +664,11 @@ def _fetch_recipe(recipe, force: bool) -> Path:
             data = recipe.convert(downloads.get)
         except WorkbenchError as exc:
             raise WorkbenchError(f"fetch {slug}: {exc}") from None
+        if recipe.rows is not None and data.n_instances != recipe.rows:
+            raise WorkbenchError(f"fetch {slug}: {recipe.origin.address()} gave "
+                                 f"{data.n_instances:,} rows, the data set has "
+                                 f"{recipe.rows:,}: a short or altered file; nothing was "
+                                 "written")
         _check_content(slug, data, recipe.origin.address())
         for rel, digest in downloads.digests.items():
             log.note(f"note: {rel}: its publisher gives no checksum of the file; the "
