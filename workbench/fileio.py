@@ -68,3 +68,35 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         if isinstance(exc, OSError):
             raise WorkbenchError(f"{path}: cannot write: {exc}") from None
         raise
+
+
+# ----- Parquet: every file the workbench writes carries page checksums ----------------------
+PARQUET_OPTIONS = {"write_page_checksum": True}
+"""Options of every Parquet file the workbench writes (predictions, converted data sets):
+each data page carries a CRC, so damage inside a page — which Parquet's format alone does
+not notice — is found when the page is read (`parquet_file`, `read_parquet`)."""
+
+
+def parquet_file(path: str | Path, **options):
+    """``pyarrow.parquet.ParquetFile`` that verifies each page's checksum where the file
+    has them (files written elsewhere usually have none: read as before)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path, page_checksum_verification=True, **options)
+
+
+def read_parquet(path: str | Path, **options):
+    """``pyarrow.parquet.read_table`` verifying page checksums (see `parquet_file`)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, page_checksum_verification=True, **options)
+
+
+def parquet_damage(path: str | Path, exc: BaseException) -> WorkbenchError:
+    """One line for a Parquet file that cannot be read: a failed page checksum says the
+    file was altered after it was written."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "CRC" in text or "checksum" in text:
+        return WorkbenchError(f"{path}: damaged: a page's checksum does not match its "
+                              f"content ({text}); the file was altered after it was written")
+    return WorkbenchError(f"{path}: cannot read as Parquet: {text}")

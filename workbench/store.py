@@ -50,7 +50,7 @@ import yaml
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import fold_metric_names
-from workbench.fileio import atomic_write_bytes, atomic_write_text
+from workbench.fileio import PARQUET_OPTIONS, atomic_write_bytes, atomic_write_text, read_parquet
 from workbench.resources import run_dir_path
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: a run writes its CSVs
@@ -80,6 +80,7 @@ class StoreCorrupt(WorkbenchError):
     """A stored result file that cannot be read; `path` names it."""
 
     def __init__(self, path: Path, reason: str) -> None:
+        reason = " ".join(reason.split())  # (one line, whatever the reader said)
         super().__init__(f"{path}: corrupt stored result ({reason})")
         self.path = Path(path)
 
@@ -180,11 +181,13 @@ def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
 
 def _read_parquet(path: Path, columns: list[str] | None = None):
     try:
-        return pq.read_table(path, columns=columns)
+        return read_parquet(path, columns=columns)
     except FileNotFoundError:
         raise
-    except Exception as exc:  # truncated or not Parquet at all
-        raise StoreCorrupt(path, f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # truncated, altered (a page's checksum fails) or not Parquet
+        what = "a page's checksum does not match its content: altered after it was " \
+            "written" if "CRC" in str(exc) else f"{type(exc).__name__}: {exc}"
+        raise StoreCorrupt(path, what) from None
 
 
 def _number(value: Any) -> float:
@@ -232,7 +235,7 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str,
         cols[key] = _arrow_text([str(r.get(key) or "") for r in recs], sizes)
     table = pa.table(cols)
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
+    pq.write_table(table, buf, compression="zstd", **PARQUET_OPTIONS)
     path = parquet_path(run_dir, dataset, learner)
     atomic_write_bytes(path, buf.getvalue())
     for r, f in npz_folds(run_dir, dataset, learner):
@@ -256,7 +259,7 @@ def adopt_pair(run_dir: Path, dataset: str, learner: str, source: Path, source_l
             else:
                 table = table.add_column(0 if key == "dataset" else 1, key, col)
         buf = io.BytesIO()
-        pq.write_table(table, buf, compression="zstd")
+        pq.write_table(table, buf, compression="zstd", **PARQUET_OPTIONS)
         atomic_write_bytes(parquet_path(run_dir, dataset, learner), buf.getvalue())
     write_summary(run_dir, dataset, learner, {**row, REUSED_KEY: reused_from})
 

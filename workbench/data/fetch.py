@@ -53,7 +53,7 @@ from workbench.data.dataset import Attribute, Dataset
 from workbench.data.recipes import NO_SOURCE, RECIPES, catalog_content
 from workbench import log
 from workbench.errors import WorkbenchError
-from workbench.fileio import atomic_write_text
+from workbench.fileio import PARQUET_OPTIONS, atomic_write_text
 
 __all__ = ["SOURCES", "cache_dir", "expected_content", "fetch", "has_source", "mirror"]
 
@@ -331,7 +331,7 @@ def _libsvm_parquet(paths: list[Path], out: Path, features: int, prefix: str,
     labels = {float(c): i for i, c in enumerate(classes)}
     dictionary = pa.array(list(classes))
     rows = 0
-    with pq.ParquetWriter(out, schema) as writer:
+    with pq.ParquetWriter(out, schema, **PARQUET_OPTIONS) as writer:
         for path in paths:
             line = 1
             try:

@@ -19,6 +19,7 @@ same sample whatever else runs.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -32,6 +33,7 @@ from workbench.data.arff import iter_arff_chunks, load_arff
 from workbench.data.arrow import from_numpy, to_numpy
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
+from workbench.fileio import parquet_damage, parquet_file, read_parquet
 
 __all__ = ["Reservoir", "iter_chunks", "load_table", "reservoir_slots", "scan_header",
            "table_kind"]
@@ -82,7 +84,7 @@ def _batches(path: Path, kind: str, size: int = _BATCH,
             # cf. apache/arrow#39808); per row group it stays flat
             schema = pq.ParquetFile(path).schema_arrow
             _check_columns(schema, path)
-            pf = pq.ParquetFile(path, read_dictionary=_text_columns(schema))
+            pf = parquet_file(path, read_dictionary=_text_columns(schema))
             size = max(1 << 10, min(size, _BATCH_BYTES // (8 * max(1, len(schema)))))
             for group in range(pf.metadata.num_row_groups) if groups is None else groups:
                 yield from pf.iter_batches(batch_size=size, row_groups=[group])
@@ -92,9 +94,42 @@ def _batches(path: Path, kind: str, size: int = _BATCH,
                 block_size=1 << 22), convert_options=_csv_options())
             _check_columns(reader.schema, path)
             yield from reader
-    except pa.ArrowException as exc:
-        raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
-                             f"{str(exc).splitlines()[0]}") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise _unreadable(path, kind, exc) from None
+
+
+def _unreadable(path: Path, kind: str, exc: BaseException) -> WorkbenchError:
+    """One line for a file pyarrow cannot read: a Parquet page whose checksum fails, or a
+    CSV cell that does not convert — named by its line and its column's name."""
+    if kind == "parquet":
+        return parquet_damage(path, exc)
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    m = re.match(r"In CSV column #(\d+): .*?(?:error to (\w+))?: invalid value '(.*)'$", text)
+    if m:
+        column, line = _csv_cell(path, int(m.group(1)), m.group(3))
+        where = f"{path}, line {line}" if line else str(path)
+        kind_text = f" ({m.group(2)})" if m.group(2) else ""
+        return WorkbenchError(f"{where}: column '{column}' holds '{m.group(3)}' where its "
+                              f"other rows are numbers{kind_text}; fix the cell, or write the "
+                              "column as text throughout")
+    return WorkbenchError(f"{path}: cannot read as {kind.upper()}: {text}")
+
+
+def _csv_cell(path: Path, index: int, value: str) -> tuple[str, int | None]:
+    """The name of column `index` of a CSV file and the first line holding `value` there
+    (a slow scan, only to say where a conversion failed)."""
+    import csv
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as f:
+        rows = csv.reader(f)
+        header = next(rows, [])
+        name = header[index] if index < len(header) else f"#{index + 1}"
+        for number, row in enumerate(rows, 2):
+            if index < len(row) and row[index].strip() == value:
+                return name, number
+    return name, None
 
 
 def _csv_options() -> pcsv.ConvertOptions:
@@ -344,7 +379,7 @@ def _text_columns(schema: pa.Schema) -> list[str] | None:
 
 def _read_parquet(path: Path) -> pa.Table:
     """A Parquet file with its text columns read dictionary-encoded (no text decoding)."""
-    return pq.read_table(path, read_dictionary=_text_columns(pq.ParquetFile(path).schema_arrow))
+    return read_parquet(path, read_dictionary=_text_columns(pq.ParquetFile(path).schema_arrow))
 
 
 def _dictionary(col) -> pa.DictionaryArray:
@@ -370,9 +405,8 @@ def load_table(path: str | os.PathLike, class_column: str | None = None) -> Data
     try:
         table = _read_parquet(path) if kind == "parquet" else pcsv.read_csv(
             pa.input_stream(str(path), compression="detect"), convert_options=_csv_options())
-    except pa.ArrowException as exc:
-        raise WorkbenchError(f"{path}: cannot read as {kind.upper()}: "
-                             f"{str(exc).splitlines()[0]}") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise _unreadable(path, kind, exc) from None
     _check_columns(table.schema, path)
     return _table_dataset(table, path, class_column)
 

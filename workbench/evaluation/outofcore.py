@@ -40,6 +40,7 @@ from workbench.data.dataset import Dataset
 from workbench.data.replay import Replay
 from workbench.data.sources import Reservoir, first_rows, iter_chunks, scan_header, table_kind
 from workbench.errors import LearnerError, WorkbenchError
+from workbench.fileio import parquet_file
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.pipeline import (FoldResult, checked_proba, make_learner, peak_rss,
                                           reset_peak_rss)
@@ -224,7 +225,7 @@ def _row_group(path: str, group: int, start: int, total: int, header: Dataset,
 
     from workbench.data.sources import _columns
 
-    chunk = _columns(pq.ParquetFile(path).read_row_group(group), header, Path(path))
+    chunk = _columns(parquet_file(path).read_row_group(group), header, Path(path))
     chunk = chunk.replace(attributes=header.attributes)
     return chunk.take(np.flatnonzero(_rows(chunk, start, total, holdout, test)))
 

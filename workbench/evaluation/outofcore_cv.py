@@ -46,6 +46,7 @@ from workbench.data.replay import Replay
 from workbench.data.sources import Reservoir
 from workbench.discretize import fit_discretizer
 from workbench.errors import WorkbenchError
+from workbench.fileio import PARQUET_OPTIONS
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.outofcore import (DEFAULT_CHUNK, DEFAULT_SAMPLE, CPUClock, _chunks,
                                             _counting, _first_pass, _multi_pass,
@@ -464,7 +465,7 @@ class PredictionWriter:
         cols.update({name: pa.array(proba[:, j]) for j, name in enumerate(self.names)})
         table = pa.table(cols)
         if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.path), table.schema)
+            self._writer = pq.ParquetWriter(str(self.path), table.schema, **PARQUET_OPTIONS)
         self._writer.write_table(table)
 
     def close(self) -> None:

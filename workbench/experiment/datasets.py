@@ -25,13 +25,20 @@ def _check_items(config: ExperimentConfig) -> None:
                 raise ConfigError(f"{where}: data set file not found: {item}")
             continue
         try:
-            found = catalog.find_dataset(item, extra_dirs=config.data_dirs) is not None
+            found = catalog.find_dataset(item, extra_dirs=search_dirs(config)) is not None
         except WorkbenchError:
             found = False
         if not found:
             raise ConfigError(
                 f"{where}: unknown data set {item!r} (not a catalog slug, alias or group "
                 f"({ALL}, {', '.join(GROUPS)}), and not found in the search path)")
+
+
+def search_dirs(config: ExperimentConfig) -> tuple[Path, ...]:
+    """A config's extra search folders: its `data_dirs`, then its own folder (a data set
+    named by its bare file name beside the config is found)."""
+    own = (Path(config.source).resolve().parent,) if config.source else ()
+    return (*config.data_dirs, *own)
 
 
 def _canonical_slug(slug: str) -> str:
@@ -70,7 +77,7 @@ def resolve_datasets(
             p = Path(slug)
             found.append(DatasetRef(_stem(p), p, None))
             continue
-        path = catalog.find_dataset(slug, extra_dirs=config.data_dirs)
+        path = catalog.find_dataset(slug, extra_dirs=search_dirs(config))
         if path is None:
             missing.append(slug)
             continue
