@@ -99,4 +99,4 @@ def parquet_damage(path: str | Path, exc: BaseException) -> WorkbenchError:
     if "CRC" in text or "checksum" in text:
         return WorkbenchError(f"{path}: damaged: a page's checksum does not match its "
                               f"content ({text}); the file was altered after it was written")
-    return WorkbenchError(f"{path}: cannot read as Parquet: {text}")
+    return WorkbenchError(f"{path}: cannot read as PARQUET: {text}")
