@@ -81,8 +81,7 @@ def test_fetch_converts_and_the_search_path_finds_it(server, tmp_path):
 
 def test_checksum_mismatch_and_failures_leave_no_file(server, tmp_path, monkeypatch):
     src = fetch_mod.SOURCES["poker-hand"]
-    pinned = fetch_mod.Source(src.files, src.convert,
-                              sha256={src.files[0]: "0" * 64})
+    pinned = dataclasses.replace(src, sha256={src.files[0]: "0" * 64})
     monkeypatch.setitem(fetch_mod.SOURCES, "poker-hand", pinned)
     with pytest.raises(WorkbenchError, match="checksum mismatch for .*poker-hand-training-"
                                              "true.data: expected sha256 0000"):
@@ -93,8 +92,9 @@ def test_checksum_mismatch_and_failures_leave_no_file(server, tmp_path, monkeypa
     with pytest.raises(WorkbenchError, match="cannot download .*testing.data: HTTP 404"):
         fetch_mod.fetch("poker-hand")
     (server / "poker" / "poker-hand-testing.data").write_text("1,2,3\n")  # malformed
-    with pytest.raises(WorkbenchError, match="fetch poker-hand: poker-hand: not in the "
-                                             "expected format"):
+    with pytest.raises(WorkbenchError, match="fetch poker-hand: poker-hand-testing.data: "
+                                             "not in the expected format .*Expected 11 "
+                                             "columns, got 3"):
         fetch_mod.fetch("poker-hand")
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
     with pytest.raises(WorkbenchError, match="no public source recorded for 'chess' "
@@ -107,20 +107,34 @@ def test_checksum_mismatch_and_failures_leave_no_file(server, tmp_path, monkeypa
     assert proc.stderr.startswith("error: cannot download http://127.0.0.1:9/covtype/")
 
 
-def test_converters_of_the_other_sources():
+def test_converters_of_the_other_sources(tmp_path):
+    """covtype and census-income streamed from their (gzipped) files to ARFF."""
     row = ",".join(["2596", "51", "3", "258", "0", "510", "221", "232", "148", "6279"]
                    + ["1", "0", "0", "0"] + ["0"] * 28 + ["1"] + ["0"] * 11 + ["5"])
-    cov = fetch_mod._covtype([gzip.compress((row + "\n" + row + "\n").encode())])
+    gz = tmp_path / "covtype__covtype.data.gz"
+    gz.write_bytes(gzip.compress((row + "\n" + row + "\n").encode()))
+    out = tmp_path / "covtype.arff.gz"
+    assert fetch_mod.SOURCES["covtype"].stream([gz], out, None) == 2
+    cov = load_dataset(out)
     assert cov.n_attributes == 54 and cov.class_values == tuple("1234567")
     assert cov.X[0, :3].tolist() == [2596, 51, 3] and cov.y.tolist() == [4, 4]
     fields = []
     for name, numeric in fetch_mod._CENSUS:
         fields.append("3" if numeric else (" - 50000." if name == "income" else " x"))
     line = ",".join(fields) + "\n"
-    census = fetch_mod._census([gzip.compress(line.encode()), line.encode()])
+    data, test = tmp_path / "census.data.gz", tmp_path / "census.test.gz"
+    data.write_bytes(gzip.compress(line.encode()))
+    test.write_bytes(gzip.compress(line.encode()))
+    out = tmp_path / "census-income.arff.gz"
+    assert fetch_mod.SOURCES["census-income"].stream([data, test], out, None) == 2
+    census = load_dataset(out)
     assert census.n_instances == 2 and census.n_attributes == 40
     assert "instance weight" not in census.attribute_names
     assert census.class_values == ("- 50000.",)
+    with pytest.raises(WorkbenchError, match="census.data.gz: 2 rows, the source has 3: a "
+                                             "short or altered file; nothing was written"):
+        fetch_mod.SOURCES["census-income"].stream([data, test], tmp_path / "x.arff.gz", 3)
+    assert not (tmp_path / "x.arff.gz").exists()
 
 
 # ----- issue 34: broken transfers ------------------------------------------------------------

@@ -194,7 +194,7 @@ def test_poker_hand_checks_its_training_part_and_the_documented_rows(mirror, tmp
     test = "1,1,2,1,3,9,1,5,2,3,1\n" * 3
     _publish(mirror, {"poker/poker-hand-training-true.data": train.encode(),
                       "poker/poker-hand-testing.data": test.encode()})
-    with pytest.raises(WorkbenchError, match="gave 25,013 rows, the source has 1,025,010: "
+    with pytest.raises(WorkbenchError, match="25,013 rows, the source has 1,025,010: "
                                              "a short or altered file; nothing was written"):
         fetch_mod.fetch("poker-hand")  # (a mirror whose testing file is short)
     assert _cache_files(tmp_path) == []

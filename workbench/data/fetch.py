@@ -29,7 +29,6 @@ directory, converted to the catalog's file, where the search path finds it.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import http.client
 import io
@@ -38,18 +37,18 @@ import os
 import time
 import urllib.error
 import urllib.request
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pcsv
 
-from workbench.data.arff import save_arff
+from workbench.data.arff import iter_arff_chunks, save_arff
 from workbench.data.content import content_checksum, short
-from workbench.data.dataset import Attribute, Dataset
+from workbench.data.convert import (Column, Layout, Part, file_part, strip_dot, upper,
+                                    whole_number, write_arff, zip_parts)
+from workbench.data.dataset import Dataset
 from workbench.data.recipes import NO_SOURCE, RECIPES, catalog_content
 from workbench import log
 from workbench.errors import WorkbenchError
@@ -65,22 +64,18 @@ TIMEOUT = 60
 
 @dataclass(frozen=True)
 class Source:
-    """Where a data set comes from and how its files become the catalog's layout:
-    `convert` turns the downloaded bytes into a Dataset (saved as ARFF); a source too big
-    for memory has `stream` instead, which reads the downloaded files from disk and writes
-    a Parquet file chunk by chunk, returning its rows."""
+    """Where a big data set comes from and how its downloaded files become the catalog's
+    file: `stream(paths, out, rows)` writes `out` from the files on disk in constant memory
+    and returns its rows (refusing a count other than `rows`, the publisher's documented
+    one, before writing where it can)."""
 
     files: tuple[str, ...]  # paths relative to the base address
-    convert: Callable[[list[bytes]], Dataset] | None = None
+    stream: Callable[[list[Path], Path, int | None], int]
+    suffix: str = ".arff.gz"
     sha256: dict[str, str] = field(default_factory=dict)  # pinned checksums by file
     base: str = UCI
     note: str = ""
-    stream: Callable[[list[Path], Path], int] | None = None
-    rows: int | None = None  # the rows the publisher documents (a short file is refused)
-
-    @property
-    def suffix(self) -> str:
-        return ".parquet" if self.stream is not None else ".arff.gz"
+    rows: int | None = None  # the rows the publisher documents (another count is refused)
 
 
 def cache_dir() -> Path:
@@ -90,71 +85,39 @@ def cache_dir() -> Path:
         "datasets"
 
 
-# ----- converters: the downloaded files -> the catalog's layout -------------------------------
-def _csv(raw: bytes, names: list[str], path: str, delimiter: str = ",",
-         skip_rows: int = 0) -> pa.Table:
-    if raw[:2] == b"\x1f\x8b":
-        raw = _gunzip(raw, path)
-    try:
-        return pcsv.read_csv(io.BytesIO(raw), read_options=pcsv.ReadOptions(
-            column_names=names, skip_rows=skip_rows), parse_options=pcsv.ParseOptions(delimiter=delimiter),
-            convert_options=pcsv.ConvertOptions(null_values=["?", "", "NaN"],
-                                                strings_can_be_null=True))
-    except pa.ArrowException as exc:
-        raise WorkbenchError(f"{path}: not in the expected format "
-                             f"({str(exc).splitlines()[0]})") from None
+# ----- the big sources' layouts: their files -> the catalog's ARFF, streamed (convert.py) ----
+def _arff(slug: str, layout: Layout, parts: Callable[[list[Path]], list[Part]] | None = None
+          ) -> Callable[[list[Path], Path, int | None], int]:
+    """A `Source.stream` writing the files' rows as `slug`'s ARFF file (`convert`)."""
+    def stream(paths: list[Path], out: Path, rows: int | None) -> int:
+        chosen = parts(paths) if parts is not None else [file_part(p) for p in paths]
+        return write_arff(chosen, layout, out, slug, expect_rows=rows)
+    return stream
 
 
-def _nominal(values, declared: tuple[str, ...] | None = None) -> tuple[np.ndarray, tuple]:
-    """Codes of a column's values (text) in `declared` order, or sorted distinct values."""
-    text = np.array(["" if v is None else str(v).strip() for v in values], dtype=object)
-    missing = np.array([v is None for v in values])
-    if declared is None:
-        declared = tuple(sorted(set(text[~missing])))
-    index = {v: i for i, v in enumerate(declared)}
-    try:
-        codes = np.array([np.nan if m else index[t] for t, m in zip(text, missing)],
-                         dtype=np.float64)
-    except KeyError as exc:
-        raise WorkbenchError(f"value {exc.args[0]!r} is not one of {declared}") from None
-    return codes, declared
+def _nominal(name: str, values: tuple[str, ...] | None = None, by_number: bool = False,
+             ) -> Column:
+    return Column(name, declared=values, by_number=by_number)
 
 
-def _dataset(name: str, columns: list[tuple[str, np.ndarray, tuple | None]],
-             cls: tuple[str, np.ndarray, tuple]) -> Dataset:
-    X = np.column_stack([c for _, c, _ in columns]) if columns else np.zeros((len(cls[1]), 0))
-    y = np.where(np.isnan(cls[1]), -1, cls[1]).astype(np.int64)
-    atts = tuple(Attribute(n, v, has_missing=bool(np.isnan(c).any())) for n, c, v in columns)
-    return Dataset(name, atts, Attribute(cls[0], cls[2]), X, y, meta={"relation": name})
+def _numbers(names) -> tuple[Column, ...]:
+    return tuple(Column(n, numeric=True) for n in names)
 
 
-def _poker(files: list[bytes]) -> Dataset:
-    names = [f"{k}{i}" for i in range(1, 6) for k in "SC"] + ["class"]
-    table = pa.concat_tables([_csv(f, names, "poker-hand") for f in files])
-    suits, ranks = tuple(str(v) for v in range(1, 5)), tuple(str(v) for v in range(1, 14))
-    cols = [(n, *_nominal(table.column(n).to_pylist(), suits if n[0] == "S" else ranks))
-            for n in names[:-1]]
-    return _dataset("poker-hand", cols, ("class", *_nominal(
-        table.column("class").to_pylist(), tuple(str(v) for v in range(10)))))
-
+_SUITS, _RANKS = tuple(str(v) for v in range(1, 5)), tuple(str(v) for v in range(1, 14))
+_POKER = Layout(tuple(_nominal(f"{k}{i}", _SUITS if k == "S" else _RANKS)
+                      for i in range(1, 6) for k in "SC")
+                + (_nominal("class", tuple(str(v) for v in range(10))),), "class")
 
 _COVTYPE_NUMERIC = ["Elevation", "Aspect", "Slope", "Horizontal_Distance_To_Hydrology",
                     "Vertical_Distance_To_Hydrology", "Horizontal_Distance_To_Roadways",
                     "Hillshade_9am", "Hillshade_Noon", "Hillshade_3pm",
                     "Horizontal_Distance_To_Fire_Points"]
-
-
-def _covtype(files: list[bytes]) -> Dataset:
-    binary = [f"Wilderness_Area{i}" for i in range(1, 5)] + \
-        [f"Soil_Type{i}" for i in range(1, 41)]
-    names = _COVTYPE_NUMERIC + binary + ["Cover_Type"]
-    table = _csv(files[0], names, "covtype")
-    cols = [(n, table.column(n).to_numpy(zero_copy_only=False).astype(float), None)
-            for n in _COVTYPE_NUMERIC]
-    cols += [(n, *_nominal(table.column(n).to_pylist(), ("0", "1"))) for n in binary]
-    return _dataset("covtype", cols, ("Cover_Type", *_nominal(
-        table.column("Cover_Type").to_pylist(), tuple(str(v) for v in range(1, 8)))))
-
+_COVTYPE = Layout(_numbers(_COVTYPE_NUMERIC)
+                  + tuple(_nominal(n, ("0", "1")) for n in
+                          [f"Wilderness_Area{i}" for i in range(1, 5)]
+                          + [f"Soil_Type{i}" for i in range(1, 41)])
+                  + (_nominal("Cover_Type", tuple("1234567")),), "Cover_Type")
 
 _CENSUS = [("age", True), ("class of worker", False), ("detailed industry recode", False),
            ("detailed occupation recode", False), ("education", False),
@@ -178,33 +141,13 @@ _CENSUS = [("age", True), ("class of worker", False), ("detailed industry recode
            ("fill inc questionnaire for veteran's admin", False),
            ("veterans benefits", False), ("weeks worked in year", True), ("year", False),
            ("income", False)]
+_CENSUS_LAYOUT = Layout(tuple(
+    Column(n, numeric=num, keep=n != "instance weight")  # (UCI: a sampling weight)
+    for n, num in _CENSUS), "income")
 
-
-def _census(files: list[bytes]) -> Dataset:
-    names = [n for n, _ in _CENSUS]
-    table = pa.concat_tables([_csv(f, names, "census-income") for f in files],
-                             promote_options="permissive")
-    cols = []
-    for name, numeric in _CENSUS[:-1]:
-        if name == "instance weight":  # UCI: a sampling weight, not to be used for learning
-            continue
-        col = table.column(name)
-        cols.append((name, col.to_numpy(zero_copy_only=False).astype(float), None)
-                    if numeric else (name, *_nominal(col.to_pylist())))
-    return _dataset("census-income", cols, ("income", *_nominal(
-        table.column("income").to_pylist())))
-
-
-def _localization(files: list[bytes]) -> Dataset:
-    names = ["sequence", "tag", "timestamp", "date", "x", "y", "z", "activity"]
-    table = _csv(files[0], names, "localization")
-    cols = [("sequence", *_nominal(table.column("sequence").to_pylist())),
-            ("tag", *_nominal(table.column("tag").to_pylist()))]
-    cols += [(n, table.column(n).to_numpy(zero_copy_only=False).astype(float), None)
-             for n in ("timestamp", "x", "y", "z")]
-    return _dataset("localization", cols, ("activity", *_nominal(
-        table.column("activity").to_pylist())))
-
+_LOCALIZATION = Layout((_nominal("sequence"), _nominal("tag"), Column("timestamp", True),
+                        Column("date", keep=False), *_numbers("xyz"), _nominal("activity")),
+                       "activity")
 
 _KDD = ["duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes", "land",
         "wrong_fragment", "urgent", "hot", "num_failed_logins", "logged_in",
@@ -217,96 +160,41 @@ _KDD = ["duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes"
         "dst_host_srv_diff_host_rate", "dst_host_serror_rate", "dst_host_srv_serror_rate",
         "dst_host_rerror_rate", "dst_host_srv_rerror_rate"]
 _KDD_TEXT = ("protocol_type", "service", "flag")
+_KDDCUP = Layout(tuple(_nominal(n) if n in _KDD_TEXT else Column(n, True) for n in _KDD)
+                 + (_nominal("label"),), "label", fixes={"label": strip_dot})
+"""KDD Cup 1999: the full training data then the corrected test data (4,898,431 + 311,029
+rows, 41 attributes — protocol_type, service and flag nominal — and the connection type as
+the class, its trailing '.' dropped)."""
 
+_MSD = Layout((_nominal("year", by_number=True),
+               *_numbers([f"timbre_avg_{i}" for i in range(1, 13)]
+                         + [f"timbre_cov_{i}" for i in range(1, 79)])), "year",
+              fixes={"year": whole_number})
+"""YearPredictionMSD: the release year (the class, 1922-2011) of 515,345 songs from 90
+timbre features (12 averages, 78 covariances)."""
 
-def _numeric(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
-
-
-def _kddcup(files: list[bytes]) -> Dataset:
-    """KDD Cup 1999: the full training data then the corrected test data (4,898,431 +
-    311,029 rows, 41 attributes — protocol_type, service and flag nominal — and the
-    connection type as the class, its trailing '.' dropped)."""
-    names = _KDD + ["label"]
-    table = pa.concat_tables([_csv(f, names, "kddcup") for f in files],
-                             promote_options="permissive")
-    cols = [(n, *_nominal(table.column(n).to_pylist())) if n in _KDD_TEXT
-            else (n, _numeric(table, n), None) for n in _KDD]
-    labels = [None if v is None else str(v).rstrip(".") for v in
-              table.column("label").to_pylist()]
-    return _dataset("kddcup", cols, ("label", *_nominal(labels)))
-
-
-def _unzip(raw: bytes, where: str, member: str | None = None) -> dict[str, bytes]:
-    """The members of a zip archive (`member`: only those whose name ends with it)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            return {n: z.read(n) for n in z.namelist()
-                    if not n.endswith("/") and (member is None or n.endswith(member))}
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-        raise WorkbenchError(f"{where}: not a readable zip archive ({exc})") from None
-
-
-def _msd(files: list[bytes]) -> Dataset:
-    """YearPredictionMSD: the release year (the class, 1922-2011) of 515,345 songs from 90
-    timbre features (12 averages, 78 covariances)."""
-    inner = _unzip(files[0], "YearPredictionMSD.txt.zip", "YearPredictionMSD.txt")
-    if len(inner) != 1:
-        raise WorkbenchError("YearPredictionMSD.txt.zip: no YearPredictionMSD.txt in it")
-    feats = [f"timbre_avg_{i}" for i in range(1, 13)] + \
-        [f"timbre_cov_{i}" for i in range(1, 79)]
-    table = _csv(next(iter(inner.values())), ["year"] + feats, "msdyearprediction")
-    years = [None if v is None else str(int(v)) for v in table.column("year").to_pylist()]
-    return _dataset("msdyearprediction", [(n, _numeric(table, n), None) for n in feats],
-                    ("year", *_nominal(years, tuple(sorted(set(years) - {None}, key=int)))))
-
-
-_LINKAGE = ["id_1", "id_2", "cmp_fname_c1", "cmp_fname_c2", "cmp_lname_c1", "cmp_lname_c2",
-            "cmp_sex", "cmp_bd", "cmp_bm", "cmp_by", "cmp_plz"]
-
-
-def _linkage(files: list[bytes]) -> Dataset:
-    """Record linkage comparison patterns (donation.zip: ten zipped CSV blocks, 5,749,132
-    pairs): 11 numeric attributes (the two record ids and nine agreement scores, '?'
-    missing) and is_match (FALSE/TRUE) as the class."""
-    blocks = _unzip(files[0], "donation.zip", ".zip")
-    tables = []
-    for name in sorted(blocks, key=lambda n: int("".join(c for c in n if c.isdigit()) or 0)):
-        for inner, raw in _unzip(blocks[name], name, ".csv").items():
-            tables.append(_csv(raw, _LINKAGE + ["is_match"], inner, skip_rows=1))
-    if not tables:
-        raise WorkbenchError("donation.zip: no block_*.zip with a CSV in it")
-    table = pa.concat_tables(tables, promote_options="permissive")
-    cols = [(n, _numeric(table, n), None) for n in _LINKAGE]
-    match = [None if v is None else str(v).upper()  # (read as booleans)
-             for v in table.column("is_match").to_pylist()]
-    return _dataset("record-linkage", cols, ("is_match", *_nominal(match, ("FALSE", "TRUE"))))
-
+_LINKAGE_NAMES = ["id_1", "id_2", "cmp_fname_c1", "cmp_fname_c2", "cmp_lname_c1",
+                  "cmp_lname_c2", "cmp_sex", "cmp_bd", "cmp_bm", "cmp_by", "cmp_plz"]
+_LINKAGE = Layout(_numbers(_LINKAGE_NAMES) + (_nominal("is_match", ("FALSE", "TRUE")),),
+                  "is_match", header_rows=1, fixes={"is_match": upper})
+"""Record linkage comparison patterns (donation.zip: ten zipped CSV blocks, 5,749,132
+pairs): 11 numeric attributes (the two record ids and nine agreement scores, '?' missing)
+and is_match (FALSE/TRUE, read as text) as the class."""
 
 _IMU = [f"{part}_{name}" for part in ("hand", "chest", "ankle") for name in (
     ["temperature"] + [f"acc16_{a}" for a in "xyz"] + [f"acc6_{a}" for a in "xyz"]
     + [f"gyro_{a}" for a in "xyz"] + [f"mag_{a}" for a in "xyz"]
     + [f"orientation_{i}" for i in range(1, 5)])]
+_PAMAP2 = Layout((Column("timestamp", True), _nominal("activity", by_number=True),
+                  *_numbers(["heart_rate"] + _IMU)), "activity", delimiter=" ")
+"""PAMAP2 physical activity monitoring: every subject file of Protocol/ then Optional/
+(3,850,505 rows of space-separated readings, 'NaN' missing): timestamp, heart rate and
+three IMUs' 51 readings as numeric attributes, the activity id (0 = transient, and 18
+activities) as the class."""
 
 
-def _pamap2(files: list[bytes]) -> Dataset:
-    """PAMAP2 physical activity monitoring: every subject file of Protocol/ then Optional/
-    (3,850,505 rows of space-separated readings, 'NaN' missing): timestamp, heart rate and
-    three IMUs' 51 readings as numeric attributes, the activity id (0 = transient, and 18
-    activities) as the class."""
-    members = _unzip(files[0], "PAMAP2_Dataset.zip", ".dat")
-    order = sorted(members, key=lambda n: ("Optional" in n, n))
-    if not order:
-        raise WorkbenchError("PAMAP2_Dataset.zip: no subject*.dat files in it")
-    names = ["timestamp", "activity", "heart_rate"] + _IMU
-    table = pa.concat_tables([_csv(members[n], names, n, delimiter=" ") for n in order],
-                             promote_options="permissive")
-    feats = [n for n in names if n != "activity"]
-    ids = [None if v is None else str(int(v)) for v in table.column("activity").to_pylist()]
-    return _dataset("pamap2", [(n, _numeric(table, n), None) for n in feats],
-                    ("activity", *_nominal(ids, tuple(sorted(set(ids) - {None}, key=int)))))
+def _block_number(name: str) -> int:
+    return int("".join(c for c in name if c.isdigit()) or 0)
 
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
@@ -365,36 +253,43 @@ def _libsvm_parquet(paths: list[Path], out: Path, features: int, prefix: str,
     return rows
 
 
-def _mnist8m(paths: list[Path], out: Path) -> int:
+def _mnist8m(paths: list[Path], out: Path, rows: int | None = None) -> int:
     return _libsvm_parquet(paths, out, 784, "pixel", tuple(str(d) for d in range(10)))
 
 
 SOURCES: dict[str, Source] = {
     "poker-hand": Source(("poker/poker-hand-training-true.data",
-                          "poker/poker-hand-testing.data"), _poker,
+                          "poker/poker-hand-testing.data"), _arff("poker-hand", _POKER),
                          note="training (25,010) then testing (1,000,000) rows",
                          rows=1_025_010),
-    "covtype": Source(("covtype/covtype.data.gz",), _covtype, rows=581_012),
+    "covtype": Source(("covtype/covtype.data.gz",), _arff("covtype", _COVTYPE), rows=581_012),
     "census-income": Source(("census-income-mld/census-income.data.gz",
-                             "census-income-mld/census-income.test.gz"), _census,
+                             "census-income-mld/census-income.test.gz"),
+                            _arff("census-income", _CENSUS_LAYOUT),
                             note="data then test rows; the instance weight is left out",
                             rows=299_285),
-    "localization": Source(("00196/ConfLongDemo_JSI.txt",), _localization,
+    "localization": Source(("00196/ConfLongDemo_JSI.txt",),
+                           _arff("localization", _LOCALIZATION),
                            note="the date column (a text copy of the timestamp) is left out",
                            rows=164_860),
     # JMLR 2016's Table 7 (Martinez et al.) beyond the PAKDD 2013 catalog
-    "kddcup": Source(("kddcup99-mld/kddcup.data.gz", "kddcup99-mld/corrected.gz"), _kddcup,
+    "kddcup": Source(("kddcup99-mld/kddcup.data.gz", "kddcup99-mld/corrected.gz"),
+                     _arff("kddcup", _KDDCUP),
                      note="full training data then the corrected test data; the class is "
                           "the connection type", rows=5_209_460),
-    "msdyearprediction": Source(("00203/YearPredictionMSD.txt.zip",), _msd,
+    "msdyearprediction": Source(("00203/YearPredictionMSD.txt.zip",),
+                                _arff("msdyearprediction", _MSD, lambda paths: zip_parts(
+                                    paths[0], "YearPredictionMSD.txt")),
                                 note="the year as a nominal class", rows=515_345),
-    "pamap2": Source(("00231/PAMAP2_Dataset.zip",), _pamap2,
+    "pamap2": Source(("00231/PAMAP2_Dataset.zip",), _arff("pamap2", _PAMAP2, lambda paths:
+                     zip_parts(paths[0], ".dat", lambda n: ("Optional" in n, n))),
                      note="Protocol then Optional subject files; the activity id is the "
                           "class", rows=3_850_505),
-    "record-linkage": Source(("00210/donation.zip",), _linkage,
-                      note="the ten blocks in order; is_match is the class",
-                      rows=5_749_132),
-    "mnist8m": Source(("multiclass/mnist8m.bz2",), base=LIBSVM, stream=_mnist8m,
+    "record-linkage": Source(("00210/donation.zip",), _arff(
+        "record-linkage", _LINKAGE, lambda paths: zip_parts(paths[0], ".zip", _block_number,
+                                                            inner=".csv")),
+        note="the ten blocks in order; is_match is the class", rows=5_749_132),
+    "mnist8m": Source(("multiclass/mnist8m.bz2",), _mnist8m, suffix=".parquet", base=LIBSVM,
                       note="LIBSVM's 8.1 M digits (Loosli, Canu & Bottou's deformed MNIST): "
                            "784 pixel values 0-255 and the digit as the class; streamed to "
                            "Parquet", rows=8_100_000),
@@ -541,15 +436,6 @@ def _download(url: str, retries: int | None = None, backoff: float | None = None
     raise AssertionError("unreachable")
 
 
-def _gunzip(raw: bytes, where: str) -> bytes:
-    """A gzip file's content; a truncated or altered stream is one line naming `where`."""
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-        raise WorkbenchError(f"{where}: the download is not a whole gzip stream ({exc}); "
-                             "it was cut short or altered on the way: fetch again") from None
-
-
 def mirror() -> str:
     """``$WORKBENCH_FETCH_BASE``: one address that replaces every publisher's base
     address (an institution's mirror, or a local server), or ""."""
@@ -619,21 +505,7 @@ def fetch(slug: str, force: bool = False) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     downloads = _Downloads(slug)
     try:
-        if src.stream is not None:
-            rows = _fetch_streamed(slug, src, downloads, target)
-        else:
-            contents = []
-            for rel in src.files:
-                path = downloads.get(src.base, rel)
-                _checked(slug, src, base, rel, downloads.digests[rel])
-                contents.append(path.read_bytes())
-            try:
-                data = src.convert(contents)
-            except WorkbenchError as exc:
-                raise WorkbenchError(f"fetch {slug}: {exc}") from None
-            _check_content(slug, data, base + src.files[0])
-            save_arff(data.replace(name=slug), target)  # atomic: a temporary file renamed
-            rows = data.n_instances
+        rows = _fetch_streamed(slug, src, downloads, target)
     except WorkbenchError as exc:
         if "the next fetch resumes" not in str(exc):
             downloads.discard()
@@ -690,25 +562,17 @@ def _fetch_recipe(recipe, force: bool) -> Path:
 
 def _check_content(slug: str, data: Dataset, where: str) -> None:
     """Refuse a conversion whose rows or content checksum differ from the catalog's (for a
-    catalog copy that holds only the first rows, e.g. poker-hand's training part, those
-    rows are checked and the whole file's rows against `Source.rows`)."""
+    catalog copy of only a file's first rows, e.g. poker-hand's training part, `data` holds
+    those rows)."""
     want = expected_content(slug)
-    src = SOURCES.get(slug)
-    if src is not None and src.rows is not None and data.n_instances != src.rows:
-        raise WorkbenchError(f"fetch {slug}: {where} gave {data.n_instances:,} rows, the "
-                             f"source has {src.rows:,}: a short or altered file; nothing "
-                             "was written")
     if want is None:
         return
-    part = data
-    if data.n_instances > want["rows"] and want.get("first_rows"):  # the copy: the first rows
-        part = data.take(np.arange(want["rows"]))
-    got = content_checksum(part)
+    got = content_checksum(data)
     if got != want["checksum"]:
-        what = "" if part is data else f" (its first {want['rows']:,} rows)"
+        what = f" (its first {want['rows']:,} rows)" if want.get("first_rows") else ""
         raise WorkbenchError(
             f"fetch {slug}: the content converted from {where}{what} has checksum "
-            f"{short(got)} ({part.n_instances:,} rows), the catalog's copy "
+            f"{short(got)} ({data.n_instances:,} rows), the catalog's copy "
             f"{short(want['checksum'])} ({want['rows']:,} rows): not the version the "
             "reproductions used; nothing was written")
 
@@ -727,21 +591,28 @@ def _checked(slug: str, src: Source, base: str, rel: str, got: str) -> str:
 
 
 def _fetch_streamed(slug: str, src: Source, downloads: _Downloads, target: Path) -> int:
-    """A big source's files downloaded to disk (the cache's ``.partial`` folder), converted
-    by `src.stream` into a temporary Parquet file renamed to `target`. Returns the rows."""
+    """A big source's files downloaded to disk (the cache's ``.partial`` folder) and
+    converted by `src.stream` into a file there, checked (rows; for an ARFF file the
+    catalog's content of its first rows, where the catalog has a copy), then renamed to
+    `target`. Returns the rows."""
     base = mirror() or src.base
     paths = []
     for rel in src.files:
         paths.append(downloads.get(src.base, rel))
         _checked(slug, src, base, rel, downloads.digests[rel])
     out = downloads.folder / target.name
+    where = base + src.files[0]
     try:
-        rows = src.stream(paths, out)
+        rows = src.stream(paths, out, src.rows)
     except WorkbenchError as exc:
         raise WorkbenchError(f"fetch {slug}: {exc}") from None
     if src.rows is not None and rows != src.rows:
-        raise WorkbenchError(f"fetch {slug}: {base + src.files[0]} gave {rows:,} rows, the "
-                             f"source has {src.rows:,}: a short or altered file; nothing "
-                             "was written")
+        raise WorkbenchError(f"fetch {slug}: {where} gave {rows:,} rows, the source has "
+                             f"{src.rows:,}: a short or altered file; nothing was written")
+    want = expected_content(slug)
+    if want is not None and target.name.endswith(".arff.gz"):
+        first = next(iter_arff_chunks(out, want["rows"]), None)
+        if first is not None:
+            _check_content(slug, first, where)
     os.replace(out, target)
     return rows
