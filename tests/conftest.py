@@ -92,6 +92,10 @@ PLUGIN = textwrap.dedent(
                 p[0, 0], p[0, 1] = -0.25, 1.25
             elif self.bad == "unnormalised":
                 p[1] *= 1.5
+            elif self.bad == "extra":  # one column too many
+                p = np.hstack([p, np.zeros((p.shape[0], 1))])
+            elif self.bad == "transposed":
+                p = p.T
             return p
 
         def measures(self):  # a named measure (Learner.measures), reaching the summary

@@ -21,6 +21,11 @@ class LearnerError(WorkbenchError):
     """Unknown learner, bad learner parameter, or data a learner cannot take."""
 
 
+class CannotWrite(WorkbenchError):
+    """A file could not be written (disk full, quota, permissions): the message names it.
+    Mid-run the runner turns it into `WriteFailure` (exit status 3)."""
+
+
 class PartialFailure(WorkbenchError):
     """Some tasks failed and the others' results are kept: exit status 1, not 2."""
 

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from workbench.errors import WorkbenchError
+from workbench.errors import CannotWrite, WorkbenchError
 
 
 def _umask() -> int:
@@ -55,7 +55,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.close(fd)
     except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+        raise CannotWrite(f"{path}: cannot write: {exc}") from None
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
@@ -66,7 +66,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise WorkbenchError(f"{path}: cannot write: {exc}") from None
+            raise CannotWrite(f"{path}: cannot write: {exc}") from None
         raise
 
 

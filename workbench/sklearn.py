@@ -137,7 +137,13 @@ class WorkbenchClassifier(ClassifierMixin, BaseEstimator):
         data = self._dataset(X, None)
         if self.discretizer_ is not None:
             data = self.discretizer_.transform(data)
-        return self.learner_.predict_proba(data)
+        from workbench.evaluation.pipeline import checked_proba  # (as every command does)
+
+        try:
+            return checked_proba(self.learner_.predict_proba(data), data.n_instances,
+                                 data.n_classes, self.learner_name)
+        except WorkbenchError as exc:
+            raise ValueError(str(exc)) from None
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of the first largest probability."""

@@ -70,6 +70,14 @@ METADATA_JSON = "metadata.json"
 
 _FOLD_RE = re.compile(r"^round-(\d+)-fold-(\d+)\.npz$")
 DATA_HASH_KEY = "data_sha256"
+VERSION_KEY = "output_version"
+"""The learner's output version (`Learner.output_version`) a fold or summary was made by:
+a resume recomputes results of another version."""
+CODE_KEY = "code"
+"""The code that made a fold (`provenance.code_identity`: version and commit)."""
+FILES_KEY = "files"
+"""A summary's record of the files it was made from: ``{name: {"sha256", "rows"}}`` (the
+pair's ``predictions.parquet``), which `verify_pair` checks."""
 SCHEMA_KEY = "schema_version"
 SCHEMA_VERSION = 2
 """The run directory's layout version, in ``metadata.json`` (1: before it was recorded;
@@ -171,8 +179,8 @@ def stored_folds(run_dir: Path, dataset: str, learner: str) -> set[tuple[int, in
 PAIR_PARQUET = "predictions.parquet"
 _FOLD_SCALARS = ("n_train", "train_cpu_seconds", "test_cpu_seconds", "train_wall_seconds",
                  "test_wall_seconds", "model_bytes", "iterations", "peak_rss_bytes",
-                 "compile_seconds", "compiled_kernels")
-_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report", "measures")
+                 "compile_seconds", "compiled_kernels", VERSION_KEY)
+_FOLD_TEXT = ("preprocessing", "cuts", DATA_HASH_KEY, "fit_report", "measures", CODE_KEY)
 
 
 def parquet_path(run_dir: Path, dataset: str, learner: str) -> Path:
@@ -243,12 +251,54 @@ def consolidate_pair(run_dir: Path, dataset: str, learner: str,
     return path
 
 
+def file_record(path: Path) -> dict[str, Any]:
+    """A stored file's SHA-256 and rows (Parquet: from its footer), for `FILES_KEY`."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            digest.update(block)
+    rows = pq.ParquetFile(path).metadata.num_rows if path.suffix == ".parquet" else None
+    return {"sha256": digest.hexdigest(), "rows": rows}
+
+
+def verify_pair(run_dir: Path, dataset: str, learner: str, row: dict[str, Any],
+                checksum: bool = True) -> str | None:
+    """What is wrong with the files a pair's summary `row` was made from (missing,
+    truncated, another pair's…), or None when each is as recorded (or nothing was
+    recorded: a summary-only pair, or one stored before files were recorded). Without
+    `checksum` only what the file's footer says is compared (its rows: cheap)."""
+    for name, want in (row.get(FILES_KEY) or {}).items():
+        path = pair_dir(run_dir, dataset, learner) / name
+        if not path.is_file():
+            return f"{path} is missing"
+        if not checksum:
+            try:
+                rows = pq.ParquetFile(path).metadata.num_rows
+            except Exception as exc:  # truncated: no footer
+                return f"{path} cannot be read ({' '.join(str(exc).split())})"
+            if rows != want.get("rows"):
+                return f"{path} has {rows} rows, its summary was made from {want.get('rows')}"
+            continue
+        try:
+            got = file_record(path)
+        except Exception as exc:  # truncated: no footer
+            return f"{path} cannot be read ({' '.join(str(exc).split())})"
+        if got["sha256"] != want.get("sha256"):
+            return (f"{path} is not the file its summary was made from (sha256 "
+                    f"{got['sha256'][:12]}…, recorded {str(want.get('sha256'))[:12]}…; "
+                    f"{got['rows']} rows, recorded {want.get('rows')})")
+    return None
+
+
 def adopt_pair(run_dir: Path, dataset: str, learner: str, source: Path, source_learner: str,
                row: dict[str, Any], reused_from: dict[str, Any]) -> None:
     """Store a pair of another run (`source`, its learner column `source_learner`, its
     summary `row`) as this run's complete pair `learner`: its ``predictions.parquet`` when
     it has one (dataset/learner columns renamed), then its summary with ``reused_from``."""
     src = parquet_path(Path(source), dataset, source_learner)
+    row = {k: v for k, v in row.items() if k != FILES_KEY}  # (the source's own files)
     if src.is_file():
         table = _read_parquet(src)
         n = table.num_rows
@@ -260,7 +310,8 @@ def adopt_pair(run_dir: Path, dataset: str, learner: str, source: Path, source_l
                 table = table.add_column(0 if key == "dataset" else 1, key, col)
         buf = io.BytesIO()
         pq.write_table(table, buf, compression="zstd", **PARQUET_OPTIONS)
-        atomic_write_bytes(parquet_path(run_dir, dataset, learner), buf.getvalue())
+        dest = atomic_write_bytes(parquet_path(run_dir, dataset, learner), buf.getvalue())
+        row[FILES_KEY] = {dest.name: file_record(dest)}
     write_summary(run_dir, dataset, learner, {**row, REUSED_KEY: reused_from})
 
 
@@ -278,8 +329,8 @@ def parquet_folds(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
                                "proba": g[pcols].to_numpy(np.float64)}
         for key in _FOLD_SCALARS:  # (files written before a field existed lack it)
             v = float(first[key]) if key in first.index else float("nan")
-            rec[key] = "" if v != v else (int(v) if key in ("n_train", "compiled_kernels")
-                                          else v)
+            rec[key] = "" if v != v else (int(v) if key in ("n_train", "compiled_kernels",
+                                                          VERSION_KEY) else v)
         for key in _FOLD_TEXT:  # (files written before a field existed lack it)
             rec[key] = str(first[key]) if key in first.index else ""
         out[(int(r), int(f))] = rec
@@ -492,7 +543,8 @@ _SUMMARY_INT_COLUMNS = ("n_instances", "rounds", "folds")
 def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
     """The pair summaries (without their ``per_fold`` lists) in plan order, and their
     columns: dataset, learner, n_instances, then the others in order of first appearance."""
-    rows = [{k: v for k, v in row.items() if k not in (PER_FOLD_KEY, REUSED_KEY)}
+    rows = [{k: v for k, v in row.items()
+             if k not in (PER_FOLD_KEY, REUSED_KEY, VERSION_KEY, CODE_KEY, FILES_KEY)}
             for row in iter_summaries(run_dir)]
     first = ["dataset", "learner", "n_instances"]
     seen = dict.fromkeys(k for row in rows for k in row)
@@ -692,6 +744,7 @@ class PairStatus:
     complete: bool
     planned: bool = True
     corrupt: bool = False  # its summary.json cannot be read (the next run recomputes it)
+    problem: str = ""  # what is wrong with its stored files (the next run recomputes it)
 
     @property
     def state(self) -> str:
@@ -729,12 +782,14 @@ def _plan_order(run_dir: Path) -> tuple[list[str], list[str]] | None:
     return list(plan.get("datasets", [])), list(plan.get("learners", []))
 
 
-def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
+def pair_statuses(run_dir: str | Path, verify: bool = False) -> list[PairStatus]:
     """Done / partial / missing state of every planned pair (plus stray stored pairs).
 
     The plan (data sets found × learners of the full config) comes from ``metadata.json``.
     A pair whose summary is held only in ``summary.csv`` is complete; one whose
-    ``summary.json`` cannot be read is ``corrupt``.
+    ``summary.json`` cannot be read, or whose stored predictions are not those its summary
+    was made from (`verify_pair`: missing or another row count; with `verify`, another
+    checksum), is ``corrupt`` with its `problem`.
     """
     run_dir = Path(run_dir)
     meta = read_metadata(run_dir)
@@ -745,15 +800,22 @@ def pair_statuses(run_dir: str | Path) -> list[PairStatus]:
     for d in plan.get("datasets", []):
         for l in plan.get("learners", []):
             seen.add((safe_name(d), safe_name(l)))
+            problem = ""
             try:
-                complete, corrupt = read_summary(run_dir, d, l) is not None, False
-            except StoreCorrupt:
+                row = read_summary(run_dir, d, l)
+                complete, corrupt = row is not None, False
+                if row is not None:
+                    problem = verify_pair(run_dir, d, l, row, checksum=verify) or ""
+            except StoreCorrupt as exc:
+                complete, corrupt, problem = False, True, str(exc)
+            try:
+                n_folds = 0 if problem else len(stored_folds(run_dir, d, l))
+            except StoreCorrupt as exc:  # an unreadable predictions.parquet
+                n_folds, complete, corrupt, problem = 0, False, True, str(exc)
+            if problem:
                 complete, corrupt = False, True
-            try:
-                n_folds = len(stored_folds(run_dir, d, l))
-            except StoreCorrupt:  # an unreadable predictions.parquet
-                n_folds, complete, corrupt = 0, False, True
-            out.append(PairStatus(d, l, n_folds, expected, complete, corrupt=corrupt))
+            out.append(PairStatus(d, l, n_folds, expected, complete, corrupt=corrupt,
+                                  problem=problem))
     for row in iter_summaries(run_dir, corrupt=[]):
         key = (safe_name(row["dataset"]), safe_name(row["learner"]))
         if key not in seen:

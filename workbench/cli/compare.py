@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             config, baselines=(*config.baselines, (args.baseline, base.resolve())))
         if args.output:
             config = config.with_output(args.output)
+        if not config.plugins:  # (a plugin's metric is known once the run loads it)
+            _check_metrics(args.metrics)  # before computing anything
         result = run_experiment(config, jobs=args.jobs, datasets=args.datasets,
                                 stream=sys.stderr, verbosity=log.level())
         run_dir = result.run_dir
@@ -129,6 +131,17 @@ def _learner_config(args: argparse.Namespace, base_cfg: dict, parse_config):
     return parse_config(yaml.safe_dump(body, sort_keys=False))
 
 
+def _check_metrics(metrics: list[str]) -> None:
+    """One line for a metric `--metrics` names that is not registered."""
+    from workbench.errors import WorkbenchError
+    from workbench.evaluation.metrics import metric_names
+
+    unknown = [m for m in metrics if m not in metric_names(table=True)]
+    if unknown:
+        raise WorkbenchError(f"--metrics: unknown metric(s) {', '.join(unknown)} (choose from "
+                             f"{', '.join(metric_names(table=True))})")
+
+
 def _compare(run_dir, base, label: str, metrics: list[str], alpha: float, datasets):
     """The Markdown tables and tidy records of the new learners of `run_dir` against every
     learner of `base`."""
@@ -142,10 +155,7 @@ def _compare(run_dir, base, label: str, metrics: list[str], alpha: float, datase
     from workbench.report.compare import versus_markdown, versus_table
     from workbench.stats.groups import collections
 
-    unknown = [m for m in metrics if m not in metric_names(table=True)]
-    if unknown:
-        raise WorkbenchError(f"--metrics: unknown metric(s) {', '.join(unknown)} (choose from "
-                             f"{', '.join(metric_names(table=True))})")
+    _check_metrics(metrics)
     mine = store.read_metadata(run_dir).get("learner_parameters") or {}
     theirs = store.read_metadata(base).get("learner_parameters") or {}
     ours = store.load_summary(run_dir)

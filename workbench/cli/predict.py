@@ -55,7 +55,11 @@ def predict_rows(learner_name: str, train, test, discretize: str | None = None,
         disc = fit_discretizer(method, train)
         train, test = disc.transform(train), disc.transform(test)
     learner.fit(train)
-    return learner, test, learner.predict_proba(test)
+    from workbench.evaluation.pipeline import checked_proba  # (what run, cv, evaluate do)
+
+    proba = checked_proba(learner.predict_proba(test), test.n_instances, test.n_classes,
+                          learner_name)
+    return learner, test, proba
 
 
 def format_csv(test, proba) -> str:

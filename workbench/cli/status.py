@@ -10,6 +10,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "packaged reproduction by name (pakdd13, ...)")
     p.add_argument("--all", action="store_true",
                    help="list every pair (default: only pairs that are not done)")
+    p.add_argument("--verify", action="store_true",
+                   help="check every stored predictions file against the checksum its "
+                        "summary recorded (exit status 1 when one differs)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     meta = store.read_metadata(run_dir)
     if not meta and not store.looks_like_run_dir(run_dir):
         raise WorkbenchError(f"{run_dir}: not a run directory (no {store.METADATA_JSON})")
-    statuses = store.pair_statuses(run_dir)
+    statuses = store.pair_statuses(run_dir, verify=args.verify)
     plan = meta.get("plan") or {}
     expected = plan.get("folds_per_pair")
     done = [s for s in statuses if s.complete]
@@ -57,6 +60,14 @@ def run(args: argparse.Namespace) -> int:
     missing_sets = plan.get("missing_datasets") or []
     if missing_sets:
         print(f"data sets not found when planned ({len(missing_sets)}): {', '.join(missing_sets)}")
+    for s in corrupt:
+        if s.problem:
+            print(f"corrupt: {s.dataset} / {s.learner}: {s.problem}")
+    if args.verify:
+        recorded = sum(1 for s in done if _recorded(run_dir, s))
+        print(f"verified: {recorded} pair(s) match the files their summaries recorded, "
+              f"{len(corrupt)} do not, {len(done) - recorded} record none (summary-only "
+              "or stored before files were recorded)")
     shown = statuses if args.all else corrupt + partial + todo
     rows = _rows(shown, compact=not args.all, n_planned=len(plan.get("learners") or []))
     if rows:
@@ -66,7 +77,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'dataset':<{width_d}}  {'learner':<{width_l}}  state    folds")
         for d, l, state, folds in rows:
             print(f"{d:<{width_d}}  {l:<{width_l}}  {state:<7}  {folds}")
-    return 0
+    return 1 if args.verify and corrupt else 0
+
+
+def _recorded(run_dir, s) -> bool:
+    from workbench import store
+
+    try:
+        row = store.read_summary(run_dir, s.dataset, s.learner)
+    except store.StoreCorrupt:
+        return False
+    return bool(row and row.get(store.FILES_KEY))
 
 
 def _rows(shown, compact: bool, n_planned: int) -> list[tuple[str, str, str, str]]:

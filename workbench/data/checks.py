@@ -19,9 +19,15 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+MANY_CLASSES = 100
+"""More classes than this, and more than one for every 4 labelled rows, is warned of (a
+whole-number quantity such as a count or a price read as class labels)."""
+
+
 def data_warnings(data: Dataset) -> list[str]:
-    """Degenerate but legal data: a single class present, attributes with every value
-    missing. Each is one sentence naming the data set."""
+    """Degenerate but legal data: a single class present, a class with very many values
+    for its rows, attributes with every value missing. Each is one sentence naming the
+    data set."""
     name = data.name
     out = []
     labelled = data.without_missing_class()
@@ -29,6 +35,11 @@ def data_warnings(data: Dataset) -> list[str]:
     if present.size == 1:
         out.append(f"{name}: every labelled row has class "
                    f"'{data.class_values[int(present[0])]}' (single-class data)")
+    if present.size > MANY_CLASSES and present.size > labelled.n_instances / 4:
+        out.append(f"{name}: class '{data.class_attribute.name}' has {present.size} distinct "
+                   f"values in {labelled.n_instances} labelled rows: a quantity read as "
+                   "labels? Discretise it into classes or name another column as the "
+                   "class; if these are labels, ignore this")
     if labelled.n_instances:
         missing = np.isnan(labelled.X).all(axis=0)
         names = [data.attributes[j].name for j in np.flatnonzero(missing)]

@@ -4,9 +4,9 @@ memory, and a seeded reservoir sample of a pass (to fit discretisation cut point
 A CSV or Parquet file has no ARFF header, so its schema comes from a first pass
 (`scan_header`): numeric columns are numeric attributes; string, categorical and boolean
 columns are nominal, their declared values the sorted distinct values; the class is the
-last column unless named. A numeric class column is read as nominal labels when every value
-is a whole number, and refused otherwise (a regression target, as ARFF refuses a numeric
-class). A header may also be given (any Dataset with the same columns,
+column named `class_column`, else the one named ``class`` (any case), else the last. A
+numeric class column is read as nominal labels when every value is a whole number, and
+refused otherwise (a regression target, as ARFF refuses a numeric class). A header may also be given (any Dataset with the same columns,
 e.g. the first chunk of an ARFF file), which fixes the declared values and their order.
 Chunks are `Dataset`s of at most `rows` rows in file order, every one with the same
 header; a value not declared in it is an error naming the file and the column.
@@ -193,8 +193,12 @@ class _Scan:
         return self
 
     def class_index(self, class_column: str | None = None) -> int:
-        return len(self.names) - 1 if class_column is None else (
-            self.names.index(class_column) if class_column in self.names else -1)
+        """The class column: the one named `class_column`, else the one named ``class``
+        (in any case, when exactly one is), else the last."""
+        if class_column is not None:
+            return self.names.index(class_column) if class_column in self.names else -1
+        named = [j for j, n in enumerate(self.names) if n.lower() == "class"]
+        return named[0] if len(named) == 1 else len(self.names) - 1
 
     def header(self, path: Path, class_column: str | None) -> Dataset:
         if self.names is None:
@@ -315,6 +319,12 @@ def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) ->
             if not _is_numeric(col.type):
                 raise WorkbenchError(f"{path}: column '{a.name}' is not numeric")
             out[:, j] = to_numpy(col, np.nan, pa.float64())
+            bad = np.isinf(out[:, j])
+            if bad.any():  # (a missing value is an empty cell, '?', NA or NaN)
+                raise WorkbenchError(
+                    f"{path}: column '{a.name}' holds {out[np.argmax(bad), j]:g} (in "
+                    f"{int(bad.sum())} row(s)); numbers must be finite, as in ARFF: write a "
+                    "missing value as an empty cell or '?'")
             continue
         codes = {v: k for k, v in enumerate(a.values)}
         enc, idx, used = encoded[a.name]

@@ -104,8 +104,8 @@ class OutOfCoreResult:
     header: Dataset | None = None  # the file's header, missing flags of the whole file
 
 
-def _counting(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
-              one_pass: bool = False) -> Any:
+def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
+                      one_pass: bool = False) -> Any:
     """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
     `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
@@ -259,7 +259,7 @@ def _count_partition(path: str, group: int, start: int, total: int, learner: Any
     """Count one row group of a Parquet file (on a Dask worker): a model started from the
     whole file's header, so that every partition's model has the same layout."""
     part = _row_group(path, group, start, total, header, holdout, test=False)
-    model = _counting(learner, params, seed)
+    model = out_of_core_model(learner, params, seed)
     model.start(disc.transform(header) if disc is not None else header, rows_hint)
     if part.n_instances:
         model.partial_fit(disc.transform(part) if disc is not None else part)
@@ -335,7 +335,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     out of core; `summary` has rows, chunks, CPU seconds, model bytes and peak memory.
     With a Dask `client`, the row groups of a Parquet file are counted on the workers and
     the counts added up (counts are additive: the same model as counting here)."""
-    model = _counting(learner, params, seed, one_pass=client is not None)
+    model = out_of_core_model(learner, params, seed, one_pass=client is not None)
     method = str(getattr(model, "preprocessing", "none") or "none")
     reset_peak_rss()
     clock = CPUClock()
@@ -485,7 +485,7 @@ def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = 
     """Test-then-train over the file's rows in windows of `window` rows (see
     `prequential_loop`; preprocessing from the learner, or ``preprocessing`` in `params`,
     e.g. ``"ida:5:1000"``)."""
-    model = _counting(learner, params, seed, one_pass=True)
+    model = out_of_core_model(learner, params, seed, one_pass=True)
     header, total, _ = _first_pass(path, window, class_column, None, None, seed)
     reset_peak_rss()
     K = header.n_classes
@@ -549,7 +549,7 @@ def stream_fold(windows, header: Dataset, n: int, learner: Any,
     memory or read from a file: `class_known_windows`) and its test rows' classes: the
     stream's predictions, or without `predictions` only their loss sums (constant
     memory; no classes)."""
-    model = _counting(learner, params, seed, one_pass=True)
+    model = out_of_core_model(learner, params, seed, one_pass=True)
     reset_peak_rss()
     wall0 = time.perf_counter()
     preds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []

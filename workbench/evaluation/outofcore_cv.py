@@ -49,7 +49,7 @@ from workbench.errors import WorkbenchError
 from workbench.fileio import PARQUET_OPTIONS
 from workbench.evaluation.metrics import LossSums, loss_sums, pooled_metrics
 from workbench.evaluation.outofcore import (DEFAULT_CHUNK, DEFAULT_SAMPLE, CPUClock, _chunks,
-                                            _counting, _first_pass, _multi_pass,
+                                            out_of_core_model, _first_pass, _multi_pass,
                                             _parquet_only, _refuse_early, _row_group,
                                             _row_group_starts, _scored)
 from workbench.evaluation.pipeline import _warm_up, fold_seed, peak_rss, reset_peak_rss
@@ -245,7 +245,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     if test is not None:
         folds = 2
     assign = Assignment(folds, seed, None if test is None else np.asarray(test, np.int64))
-    probe = _counting(learner, params, seed, one_pass=client is not None)
+    probe = out_of_core_model(learner, params, seed, one_pass=client is not None)
     if client is not None:
         _parquet_only(path)
         if keep is not None:
@@ -312,7 +312,7 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
             if discs is not None and discs[f] is not None:
                 fold.cuts = {str(k): [float(c) for c in v]
                              for k, v in getattr(discs[f], "cuts", {}).items()}
-        models = [_counting(learner, params, fold_seed(seed, r, assign.fold_id(f)))
+        models = [out_of_core_model(learner, params, fold_seed(seed, r, assign.fold_id(f)))
                   for f in range(folds)]
         subtraction = _subtracts(models[0], discs)
         if client is not None:
@@ -494,7 +494,7 @@ def _count_folds(path: str, group: int, index: int, learner: Any, params: Mappin
         if not subtraction and f not in assign.scored:
             models.append(None)
             continue
-        m = _counting(learner, dict(params), fold_seed(assign.seed, round_, assign.fold_id(f)),
+        m = out_of_core_model(learner, dict(params), fold_seed(assign.seed, round_, assign.fold_id(f)),
                       one_pass=True)
         disc = None if discs is None else discs[f]
         m.start(disc.transform(header) if disc is not None else header, rows_hint)

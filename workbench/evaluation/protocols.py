@@ -41,9 +41,16 @@ class FoldSpec:
     test: np.ndarray
 
 
-def _int(where: str, value: Any, minimum: int) -> int:
+MAX_ROUNDS = 10_000
+"""The most rounds a protocol takes (a run stores a fold per round and fold; the papers
+use at most 100)."""
+
+
+def _int(where: str, value: Any, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise WorkbenchError(f"{where}: expected an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise WorkbenchError(f"{where}: {value:,} is more than the {maximum:,} a run takes")
     return int(value)
 
 
@@ -100,7 +107,7 @@ class KFold(Protocol):
     tests_all_rows: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _int("protocol.rounds", self.rounds, 1)
+        _int("protocol.rounds", self.rounds, 1, MAX_ROUNDS)
         _int("protocol.folds", self.folds, 2)
         _int("protocol.seed", self.seed, 0)
         if self.assignment not in ("shuffle", "rows"):
@@ -218,7 +225,7 @@ class RandomSampling(Protocol):
     def __post_init__(self) -> None:
         _int("protocol.n_train", self.n_train, 1)
         _int("protocol.n_test", self.n_test, 1)
-        _int("protocol.repetitions", self.repetitions, 1)
+        _int("protocol.repetitions", self.repetitions, 1, MAX_ROUNDS)
         _int("protocol.seed", self.seed, 0)
 
     @property

@@ -6,6 +6,7 @@ runner, shown by ``status``.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import subprocess
@@ -46,10 +47,44 @@ def git_state(root: Path | None = None) -> dict[str, Any] | None:
 
     try:
         commit = git("rev-parse", "HEAD")
-        changes = git("status", "--porcelain", "--untracked-files=no")
+        changes = git("status", "--porcelain", "--untracked-files=normal")
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": commit, "dirty": bool(changes)}
+    return {"commit": commit, "dirty": bool(changes)}  # (untracked files count as changes)
+
+
+def cpu_model() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo; ``platform.processor()`` is
+    empty there), else what the platform says, else ""."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or ""
+
+
+def memory_bytes() -> int | None:
+    """The machine's physical memory, where the system says."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def code_identity() -> str:
+    """The code that computes a fold: the workbench version, and in a git checkout its
+    commit (``-dirty`` with uncommitted or untracked changes) — what each stored fold
+    records, so a resume can tell folds of other code apart."""
+    from workbench import __version__
+
+    git = git_state()
+    if not git:
+        return __version__
+    return f"{__version__}+git.{git['commit'][:12]}" + ("-dirty" if git["dirty"] else "")
 
 
 def provenance() -> dict[str, Any]:
@@ -67,9 +102,24 @@ def provenance() -> dict[str, Any]:
                          "executable": sys.executable},
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "processor": platform.processor(),
+        "processor": platform.processor() or cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "memory_bytes": memory_bytes(),
     }
+
+
+INVOCATION_KEYS = ("workbench_version", "git", "cpu_model", "cpu_count", "memory_bytes",
+                   "python")
+"""What each invocation of a run records of its provenance (a run resumed under other code
+or on another machine lists each)."""
+
+
+def _code(prov: dict[str, Any]) -> str:
+    git = prov.get("git") or {}
+    return (f"workbench {prov.get('workbench_version', '?')}"
+            + (f" (git {git['commit'][:12]}{', changed' if git.get('dirty') else ''})"
+               if git.get("commit") else ""))
 
 
 def describe(meta: dict[str, Any]) -> list[str]:
@@ -85,6 +135,15 @@ def describe(meta: dict[str, Any]) -> list[str]:
     build = prov.get("python_build") or {}
     python = prov.get("python") or meta.get("python") or "?"
     lines = [f"produced by: workbench {version}{source}" + (f"; {stack}" if stack else "")]
+    seen = [inv["provenance"] for inv in meta.get("invocations") or []
+            if isinstance(inv, dict) and isinstance(inv.get("provenance"), dict)]
+    kinds = {(_code(p), p.get("cpu_model")) for p in seen}
+    if len(kinds) > 1:
+        lines.append(f"made by {len(seen)} invocations under {len(kinds)} code versions or "
+                     "machines:")
+        lines += [f"  {inv.get('started', '?')}: {_code(inv['provenance'])} on "
+                  f"{inv['provenance'].get('cpu_model') or '?'}"
+                  for inv in meta["invocations"] if isinstance(inv.get("provenance"), dict)]
     lines.append(f"python: {build.get('implementation', 'Python')} {python}"
                  + (f" ({build['compiler']})" if build.get("compiler") else "")
                  + f" on {prov.get('platform') or meta.get('platform') or '?'}")

@@ -36,7 +36,7 @@ import yaml
 
 from workbench.data.catalog import load_dataset
 from workbench.data.checks import data_warnings, file_sha256
-from workbench.errors import ConfigError, WorkbenchError, WriteFailure
+from workbench.errors import CannotWrite, ConfigError, WorkbenchError, WriteFailure
 from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.metrics import METRICS
 from workbench.evaluation.pipeline import FoldResult
@@ -49,7 +49,7 @@ from workbench.experiment.datasets import canonical_dataset_names, fetch_hint, \
     resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
-from workbench.experiment.provenance import provenance
+from workbench.experiment.provenance import INVOCATION_KEYS, code_identity, provenance
 from workbench.experiment.workers import BACKENDS
 from workbench.jit import note_compiling
 from workbench.learners import registry
@@ -185,6 +185,8 @@ def _stored(result: FoldResult, y: np.ndarray, task: Task) -> dict[str, Any]:
     record = result.to_record()
     record["y"] = np.asarray(y, dtype=np.int64)
     record[store.DATA_HASH_KEY] = task.data_sha256
+    record[store.VERSION_KEY] = registry.get(task.recipe.name).output_version
+    record[store.CODE_KEY] = code_identity()
     return record
 
 
@@ -306,10 +308,17 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
         n_classes = int(recs[0]["proba"].shape[1])
         results = [FoldResult.from_record(r) for r in recs]
         summary = summarize(results, y, n_classes, protocol, per_fold=True)
-        store.consolidate_pair(run_dir, dataset, learner, stored)
+        path = store.consolidate_pair(run_dir, dataset, learner, stored)
+        summary[store.FILES_KEY] = {path.name: store.file_record(path)}
     hashes = {str(r.get(store.DATA_HASH_KEY) or "") for r in recs}
     if len(hashes) == 1 and "" not in hashes:
         summary[store.DATA_HASH_KEY] = hashes.pop()
+    versions = {str(r.get(store.VERSION_KEY, "")) for r in recs}
+    if len(versions) == 1 and "" not in versions:
+        summary[store.VERSION_KEY] = int(float(versions.pop()))
+    codes = sorted({str(r.get(store.CODE_KEY) or "") for r in recs} - {""})
+    if codes:
+        summary[store.CODE_KEY] = codes
     store.write_summary(run_dir, dataset, learner, summary)
     return summary
 
@@ -387,6 +396,7 @@ def run_experiment(
     # ----- pre-flight (nothing written yet) -----
     found, missing = resolve_datasets(config)
     sel_found, sel_missing, sel_learners = _select(config, found, missing, datasets, learners)
+    _preflight_learners(config, sel_learners)
     config_hash = config.config_hash()
     run_dir = Path(config.output)
     rundir.check_output(run_dir)
@@ -520,6 +530,28 @@ def _file_info(ref: DatasetRef, config: ExperimentConfig) -> _DataInfo:
                      dims=Dims(n, len(header.attributes), header.n_classes), warnings=())
 
 
+def _preflight_learners(config: ExperimentConfig, learners: Sequence[str]) -> None:
+    """Every learner can run here, as the config asks (its optional package, Java and jar,
+    its engine's parameters; out of core, a learner that trains so): one `ConfigError`
+    naming the learner's config field, before any directory is made or fold run."""
+    kind = config.protocol.plan.kind
+    ooc = config.out_of_core is not None and kind in ("kfold", "holdout", "prequential")
+    for lc in config.learners:
+        if lc.display not in learners:
+            continue
+        try:
+            model = lc.create()
+            model.preflight()
+            if ooc:
+                from workbench.evaluation.outofcore import out_of_core_model
+
+                out_of_core_model(lc.learner, dict(lc.params), None,
+                                  one_pass=kind == "prequential")
+        except WorkbenchError as exc:
+            raise ConfigError(f"{config.source or '<config>'}: learners: {lc.display}: "
+                              f"{exc}") from None
+
+
 def _learner_warnings(config: ExperimentConfig, learners: Sequence[str],
                       refs: Sequence[DatasetRef], infos: dict[str, _DataInfo]) -> list[str]:
     """A learner parameter ``k`` larger than a data set's number of attributes."""
@@ -566,6 +598,7 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
         "status": "running",
     }
     prov = provenance()
+    invocation["provenance"] = {k: prov.get(k) for k in INVOCATION_KEYS}
     hashes = dict((meta.get("plan") or {}).get("dataset_sha256") or {})
     hashes.update({name: info.sha256 for name, info in infos.items()})
     meta.update({
@@ -606,11 +639,13 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
     remaining: dict[tuple[str, str], int] = {}
     to_summarize: list[tuple[str, str]] = []
     recipes = _recipes(config, learners)
+    versions = reuse.output_versions(config)
     new_metrics: dict[str, list[tuple[str, str, bool]]] = {}
     for ref in refs:
         sha = infos[ref.name].sha256
         for name in learners:
-            state = _pair_state(run_dir, ref.name, name, p, sha, stream, new_metrics)
+            state = _pair_state(run_dir, ref.name, name, p, sha, stream, new_metrics,
+                                versions[name])
             if state == "complete":
                 result.pairs_already_complete += 1
                 continue
@@ -667,8 +702,20 @@ def _say_new_metrics(new: dict[str, list[tuple[str, str, bool]]], stream: TextIO
                   "directory to have it", file=stream)
 
 
+def _other_version(recs, version: int) -> int | None:
+    """The learner output version a stored fold or summary records when it is not
+    `version` (None: the same, or not recorded — a result made before versions were
+    stored)."""
+    for rec in recs:
+        got = rec.get(store.VERSION_KEY)
+        if got not in (None, "") and int(float(got)) != version:
+            return int(float(got))
+    return None
+
+
 def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
-                stream: TextIO, new_metrics: dict[str, list[tuple[str, str, bool]]]) -> str:
+                stream: TextIO, new_metrics: dict[str, list[tuple[str, str, bool]]],
+                version: int = 1) -> str:
     """``complete`` (nothing to do), ``summarize`` (every fold stored, summary missing,
     without per-fold values or without a metric registered since) or ``run`` (folds
     missing). Removes what cannot be used; notes new metrics in `new_metrics`."""
@@ -678,6 +725,15 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
         print(f"corrupt: {exc}; recomputing it", file=stream)
         store.summary_path(run_dir, dataset, learner).unlink(missing_ok=True)
         row = None
+    if row is not None and (old := _other_version([row], version)) is not None:
+        print(f"stale: {dataset} / {learner} was computed by output version {old} of the "
+              f"learner, now {version}; recomputing it", file=stream)
+        store.remove_pair(run_dir, dataset, learner)
+        return "run"
+    if row is not None and (wrong := store.verify_pair(run_dir, dataset, learner, row)):
+        print(f"corrupt: {dataset} / {learner}: {wrong}; recomputing the pair", file=stream)
+        store.remove_pair(run_dir, dataset, learner)
+        return "run"
     if row is not None:
         stored_sha = row.get(store.DATA_HASH_KEY)
         if stored_sha and stored_sha != sha:
@@ -709,6 +765,12 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
             print(f"corrupt: {exc}; recomputing its folds", file=stream)
             parquet.unlink()
             held = {}
+        if (old := _other_version(held.values(), version)) is not None:
+            print(f"stale: {dataset} / {learner}: stored folds were computed by output "
+                  f"version {old} of the learner, now {version}; recomputing them",
+                  file=stream)
+            store.remove_pair(run_dir, dataset, learner)
+            return "run"
         if any(rec.get(store.DATA_HASH_KEY) not in ("", sha) for rec in held.values()):
             print(f"stale: {dataset} / {learner}: stored folds were computed from another "
                   "version of the data file; recomputing them", file=stream)
@@ -722,6 +784,12 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
             print(f"corrupt: {exc}; recomputing that fold", file=stream)
             path.unlink(missing_ok=True)
             continue
+        if (old := _other_version([rec], version)) is not None:
+            print(f"stale: {dataset} / {learner}: stored folds were computed by output "
+                  f"version {old} of the learner, now {version}; recomputing them",
+                  file=stream)
+            store.remove_pair(run_dir, dataset, learner)
+            break
         fold_sha = rec.get(store.DATA_HASH_KEY)
         if fold_sha and fold_sha != sha:
             print(f"stale: {dataset} / {learner}: stored folds were computed from another "
@@ -827,9 +895,11 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     except BaseException as exc:
         progress.close()
         _finalize(run_dir, meta, invocation, started, result, "failed")
-        if isinstance(exc, OSError):  # the store could not write: disk full, quota, ...
+        if isinstance(exc, (OSError, CannotWrite)):  # the store could not write: disk
+            what = (f"cannot write {exc.filename or run_dir}: {exc.strerror or exc}"  # full..
+                    if isinstance(exc, OSError) else str(exc))
             raise WriteFailure(
-                f"cannot write {exc.filename or run_dir}: {exc.strerror or exc}; the "
+                f"{what}; the "
                 f"{result.folds_run} fold(s) stored before are kept in {run_dir}; make room "
                 "and re-run the same command to resume") from None
         if isinstance(exc, workers.ClusterLost):

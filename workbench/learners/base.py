@@ -196,6 +196,12 @@ class Learner:
         under its own title and direction. None (the default) reports nothing."""
         return None
 
+    def preflight(self) -> None:
+        """Raise `LearnerError` when the learner cannot run on this machine (a missing
+        optional package, Java or jar, an option its engine refuses): checked when a run's
+        config is read, before any directory is made or fold computed. Nothing by
+        default."""
+
     # ----- shared helpers ------------------------------------------------------------------
     def predict(self, data: Dataset) -> np.ndarray:
         """Class codes: the first maximum of each distribution."""

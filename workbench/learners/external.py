@@ -99,6 +99,22 @@ class SklearnClassifier(Learner):
                 cols.append(np.where(np.isnan(col), self.means_[i], col)[:, None])
         return np.hstack(cols) if cols else np.zeros((data.n_instances, 0))
 
+    def preflight(self) -> None:
+        """The estimator's parameters as scikit-learn's own validation judges them."""
+        cls = public_classifiers()[self.estimator]
+        unknown = sorted(set(self.params) - set(cls().get_params()))
+        if unknown:
+            raise LearnerError(f"learner 'sklearn': {self.estimator} has no parameter(s) "
+                               f"{', '.join(unknown)}")
+        est = cls(**dict(self.params))
+        check = getattr(est, "_validate_params", None)  # (scikit-learn >= 1.2)
+        if check is not None:
+            try:
+                check()
+            except (TypeError, ValueError) as exc:
+                raise LearnerError(f"learner 'sklearn' ({self.estimator}): "
+                                   f"{str(exc).splitlines()[0]}") from None
+
     def _fit(self, rows: Dataset) -> None:
         cls = public_classifiers()[self.estimator]
         kw = dict(self.params)

@@ -44,6 +44,15 @@ def _workspace(args: str):
     return Workspace(args)
 
 
+def _require_vw() -> None:
+    """`LearnerError` when Vowpal Wabbit's Python package is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("vowpalwabbit") is None:
+        raise LearnerError("learner 'vw' needs Vowpal Wabbit: pip install "
+                           "'snb-workbench[vw]' (or pip install vowpalwabbit)")
+
+
 def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
 
@@ -90,6 +99,9 @@ class VowpalWabbit(Learner):
         if labels is None:
             return [f" |a{f}" for f in feats]
         return [f"{int(c) + 1} |a{f}" for c, f in zip(labels, feats)]
+
+    def preflight(self) -> None:
+        _require_vw()
 
     def _fit(self, rows: Dataset) -> None:
         vw = _workspace(self._args(rows.n_classes))

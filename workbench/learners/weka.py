@@ -42,8 +42,15 @@ _started_with: str | None = None
 
 def weka_jar(jar: str | None = None) -> Path:
     """The Weka jar to use (see the module docstring); `LearnerError` naming where it
-    looked when there is none."""
-    tried = [p for p in (jar, os.environ.get("WEKA_JAR"), DEBIAN_JAR) if p]
+    looked when there is none. A jar that is named (the parameter, ``$WEKA_JAR``) must
+    exist: another one is never used in its place."""
+    for named, what in ((jar, "the 'jar' parameter"), (os.environ.get("WEKA_JAR"),
+                                                        "$WEKA_JAR")):
+        if named:
+            if Path(named).expanduser().is_file():
+                return Path(named).expanduser().resolve()
+            raise LearnerError(f"learner 'weka': {what} names {named}, which is not a file")
+    tried = [DEBIAN_JAR]
     for p in tried:
         if Path(p).expanduser().is_file():
             return Path(p).expanduser().resolve()
@@ -106,6 +113,21 @@ class WekaClassifier(Learner):
         Param("jar", None, "null or the path of weka.jar",
               lambda v: v is None or (isinstance(v, str) and bool(v))),
     )
+
+    def preflight(self) -> None:
+        """JPype, a Java runtime and the jar (the scheme and options are Weka's to judge:
+        they are checked when the first fold builds the classifier)."""
+        import importlib.util
+        import shutil
+
+        if importlib.util.find_spec("jpype") is None:
+            raise LearnerError("learner 'weka' needs JPype1: pip install "
+                               "'snb-workbench[weka]' (or pip install JPype1)")
+        weka_jar(self.jar)
+        java_home = os.environ.get("JAVA_HOME")
+        if not shutil.which("java") and not (java_home and Path(java_home).is_dir()):
+            raise LearnerError("learner 'weka' needs Java: install a JRE (e.g. apt-get "
+                               "install default-jre) or set JAVA_HOME")
 
     def _reset(self) -> None:
         super()._reset()
