@@ -247,3 +247,31 @@ def test_a_damaged_predictions_file_is_found_by_status_verify_and_by_a_resume(
     assert run_cli(str(cfg), "--output", str(fresh)) == 0
     assert_same_results(out, fresh)
     assert main(["status", str(out), "--verify"]) == 0
+
+
+def test_invocations_under_other_code_are_listed_by_status_and_the_report(tmp_path,
+                                                                          plugin_file):
+    import json
+
+    from workbench.experiment.provenance import describe, invocation_lines
+
+    meta = {"invocations": [
+        {"started": "2026-01-01T00:00:00", "provenance": {
+            "workbench_version": "1.0", "git": {"commit": "a" * 40, "dirty": False},
+            "cpu_model": "CPU one"}},
+        {"started": "2026-02-01T00:00:00", "provenance": {
+            "workbench_version": "1.1", "git": {"commit": "b" * 40, "dirty": True},
+            "cpu_model": "CPU two"}}]}
+    lines = invocation_lines(meta)
+    assert lines[0] == "made by 2 invocations under 2 code versions or machines:"
+    assert lines[1] == "  2026-01-01T00:00:00: workbench 1.0 (git aaaaaaaaaaaa) on CPU one"
+    assert lines[2] == ("  2026-02-01T00:00:00: workbench 1.1 (git bbbbbbbbbbbb, changed) "
+                        "on CPU two")
+    assert lines[0] in describe(meta)
+    same = {"invocations": [meta["invocations"][0], meta["invocations"][0]]}
+    assert invocation_lines(same) == []
+    from workbench.report.context import run_warnings
+
+    (tmp_path / "metadata.json").write_text(json.dumps({**meta, "invocation_notes": lines}))
+    (note,) = run_warnings(tmp_path)
+    assert note.startswith("made by 2 invocations") and "on CPU two" in note

@@ -122,6 +122,19 @@ def _code(prov: dict[str, Any]) -> str:
                if git.get("commit") else ""))
 
 
+def invocation_lines(meta: dict[str, Any]) -> list[str]:
+    """When a run's invocations ran under other code or on other machines: a line saying
+    so, then one per invocation (when it started, the code, the CPU); else none."""
+    runs = [inv for inv in meta.get("invocations") or []
+            if isinstance(inv, dict) and isinstance(inv.get("provenance"), dict)]
+    kinds = {(_code(inv["provenance"]), inv["provenance"].get("cpu_model")) for inv in runs}
+    if len(kinds) < 2:
+        return []
+    return [f"made by {len(runs)} invocations under {len(kinds)} code versions or machines:",
+            *(f"  {inv.get('started', '?')}: {_code(inv['provenance'])} on "
+              f"{inv['provenance'].get('cpu_model') or '?'}" for inv in runs)]
+
+
 def describe(meta: dict[str, Any]) -> list[str]:
     """Lines for ``status``: what produced the run (from its metadata)."""
     prov = meta.get("provenance") or {}
@@ -135,15 +148,7 @@ def describe(meta: dict[str, Any]) -> list[str]:
     build = prov.get("python_build") or {}
     python = prov.get("python") or meta.get("python") or "?"
     lines = [f"produced by: workbench {version}{source}" + (f"; {stack}" if stack else "")]
-    seen = [inv["provenance"] for inv in meta.get("invocations") or []
-            if isinstance(inv, dict) and isinstance(inv.get("provenance"), dict)]
-    kinds = {(_code(p), p.get("cpu_model")) for p in seen}
-    if len(kinds) > 1:
-        lines.append(f"made by {len(seen)} invocations under {len(kinds)} code versions or "
-                     "machines:")
-        lines += [f"  {inv.get('started', '?')}: {_code(inv['provenance'])} on "
-                  f"{inv['provenance'].get('cpu_model') or '?'}"
-                  for inv in meta["invocations"] if isinstance(inv.get("provenance"), dict)]
+    lines += invocation_lines(meta)
     lines.append(f"python: {build.get('implementation', 'Python')} {python}"
                  + (f" ({build['compiler']})" if build.get("compiler") else "")
                  + f" on {prov.get('platform') or meta.get('platform') or '?'}")

@@ -49,7 +49,8 @@ from workbench.experiment.datasets import canonical_dataset_names, fetch_hint, \
     resolve_datasets
 from workbench.experiment.cost import CostModel, Dims, fold_cost
 from workbench.experiment.progress import Progress
-from workbench.experiment.provenance import INVOCATION_KEYS, code_identity, provenance
+from workbench.experiment.provenance import (INVOCATION_KEYS, code_identity,
+                                             invocation_lines, provenance)
 from workbench.experiment.workers import BACKENDS
 from workbench.jit import note_compiling
 from workbench.learners import registry
@@ -624,6 +625,9 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
     })
     meta.setdefault("started", invocation["started"])
     meta.setdefault("invocations", []).append(invocation)
+    notes = invocation_lines(meta)  # (the report lists them: it reads no provenance code)
+    if notes:
+        meta["invocation_notes"] = notes
     _write_metadata(run_dir, meta)
     return meta, invocation
 

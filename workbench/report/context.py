@@ -91,11 +91,15 @@ def table_metrics(summary: pd.DataFrame) -> list[str]:
 
 def run_warnings(run_dir: Path) -> list[str]:
     """The run's data warnings (single class, all-missing attribute, k > attributes), as
-    recorded in its metadata."""
+    recorded in its metadata, and the invocations when they ran under other code or on
+    other machines (``invocation_notes``, written by the runner)."""
     try:
-        return [str(w) for w in read_metadata(run_dir).get("warnings") or []]
+        meta = read_metadata(run_dir)
     except WorkbenchError:
         return []
+    lines = [str(x) for x in meta.get("invocation_notes") or []]
+    notes = [lines[0] + " " + "; ".join(ln.strip() for ln in lines[1:])] if lines else []
+    return [str(w) for w in meta.get("warnings") or []] + notes
 
 
 def prepare(run_dir: Path, out: Path, *, summary: pd.DataFrame | None,
