@@ -735,7 +735,7 @@ def _pair_state(run_dir: Path, dataset: str, learner: str, p, sha: str,
         store.remove_pair(run_dir, dataset, learner)
         return "run"
     if row is not None and (wrong := store.verify_pair(run_dir, dataset, learner, row)):
-        print(f"corrupt: {dataset} / {learner}: {wrong}; recomputing the pair", file=stream)
+        print(f"corrupt: {wrong}; recomputing {dataset} / {learner}", file=stream)
         store.remove_pair(run_dir, dataset, learner)
         return "run"
     if row is not None:
