@@ -157,3 +157,56 @@ def run_config(folder: Path, body: str, jobs: int = 1, name: str = "c"):
     path.write_text(textwrap.dedent(body))
     config = load_config(path)
     return runner.run_experiment(config, jobs=jobs, stream=io.StringIO()), Path(config.output)
+
+
+# ----- the long tests: run by `pytest -m long` (.ci/run runs them after the default suite) --
+LONG_TESTS = frozenset({
+    "tests/test_ande_fast_path.py::test_every_class_count_through_the_row_products",
+    "tests/test_ande_fast_path.py::test_three_million_training_rows",
+    "tests/test_cli_predict.py::test_predict_csv",
+    "tests/test_contract.py::test_every_registered_learner_keeps_the_contract",
+    "tests/test_dask_cluster.py::test_a_lost_scheduler_is_one_line_and_the_run_resumes",
+    "tests/test_dask_cluster.py::test_smoke_on_a_cluster_with_a_relative_data_directory",
+    "tests/test_fetch.py::test_checksum_mismatch_and_failures_leave_no_file",
+    "tests/test_fetch_sources.py::test_each_source_gives_the_reference_content",
+    "tests/test_jit.py::test_a_kernel_first_compiled_inside_a_fold_is_kept_out_of_its_times",
+    "tests/test_jit.py::test_the_compile_clock_counts_the_compiling_threads_cpu_only",
+    "tests/test_kdb.py::test_constant_children_are_left_out_of_the_product",
+    "tests/test_kdb.py::test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking",
+    "tests/test_kdb.py::test_id_like_attributes_use_sparse_pair_counts",
+    "tests/test_metric_registry.py::test_higher_is_better_plugin_metric_decides_the_right_way",
+    "tests/test_metric_registry.py::test_resumed_run_computes_a_metric_registered_since",
+    "tests/test_outofcore_cv.py::test_k_fold_cv_on_dask_workers_equals_one_process",
+    "tests/test_outofcore_cv.py::test_out_of_core_runs_on_dask_workers_as_in_one_process",
+    "tests/test_packaging.py::test_quiet_and_verbose",
+    "tests/test_protocols.py::test_learning_curve_report_table_and_figure",
+    "tests/test_report.py::test_a_metric_declared_once_reaches_tables_and_figures",
+    "tests/test_report.py::test_a_sweep_reports_each_variants_mean_over_complete_data_sets",
+    "tests/test_report.py::test_compact_against_naive_layout_test_time_is_salem_fig_4b",
+    "tests/test_report.py::test_figure_titles_cite_only_the_configured_papers_figures",
+    "tests/test_report.py::test_no_normalised_bars_for_a_metric_the_baseline_does_not_report",
+    "tests/test_report.py::test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked",
+    "tests/test_report.py::test_report_has_every_table",
+    "tests/test_report_canvas.py::test_no_text_leaves_the_canvas",
+    "tests/test_report_publication.py::test_pdf_figures_embed_truetype_fonts_never_type3",
+    "tests/test_run_safety.py::test_a_signal_stops_a_run_whose_fold_sits_in_a_long_kernel",
+    "tests/test_run_safety.py::test_ctrl_c_with_two_jobs_keeps_finished_folds_quietly",
+    "tests/test_run_safety.py::test_degenerate_data_warns_in_run_and_report",
+    "tests/test_run_safety.py::test_fault_injection_kill_term_concurrent_corrupt",
+    "tests/test_selection.py::test_selection_in_passes_over_chunks_equals_fit",
+    "tests/test_sklearn.py::test_sklearn_comparator_in_a_run",
+    "tests/test_sklearn.py::test_sklearn_estimator_checks",
+    "tests/test_slurm_recipe.py::test_the_slurm_recipe_runs_a_cross_validation_on_its_workers",
+    "tests/test_stats_extra.py::test_corrections_equal_statsmodels_on_the_pakdd13_sign_tests",
+    "tests/test_tutorial.py::test_tutorial_runs_end_to_end",
+})
+"""Test functions (every parametrisation) that took 4.5 s or more together in a full run
+(pytest --durations, AMD EPYC, 2 cores): the estimator-check sweeps, the tutorial, the
+report-canvas and signal sweeps, the cluster tests. They are marked ``long``: the default
+suite leaves them out (`addopts` in pyproject.toml) and CI runs them after it."""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.nodeid.split("[", 1)[0] in LONG_TESTS:
+            item.add_marker(pytest.mark.long)
