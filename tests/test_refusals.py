@@ -75,6 +75,22 @@ def test_a_weka_jar_that_is_not_there_is_refused_before_any_fold(tmp_path, capsy
              "learners: W", "the 'jar' parameter names /nowhere/weka.jar, which is not a file")
 
 
+@pytest.mark.skipif(not __import__("os").path.isfile("/usr/share/java/weka.jar")
+                    or __import__("shutil").which("java") is None
+                    or __import__("importlib").util.find_spec("jpype") is None,
+                    reason="needs Java, JPype1 and Debian's weka (apt-get install weka)")
+@pytest.mark.parametrize("spec, what", [
+    ("{learner: weka, scheme: weka.classifiers.bayes.Nope}",
+     "no class weka.classifiers.bayes.Nope in"),
+    ("{learner: weka, scheme: weka.classifiers.bayes.NaiveBayes, options: '-Z 3'}",
+     "Illegal options: -Z 3"),
+])
+def test_a_weka_class_or_option_weka_refuses_is_refused_before_the_run(tmp_path, capsys,
+                                                                       spec, what):
+    _refused(tmp_path, capsys, "name: w\ndatasets: [iris]\nprotocol: {rounds: 1, folds: 2}\n"
+             f"learners:\n  W: {spec}\n", "learners: W", what)
+
+
 def test_a_learner_that_cannot_train_out_of_core_is_refused_before_the_run(tmp_path,
                                                                           capsys):
     _refused(tmp_path, capsys, "name: o\ndatasets: [iris]\nprotocol: {rounds: 1, folds: 2}\n"
@@ -174,20 +190,12 @@ def test_a_resume_recomputes_folds_of_another_learner_output_version(tmp_path, p
     them."""
     import json
 
-    from test_runner import assert_same_results
+    from test_runner import assert_same_results, full_disk_after
 
     cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
     out = tmp_path / "run"
     real = store.write_fold
-    calls = []
-
-    def stop_after_three(*args, **kw):
-        calls.append(1)
-        if len(calls) > 3:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(*args, **kw)
-
-    monkeypatch.setattr(store, "write_fold", stop_after_three)
+    full_disk_after(monkeypatch, 3, out)
     assert run_cli(str(cfg), "--output", str(out)) == 3
     monkeypatch.setattr(store, "write_fold", real)
     folds = sorted((out / store.PREDICTIONS).rglob("*.npz"))

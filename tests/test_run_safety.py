@@ -786,20 +786,12 @@ def test_unwritable_outputs_are_one_line_before_any_work(tmp_path, plugin_file, 
 
 def test_a_write_failure_mid_run_exits_3_and_keeps_what_was_stored(tmp_path, plugin_file,
                                                                    capsys, monkeypatch):
-    import errno
+    from test_runner import full_disk_after
 
     cfg = make_config(tmp_path, plugin_file, datasets=("iris",))
     out = tmp_path / "run"
     real = store.write_fold
-    calls = []
-
-    def full_disk(*args, **kw):
-        calls.append(1)
-        if len(calls) > 3:
-            raise OSError(errno.ENOSPC, "No space left on device", str(out / "x.npz"))
-        return real(*args, **kw)
-
-    monkeypatch.setattr(store, "write_fold", full_disk)
+    full_disk_after(monkeypatch, 3, out)
     assert run_cli(str(cfg), "--output", str(out)) == 3
     err = capsys.readouterr().err
     _one_line_error(err, "cannot write", "No space left on device",

@@ -64,6 +64,22 @@ def metrics_frame(run_dir: Path) -> pd.DataFrame:
     return df[[c for c in df.columns if not is_measurement(c)]]
 
 
+def full_disk_after(monkeypatch, folds: int, where: Path) -> None:
+    """`store.write_fold` raises a full disk's OSError once `folds` folds are stored (the
+    run then exits 3); `monkeypatch.undo()` or a new `setattr` restores it."""
+    import errno
+
+    real, calls = store.write_fold, []
+
+    def full_disk(*args, **kw):
+        calls.append(1)
+        if len(calls) > folds:
+            raise OSError(errno.ENOSPC, "No space left on device", str(where / "x.npz"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(store, "write_fold", full_disk)
+
+
 def stored_fold_count(run_dir: Path) -> int:
     """Folds stored in a run directory (per-fold files and consolidated pairs)."""
     return sum(len(store.stored_folds(run_dir, p.parent.name, p.name))

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +101,49 @@ def _instances(jpype, data: Dataset):
     return out
 
 
+def scheme_problem(scheme: str, options: str, jar: str | None) -> str | None:
+    """What Weka says of a classifier class and its options (None: it takes them) — with
+    a JVM in this process."""
+    jpype = jvm(jar)
+    try:
+        cls = jpype.JClass(scheme)
+    except Exception:
+        return f"learner 'weka': no class {scheme} in {weka_jar(jar)}"
+    if not jpype.JClass("weka.classifiers.Classifier").class_.isAssignableFrom(cls.class_):
+        return f"learner 'weka': {scheme} is not a Weka classifier"
+    try:
+        if options:
+            cls().setOptions(jpype.JClass("weka.core.Utils").splitOptions(options))
+    except jpype.JException as exc:
+        return f"learner 'weka' ({scheme} {options}): {exc.getMessage()}"
+    return None
+
+
+def _check_scheme(scheme: str, options: str, jar: str | None) -> None:
+    """`scheme_problem` in a short-lived process (a JVM in a run's own process would not
+    survive the fork of its worker), once per (scheme, options, jar) and process."""
+    key = (scheme, options, jar)
+    if key in _CHECKED:
+        return
+    code = ("import sys; from workbench.learners.weka import scheme_problem; "
+            "print(scheme_problem(sys.argv[1], sys.argv[2], sys.argv[3] or None) or '')")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, scheme, options, jar or ""],
+                              capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise LearnerError(f"learner 'weka': cannot check {scheme} ({exc})") from None
+    said = proc.stdout.strip().splitlines()
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise LearnerError(f"learner 'weka': cannot check {scheme}: {last}")
+    if said:
+        raise LearnerError(said[-1])
+    _CHECKED.add(key)
+
+
+_CHECKED: set[tuple[str, str, str | None]] = set()
+
+
 class WekaClassifier(Learner):
     """A Weka classifier by class name and options (see the module docstring)."""
 
@@ -128,6 +173,7 @@ class WekaClassifier(Learner):
         if not shutil.which("java") and not (java_home and Path(java_home).is_dir()):
             raise LearnerError("learner 'weka' needs Java: install a JRE (e.g. apt-get "
                                "install default-jre) or set JAVA_HOME")
+        _check_scheme(self.scheme, self.options, self.jar)
 
     def _reset(self) -> None:
         super()._reset()
