@@ -249,3 +249,21 @@ def test_the_compile_clock_counts_the_compiling_threads_cpu_only():
     compiled = clock.read().cpu_seconds - before
     assert mine > 0.05 and compiled > 0.05
     assert compiled <= total - mine + 0.02
+
+
+@pytest.mark.parametrize("command", [
+    ["cv", "--learner", "Late", "--data", "iris", "--rounds", "1", "--folds", "2"],
+    ["predict", "--learner", "Late", "--train", "IRIS", "--test", "IRIS"],
+])
+def test_every_computing_command_says_it_is_compiling(tmp_path, command):
+    """Not only `run`: a first `cv` or `predict` says so when it compiles a kernel (here
+    the plugin's, cached beside it: cold in a fresh folder), and is silent warm."""
+    (tmp_path / "late.py").write_text(LATE)
+    iris = str(Path(__file__).resolve().parents[1] / "datasets" / "iris.arff.gz")
+    argv = [sys.executable, "-m", "workbench", *[iris if a == "IRIS" else a for a in command],
+            "--plugin", "late.py"]
+    cold = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert cold.returncode == 0, cold.stderr
+    assert "compiling numba kernels (once per installation" in cold.stderr
+    warm = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert warm.returncode == 0 and "compiling" not in warm.stderr

@@ -43,6 +43,10 @@ SUBCOMMANDS: dict[str, str] = {
 PLUGIN_COMMANDS = ("learners", "predict", "cv", "fit", "evaluate", "compare")
 """Subcommands that take ``--plugin`` (run/report get plugins from the config)."""
 
+COMPUTING_COMMANDS = ("predict", "cv", "fit", "evaluate", "compare", "discretize")
+"""Subcommands that train or classify in their own process: they say when kernels are
+being compiled, as `run`'s workers do (`jit.note_compiling`)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -90,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     previous_int = signal.getsignal(signal.SIGINT)
     try:
+        if args.command in COMPUTING_COMMANDS and log.level() >= NORMAL:
+            from workbench.jit import note_compiling
+
+            note_compiling()
         if getattr(args, "plugin", None):
             from workbench.plugins import load_plugins
 
