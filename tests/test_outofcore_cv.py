@@ -26,8 +26,11 @@ def _in_memory(data, learner, folds, rounds, seed):
 def _out_of_core(path, learner, folds, rounds, seed, chunk_rows):
     got = {}
 
-    def keep(r, f, idx, proba, y):
-        got.setdefault((r, f), []).append((idx, proba))
+    def keep(r, folds, idx, proba, y):  # a chunk's rows in file order, each with its fold
+        assert (np.diff(idx) > 0).all()
+        for f in np.unique(folds):
+            mine = folds == f
+            got.setdefault((r, int(f)), []).append((idx[mine], proba[mine]))
 
     res = evaluate_kfold(path, learner, folds=folds, rounds=rounds, seed=seed,
                          chunk_rows=chunk_rows, keep=keep)
@@ -223,6 +226,47 @@ learners: [NB, A1DE, KDB2]
                         "protocol.assignment")):
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
             parse_config("name: x\ndatasets: [iris]\nlearners: [NB]\n" + bad)
+
+
+def test_streamed_predictions_give_the_in_memory_summary_for_every_metric(tmp_path):
+    """Out of core, each round's predictions are streamed to a file as they are scored;
+    the summary — bias/variance by a lockstep pass over the rounds' files, Brier and kappa
+    from sufficient statistics, AUC by a bucketed external sort — equals the in-memory
+    run's for every metric, per fold too (1e-12), and the pair keeps one predictions file
+    equal to the in-memory one."""
+    from workbench import store
+
+    nominal = tmp_path / "nominal.arff"
+    save_arff(_nominal(300), nominal)
+    body = f"""
+name: ooc
+datasets: [{nominal}]
+protocol: {{rounds: 3, folds: 5, seed: 2, assignment: rows}}
+learners: [NB, KDB2]
+"""
+    _run_configs(tmp_path, body, {"mem": "", "ooc": "out_of_core: {chunk_rows: 37}\n"})
+    a = store.load_summary(tmp_path / "mem").set_index("learner")
+    b = store.load_summary(tmp_path / "ooc").set_index("learner")
+    metrics = ["zero_one_loss", "rmse", "rmse_true_class", "log_loss", "brier", "auc", "kappa",
+               "bias", "variance", "bias_weka_corrected"]
+    for m in metrics:
+        np.testing.assert_allclose(a[m], b[m], rtol=1e-12, err_msg=m)
+    fa, fb = (store.load_fold_metrics(tmp_path / w) for w in ("mem", "ooc"))
+    key = ["learner", "round", "fold", "metric"]
+    fa, fb = (f[f["metric"].isin(metrics)].sort_values(key).reset_index(drop=True)
+              for f in (fa, fb))
+    assert len(fa) == len(fb) == 2 * 15 * 7  # (7 of them per fold)
+    np.testing.assert_allclose(fa["value"], fb["value"], rtol=1e-12)
+    for learner in ("NB", "KDB2"):
+        pair = store.pair_dir(tmp_path / "ooc", "nominal", learner)
+        assert sorted(p.name for p in pair.iterdir()) == ["predictions.parquet",
+                                                         "summary.json"]
+        pm = store.load_predictions(tmp_path / "mem", "nominal", learner)
+        po = store.load_predictions(tmp_path / "ooc", "nominal", learner)
+        key = ["round", "fold", "index"]
+        pm, po = (p.sort_values(key).reset_index(drop=True) for p in (pm, po))
+        assert pm[key + ["y"]].equals(po[key + ["y"]])
+        np.testing.assert_allclose(pm.filter(like="p_"), po.filter(like="p_"), atol=1e-12)
 
 
 @pytest.mark.parametrize("protocol", [

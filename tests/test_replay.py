@@ -83,7 +83,7 @@ def test_without_room_every_pass_reads_the_file_and_cv_is_unchanged(tmp_path, mo
     def cv(learner):
         got = {}
         res = evaluate_kfold(path, learner, folds=5, rounds=2, seed=3, chunk_rows=7,
-                             keep=lambda r, f, idx, p, y: got.setdefault((r, f), []).append(p))
+                             keep=lambda r, f, idx, p, y: got.setdefault(r, []).append(p))
         return res, {k: np.vstack(v) for k, v in got.items()}
 
     with_copy = {lr: cv(lr) for lr in ("A1DE", "KDB2")}

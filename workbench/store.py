@@ -50,7 +50,8 @@ import yaml
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import fold_metric_names
-from workbench.fileio import PARQUET_OPTIONS, atomic_write_bytes, atomic_write_text, read_parquet
+from workbench.fileio import (PARQUET_OPTIONS, atomic_write_bytes, atomic_write_text,
+                              parquet_file, read_parquet)
 from workbench.resources import run_dir_path
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: a run writes its CSVs
@@ -75,6 +76,9 @@ VERSION_KEY = "output_version"
 a resume recomputes results of another version."""
 CODE_KEY = "code"
 """The code that made a fold (`provenance.code_identity`: version and commit)."""
+ROWS_FILE_KEY = "rows_file"
+"""A fold record whose rows a round file holds (out of core: `RoundWriter`) names it here;
+its own arrays are then empty."""
 FILES_KEY = "files"
 """A summary's record of the files it was made from: ``{name: {"sha256", "rows"}}`` (the
 pair's ``predictions.parquet``), which `verify_pair` checks."""
@@ -217,31 +221,177 @@ def _arrow_text(texts: list[str], sizes: list[int]) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(from_numpy(np.repeat(codes, sizes)), dictionary)
 
 
+# ----- out of core: a round's predictions streamed to a file as they are made ---------------
+def round_path(run_dir: Path, dataset: str, learner: str, round_: int) -> Path:
+    return pair_dir(run_dir, dataset, learner) / f"round-{round_:03d}.parquet"
+
+
+class RoundWriter:
+    """A round's test rows written as they are scored — round, fold, index, y, p_0 … — a
+    row group per call, in the order given (the file's order), so memory stays that of one
+    chunk; the file appears (atomically renamed) only when `close` is reached."""
+
+    def __init__(self, path: Path) -> None:
+        import os
+        import tempfile
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                   dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        self._writer = None
+        self.rows = 0
+
+    def write(self, round_: int, fold: np.ndarray, index: np.ndarray, y: np.ndarray,
+              proba: np.ndarray) -> None:
+        n = int(index.size)
+        cols = {"round": from_numpy(np.full(n, round_, np.int32)),
+                "fold": from_numpy(np.asarray(fold, np.int32)),
+                "index": from_numpy(np.asarray(index, np.int64)),
+                "y": from_numpy(np.asarray(y, np.int64))}
+        cols |= {f"p_{k}": from_numpy(np.ascontiguousarray(proba[:, k], np.float64))
+                 for k in range(proba.shape[1])}
+        table = pa.table(cols)
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd",
+                                            **PARQUET_OPTIONS)
+        self._writer.write_table(table)
+        self.rows += n
+
+    def close(self) -> Path:
+        import os
+
+        if self._writer is None:
+            raise WorkbenchError(f"{self.path}: no rows were scored")
+        self._writer.close()
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def discard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def round_batches(path: Path, columns: list[str] | None = None, rows: int = 1 << 16):
+    """A round file's record batches in order (`StoreCorrupt` when it cannot be read); one
+    iterator per row group (over a whole file, pyarrow's keeps memory it no longer needs:
+    apache/arrow#39808)."""
+    try:
+        pf = parquet_file(path)
+        for group in range(pf.metadata.num_row_groups):
+            yield from pf.iter_batches(batch_size=rows, columns=columns, row_groups=[group])
+    except FileNotFoundError:
+        raise StoreCorrupt(path, "missing") from None
+    except Exception as exc:
+        raise StoreCorrupt(path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _consolidate_rounds(run_dir: Path, dataset: str, learner: str,
+                        recs: list[dict[str, Any]]) -> Path:
+    """`consolidate_pair` for out-of-core folds: each round file's rows copied batch by
+    batch into ``predictions.parquet`` with their fold's scalars (never every row in
+    memory); the round files and fold records removed afterwards."""
+    import os
+    import tempfile
+
+    where = {(int(r["round"]), int(r["fold"])): i for i, r in enumerate(recs)}
+    files = sorted({str(r[ROWS_FILE_KEY]) for r in recs})
+    folder = pair_dir(run_dir, dataset, learner)
+    path = parquet_path(run_dir, dataset, learner)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    writer = None
+    try:
+        for name in files:
+            for batch in round_batches(folder / name):
+                rounds = batch.column("round").to_numpy()
+                folds = batch.column("fold").to_numpy()
+                keys, inverse = np.unique(rounds.astype(np.int64) * (1 << 20) + folds,
+                                          return_inverse=True)
+                of_key = np.array([where.get((int(k) >> 20, int(k) & 0xFFFFF), -1)
+                                   for k in keys], dtype=np.int64)
+                if (of_key < 0).any():
+                    raise StoreCorrupt(folder / name, "rows of a fold with no stored record")
+                row_pos = of_key[inverse]
+                proba = np.column_stack([batch.column(c).to_numpy() for c in
+                                         batch.schema.names if c.startswith("p_")])
+                table = _rows_table(dataset, learner, recs, row_pos, rounds, folds,
+                                    batch.column("index").to_numpy(),
+                                    batch.column("y").to_numpy(), proba)
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, table.schema, compression="zstd",
+                                              **PARQUET_OPTIONS)
+                writer.write_table(table)
+        if writer is not None:
+            writer.close()
+            writer = None
+        os.replace(tmp, path)
+    finally:
+        if writer is not None:
+            writer.close()
+        Path(tmp).unlink(missing_ok=True)
+    for name in files:
+        (folder / name).unlink(missing_ok=True)
+    for r, f in npz_folds(run_dir, dataset, learner):
+        fold_path(run_dir, dataset, learner, r, f).unlink(missing_ok=True)
+    return path
+
+
+def _text_column(texts: list[str], pos: np.ndarray) -> pa.DictionaryArray:
+    """Row i's text ``texts[pos[i]]``, dictionary-encoded (the dictionary in order of first
+    appearance in `texts`, as `_arrow_text` makes it)."""
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(t, len(index)) for t in texts], np.int32)
+    dictionary = _arrow_text(list(index), [0] * len(index)).dictionary
+    return pa.DictionaryArray.from_arrays(from_numpy(codes[pos] if codes.size else
+                                                     np.zeros(0, np.int32)), dictionary)
+
+
+def _rows_table(dataset: str, learner: str, recs: list[dict[str, Any]], pos: np.ndarray,
+                rounds: np.ndarray, folds: np.ndarray, index: np.ndarray, y: np.ndarray,
+                proba: np.ndarray) -> pa.Table:
+    """Rows of a pair's ``predictions.parquet``: dataset, learner, round, fold, index, y,
+    p_0 … p_{K−1}, then the scalars of each row's fold (`recs[pos[i]]`)."""
+    n = int(index.size)
+    cols: dict[str, Any] = {"round": rounds.astype(np.int32), "fold": folds.astype(np.int32),
+                            "index": index.astype(np.int64), "y": y.astype(np.int64)}
+    for k in range(proba.shape[1]):
+        cols[f"p_{k}"] = np.ascontiguousarray(proba[:, k], dtype=np.float64)
+    for key in _FOLD_SCALARS:
+        cols[key] = np.array([_number(r.get(key)) for r in recs], np.float64)[pos] \
+            if recs else np.zeros(n)
+    cols = {key: from_numpy(values) for key, values in cols.items()}
+    zeros = np.zeros(n, np.int64)
+    cols = {"dataset": _text_column([dataset], zeros),
+            "learner": _text_column([learner], zeros)} | cols
+    for key in _FOLD_TEXT:
+        cols[key] = _text_column([str(r.get(key) or "") for r in recs], pos)
+    return pa.table(cols)
+
+
 def consolidate_pair(run_dir: Path, dataset: str, learner: str,
                      recs: list[dict[str, Any]] | None = None) -> Path:
     """Write every stored fold of a pair into one ``predictions.parquet`` — one row per
     tested instance: dataset, learner, round, fold, index, y, p_0 … p_{K−1} and the fold's scalars
     (times, n_train, model_bytes, iterations, peak RSS, preprocessing, cuts, data hash) — and remove
     its per-fold files (27,200 files for PAKDD 2013 become 680). `recs`: the pair's
-    `read_folds`, when the caller has just read them."""
+    `read_folds`, when the caller has just read them. Folds whose rows a round file holds
+    (`ROWS_FILE_KEY`: out of core) are copied from it batch by batch (`_consolidate_rounds`)."""
     recs = read_folds(run_dir, dataset, learner) if recs is None else recs
-    cols: dict[str, Any] = {}
+    if recs and all(r.get(ROWS_FILE_KEY) for r in recs):
+        return _consolidate_rounds(run_dir, dataset, learner, recs)
     sizes = [int(np.asarray(r["test_index"]).size) for r in recs]
-    names = {"dataset": dataset, "learner": learner}  # a folder of runs reads as one table
-    cols["round"] = np.repeat([int(r["round"]) for r in recs], sizes).astype(np.int32)
-    cols["fold"] = np.repeat([int(r["fold"]) for r in recs], sizes).astype(np.int32)
-    cols["index"] = np.concatenate([np.asarray(r["test_index"], np.int64) for r in recs])
-    cols["y"] = np.concatenate([np.asarray(r["y"], np.int64) for r in recs])
-    proba = np.concatenate([np.asarray(r["proba"], np.float64) for r in recs])
-    for k in range(proba.shape[1]):
-        cols[f"p_{k}"] = proba[:, k]
-    for key in _FOLD_SCALARS:
-        cols[key] = np.repeat([_number(r.get(key)) for r in recs], sizes)
-    cols = {key: from_numpy(values) for key, values in cols.items()}
-    cols = {key: _arrow_text([text], [sum(sizes)]) for key, text in names.items()} | cols
-    for key in _FOLD_TEXT:
-        cols[key] = _arrow_text([str(r.get(key) or "") for r in recs], sizes)
-    table = pa.table(cols)
+    pos = np.repeat(np.arange(len(recs)), sizes)
+    table = _rows_table(
+        dataset, learner, recs, pos,
+        np.repeat([int(r["round"]) for r in recs], sizes),
+        np.repeat([int(r["fold"]) for r in recs], sizes),
+        np.concatenate([np.asarray(r["test_index"], np.int64) for r in recs]),
+        np.concatenate([np.asarray(r["y"], np.int64) for r in recs]),
+        np.concatenate([np.asarray(r["proba"], np.float64) for r in recs]))
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd", **PARQUET_OPTIONS)
     path = parquet_path(run_dir, dataset, learner)

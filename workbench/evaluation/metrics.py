@@ -13,7 +13,7 @@ Conventions shared by every function here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, Iterator, Literal, NamedTuple
 
 import numpy as np
 
@@ -151,9 +151,21 @@ def cohen_kappa(proba: np.ndarray, y: np.ndarray) -> float:
     p, t = _check(proba, y)
     if not t.size:
         return float("nan")
-    k = p.shape[1]
-    confusion = np.bincount(t * k + np.argmax(p, axis=1), minlength=k * k).reshape(k, k)
-    n = float(t.size)
+    return kappa_of(confusion_matrix(p, t))
+
+
+def confusion_matrix(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The K × K counts of (true class, first-maximum prediction): additive over parts."""
+    k = proba.shape[1]
+    t = np.asarray(y, dtype=np.int64)
+    return np.bincount(t * k + np.argmax(proba, axis=1), minlength=k * k).reshape(k, k)
+
+
+def kappa_of(confusion: np.ndarray) -> float:
+    """Cohen's kappa of a confusion matrix (see `cohen_kappa`)."""
+    n = float(confusion.sum())
+    if not n:
+        return float("nan")
     observed = np.trace(confusion) / n
     chance = float(np.sum(confusion.sum(axis=1) * confusion.sum(axis=0))) / (n * n)
     return 1.0 if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
@@ -198,6 +210,66 @@ def auc_weighted(proba: np.ndarray, y: np.ndarray) -> float:
     for c in np.flatnonzero(counts):
         total += counts[c] * _auc_one_vs_rest(p[:, c], t == c)
     return float(total / t.size)
+
+
+def auc_weighted_parts(parts: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
+                       n_classes: int, folder: str, buckets: int = 32,
+                       sample: int = 65_536) -> float:
+    """`auc_weighted` of rows given in parts — `parts()` yields (probabilities, classes)
+    batches, and may be called again — in memory bounded by about n / `buckets` rows: per
+    class, the scores are spread over `buckets` ranges (cut at quantiles of a sample of
+    them) into temporary files under `folder`, then each range's rows are ranked in turn,
+    offset by the rows of the ranges below it. Equal scores share a range, so the mean
+    ranks — and the AUC — are those of `auc_weighted` (up to the order of the sums)."""
+    import tempfile
+
+    counts = np.zeros(n_classes, np.int64)
+    rng = np.random.default_rng(0)
+    picked: list[np.ndarray] = []
+    seen = 0
+    for proba, y in parts():
+        counts += np.bincount(np.asarray(y, np.int64), minlength=n_classes)
+        take = rng.random(y.size) < sample / max(seen + y.size, sample)
+        picked.append(np.asarray(proba)[take])
+        seen += y.size
+    n = int(counts.sum())
+    if np.count_nonzero(counts) < 2:
+        return float("nan")
+    pool = np.concatenate(picked) if picked else np.zeros((0, n_classes))
+    total = 0.0
+    with tempfile.TemporaryDirectory(prefix="auc-", dir=folder) as tmp:
+        for c in np.flatnonzero(counts):
+            edges = np.unique(np.quantile(pool[:, c], np.linspace(0, 1, buckets + 1)[1:-1])) \
+                if pool.size else np.zeros(0)
+            files = [(open(f"{tmp}/{b}.s", "wb"), open(f"{tmp}/{b}.p", "wb"))
+                     for b in range(edges.size + 1)]
+            try:
+                for proba, y in parts():
+                    s = np.ascontiguousarray(np.asarray(proba)[:, c], np.float64)
+                    pos = (np.asarray(y) == c).astype(np.uint8)
+                    where = np.searchsorted(edges, s, side="right")
+                    order = np.argsort(where, kind="stable")
+                    bounds = np.searchsorted(where[order], np.arange(edges.size + 2))
+                    for b in range(edges.size + 1):
+                        rows = order[bounds[b]:bounds[b + 1]]
+                        if rows.size:
+                            files[b][0].write(s[rows].tobytes())
+                            files[b][1].write(pos[rows].tobytes())
+            finally:
+                for fs, fp in files:
+                    fs.close()
+                    fp.close()
+            rank_sum, below = 0.0, 0
+            for b in range(edges.size + 1):
+                s = np.fromfile(f"{tmp}/{b}.s", dtype=np.float64)
+                pos = np.fromfile(f"{tmp}/{b}.p", dtype=np.uint8).astype(bool)
+                if s.size:
+                    rank_sum += float((average_ranks(s)[pos] + below).sum())
+                below += s.size
+            n_pos = int(counts[c])
+            auc = (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * (n - n_pos))
+            total += counts[c] * auc
+    return float(total / n)
 
 
 class LossSums(NamedTuple):
@@ -298,20 +370,57 @@ def bias_variance(
     if n == 0:
         nan = float("nan")
         return BiasVariance(nan, nan, nan, nan if weka_correction else None)
-    target = np.zeros_like(ph)
-    target[np.arange(n), t] = 1.0
-    sq = (target - ph) ** 2
-    bias_x = 0.5 * sq.sum(axis=1)
-    var_x = 0.5 * (1.0 - (ph * ph).sum(axis=1))
+    bias_x, var_x, corr_x = _bias_variance_rows(ph, t, r)
     loss = float(np.count_nonzero(np.asarray(predictions) != t[None, :]) / (r * n))
     corrected = None
     if weka_correction:
-        if r < 2:
-            corrected = float("nan")
-        else:
-            corr_x = 0.5 * (sq - ph * (1.0 - ph) / (r - 1)).sum(axis=1)
-            corrected = float(np.mean(corr_x))
+        corrected = float("nan") if r < 2 else float(np.mean(corr_x))
     return BiasVariance(float(np.mean(bias_x)), float(np.mean(var_x)), loss, corrected)
+
+
+def _bias_variance_rows(ph: np.ndarray, t: np.ndarray, r: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per instance: Kohavi–Wolpert bias, variance and Weka's corrected bias (None for
+    r < 2) from the prediction frequencies `ph` (n, K) and the classes `t`."""
+    target = np.zeros_like(ph)
+    target[np.arange(t.size), t] = 1.0
+    sq = (target - ph) ** 2
+    bias_x = 0.5 * sq.sum(axis=1)
+    var_x = 0.5 * (1.0 - (ph * ph).sum(axis=1))
+    corr_x = 0.5 * (sq - ph * (1.0 - ph) / (r - 1)).sum(axis=1) if r >= 2 else None
+    return bias_x, var_x, corr_x
+
+
+class BiasVarianceSums:
+    """`bias_variance` over instances given in parts (out of core: the rounds' prediction
+    files read in lockstep): `add` each part's (r, m) predictions and classes, `result`
+    the means — equal to `bias_variance` of the whole up to the order of the sums."""
+
+    def __init__(self, n_classes: int) -> None:
+        self.n_classes = n_classes
+        self.n = self.errors = 0
+        self.bias = self.variance = self.corrected = 0.0
+        self.r = 0
+
+    def add(self, predictions: np.ndarray, y: np.ndarray) -> None:
+        t = np.asarray(y, dtype=np.int64)
+        self.r = int(predictions.shape[0])
+        bias_x, var_x, corr_x = _bias_variance_rows(
+            prediction_frequencies(predictions, self.n_classes), t, self.r)
+        self.n += int(t.size)
+        self.errors += int(np.count_nonzero(np.asarray(predictions) != t[None, :]))
+        self.bias += float(bias_x.sum())
+        self.variance += float(var_x.sum())
+        self.corrected += 0.0 if corr_x is None else float(corr_x.sum())
+
+    def result(self, weka_correction: bool = False) -> BiasVariance:
+        if not self.n:
+            nan = float("nan")
+            return BiasVariance(nan, nan, nan, nan if weka_correction else None)
+        corrected = None if not weka_correction else (
+            float("nan") if self.r < 2 else self.corrected / self.n)
+        return BiasVariance(self.bias / self.n, self.variance / self.n,
+                            self.errors / (self.r * self.n), corrected)
 
 
 # ----- the metric registry ------------------------------------------------------------------

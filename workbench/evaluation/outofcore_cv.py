@@ -58,8 +58,9 @@ from workbench.evaluation.splits import row_folds
 
 __all__ = ["CVFold", "CVResult", "PredictionWriter", "evaluate_kfold", "rows_with_class"]
 
-Keep = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray], None]
-"""keep(round, fold, row indices among the rows with a class, probabilities, classes)."""
+Keep = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
+"""keep(round, folds, row indices among the rows with a class, probabilities, classes):
+once per scored chunk, its rows in the file's order (each with its fold)."""
 
 
 @dataclass
@@ -426,6 +427,7 @@ def _score(src: Replay, models, cv, discs, assign, round_, keep: Keep | None) ->
     by_fold = _Grouped()
     for part, idx, fold in _fold_chunks(src, assign, round_):
         grouped, order, bounds = by_fold(part, fold, k)
+        kept = []
         for f in assign.scored:
             if bounds[f + 1] == bounds[f]:
                 continue
@@ -435,7 +437,12 @@ def _score(src: Replay, models, cv, discs, assign, round_, keep: Keep | None) ->
             own[f] += _cpu() - t
             sums[f].append(loss_sums(proba, test.y))
             if keep is not None:
-                keep(round_, f, idx[order[bounds[f]:bounds[f + 1]]], proba, test.y)
+                kept.append((np.full(test.y.size, f), idx[order[bounds[f]:bounds[f + 1]]],
+                             proba, test.y))
+        if kept:  # the chunk's rows in the file's order, whatever their folds
+            folds, rows, proba, y = (np.concatenate(part) for part in zip(*kept))
+            back = np.argsort(rows, kind="stable")
+            keep(round_, folds[back], rows[back], proba[back], y[back])
     shared = _cpu() - cpu - own.sum()
     for f in assign.scored:
         cv[f].sums = LossSums(*(sum(col) for col in zip(*sums[f]))) if sums[f] else cv[f].sums
@@ -452,14 +459,14 @@ class PredictionWriter:
         self.names = [f"p_{c}" for c in class_names]
         self._writer = None
 
-    def __call__(self, round_: int, fold: int, idx: np.ndarray, proba: np.ndarray,
+    def __call__(self, round_: int, fold: np.ndarray, idx: np.ndarray, proba: np.ndarray,
                  y: np.ndarray) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         n = idx.size
         cols = {"round": pa.array(np.full(n, round_, dtype=np.int32)),
-                "fold": pa.array(np.full(n, fold, dtype=np.int32)),
+                "fold": pa.array(np.asarray(fold, dtype=np.int32)),
                 "index": pa.array(idx.astype(np.int64)), "y": pa.array(y.astype(np.int32)),
                 "predicted": pa.array(np.argmax(proba, axis=1).astype(np.int32))}
         cols.update({name: pa.array(proba[:, j]) for j, name in enumerate(self.names)})

@@ -25,7 +25,7 @@ Aggregation, `summarize` (`summarize_folds` for k-fold shapes given as numbers):
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -174,12 +174,14 @@ def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndar
 
 
 def summarize_sums(results: Sequence[FoldResult], n: int, n_classes: int, rounds: int,
-                   folds: int, *, tested: int | None = None,
-                   per_fold: bool = False) -> dict[str, Any]:
-    """The summary of fold results that kept no predictions, only each fold's loss sums
-    (`FoldResult.sums`: an out-of-core run with ``predictions: false``): the pooled and
-    per-fold losses, times and measures of `summarize_folds`; no bias/variance and no
-    metric computed from predictions. Each round must test `tested` rows (default `n`)."""
+                   folds: int, *, tested: int | None = None, per_fold: bool = False,
+                   extra: dict[str, Any] | None = None,
+                   fold_extra: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    """The summary of fold results that carry each fold's loss sums (`FoldResult.sums`:
+    out of core): the pooled and per-fold losses, times and measures of
+    `summarize_folds`; bias/variance and the metrics computed from predictions only as
+    given (`extra`, per fold `fold_extra`: `streamed_extras` of the rounds' files), none
+    with ``predictions: false``. Each round must test `tested` rows (default `n`)."""
     ordered = _ordered(results, rounds, folds)
     want = n if tested is None else tested
     for r in range(rounds):
@@ -187,7 +189,100 @@ def summarize_sums(results: Sequence[FoldResult], n: int, n_classes: int, rounds
         if got != want:
             raise WorkbenchError(f"round {r}: {got} rows tested, expected {want}")
     sums = [metrics.LossSums(*res.sums) for res in ordered]
-    return _from_sums(ordered, sums, n, n_classes, rounds, folds, per_fold, {}, {})
+    return _from_sums(ordered, sums, n, n_classes, rounds, folds, per_fold, dict(extra or {}),
+                      dict(fold_extra or {}))
+
+
+Rows = Callable[[], Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]]
+"""A round's tested rows from its file, in the file's order: batches of (folds, classes,
+probabilities)."""
+
+
+def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
+                    bias_variance: bool, folder: str) -> tuple[dict[str, Any],
+                                                            dict[str, list[float]]]:
+    """What `summarize_assembled` computes from predictions, from the rounds' files:
+
+    * Kohavi–Wolpert bias/variance over the rounds read in lockstep (a batch of each
+      round in memory), and in the same pass each fold's squared-error sum and confusion
+      matrix: the Brier score and Cohen's kappa per fold and pooled per round, from those
+      sufficient statistics;
+    * AUC pooled per round by `metrics.auc_weighted_parts` (an external bucketed sort
+      under `folder`: about a 32nd of a round's rows in memory) and per fold from that
+      fold's rows (one fold in memory);
+    * any other registered ``compute`` metric (a plugin's) from one round's rows at a
+      time.
+
+    Returns ``(extra, fold_extra)`` for `summarize_sums`; equal to the in-memory values up
+    to the order of the sums."""
+    extra: dict[str, Any] = {}
+    fold_extra: dict[str, list[float]] = {}
+    computed = [m for m in metrics.METRICS.values() if m.aggregate == "pooled"
+                and m.compute is not None and m.name not in SUMS_METRICS]
+    k2 = n_classes * n_classes
+    conf = np.zeros((len(rounds), folds, k2), np.int64)
+    sq = np.zeros((len(rounds), folds))
+    count = np.zeros((len(rounds), folds), np.int64)
+    acc = metrics.BiasVarianceSums(n_classes)
+    for parts in zip(*(rows() for rows in rounds)):
+        y = parts[0][1]
+        if any(p[1].shape != y.shape or not np.array_equal(p[1], y) for p in parts):
+            raise WorkbenchError("the rounds' prediction files do not hold the same rows "
+                                 "in the same order")
+        predicted = np.stack([np.argmax(p[2], axis=1) for p in parts])
+        if bias_variance:
+            acc.add(predicted, y)
+        t = np.asarray(y, np.int64)
+        for r, (fold, _, proba) in enumerate(parts):
+            fold = np.asarray(fold, np.int64)
+            d = proba.copy()
+            d[np.arange(t.size), t] -= 1.0
+            sq[r] += np.bincount(fold, weights=(d * d).sum(axis=1), minlength=folds)
+            count[r] += np.bincount(fold, minlength=folds)
+            conf[r] += np.bincount(fold * k2 + t * n_classes + predicted[r],
+                                   minlength=folds * k2).reshape(folds, k2)
+    if bias_variance:
+        bv = acc.result(weka_correction=True)
+        extra |= {"bias": bv.bias, "variance": bv.variance,
+                  "bias_weka_corrected": bv.bias_weka_corrected}
+    for m in computed:
+        if m.compute is metrics.brier_score:
+            per_round = [float(sq[r].sum() / count[r].sum()) if count[r].sum() else
+                         float("nan") for r in range(len(rounds))]
+            per_fold = [float(sq[r, f] / count[r, f]) if count[r, f] else float("nan")
+                        for r in range(len(rounds)) for f in range(folds)]
+        elif m.compute is metrics.cohen_kappa:
+            per_round = [metrics.kappa_of(conf[r].sum(axis=0).reshape(n_classes, n_classes))
+                         for r in range(len(rounds))]
+            per_fold = [metrics.kappa_of(conf[r, f].reshape(n_classes, n_classes))
+                        for r in range(len(rounds)) for f in range(folds)]
+        elif m.compute is metrics.auc_weighted:
+            per_round = [metrics.auc_weighted_parts(_probabilities(rows), n_classes, folder)
+                         for rows in rounds]
+            per_fold = [m.compute(*_fold_rows(rows, f)) for rows in rounds
+                        for f in range(folds)]
+        else:  # (a plugin's metric: one round's rows at a time)
+            per_round, per_fold = [], []
+            for rows in rounds:
+                fold, y, proba = (np.concatenate(c) for c in zip(*rows()))
+                per_round.append(float(m.compute(proba, y)))
+                per_fold += [float(m.compute(proba[fold == f], y[fold == f]))
+                             for f in range(folds)]
+        known = [v for v in per_round if not np.isnan(v)]
+        extra[m.name] = float(np.mean(known)) if known else float("nan")
+        if m.per_fold:
+            fold_extra[m.name] = [float(v) for v in per_fold]
+    return extra, fold_extra
+
+
+def _probabilities(rows: Rows) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
+    return lambda: ((proba, y) for _, y, proba in rows())
+
+
+def _fold_rows(rows: Rows, fold: int) -> tuple[np.ndarray, np.ndarray]:
+    """One fold's probabilities and classes, in the file's order."""
+    parts = [(proba[f == fold], y[f == fold]) for f, y, proba in rows()]
+    return (np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts]))
 
 
 def _from_sums(ordered: list[FoldResult], sums: list[metrics.LossSums], n: int,

@@ -41,7 +41,7 @@ from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.metrics import METRICS
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
-from workbench.evaluation.summary import summarize, summarize_sums
+from workbench.evaluation.summary import streamed_extras, summarize, summarize_sums
 from workbench import log, store
 from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
@@ -113,6 +113,7 @@ class Task:
     out_of_core: tuple[int, int, bool] | None = None  # (chunk_rows, sample, predictions)
     folds: tuple[int, ...] = ()  # out of core: the round's folds still to store
     n_rows: int = 0  # out of core: the file's rows with a class (the plan's n)
+    run_dir: str = ""  # out of core: where a round's predictions are streamed to
 
 
 @dataclass
@@ -234,40 +235,43 @@ def _stream_fold(task: Task) -> dict[str, Any]:
 
 def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
     """One round of k-fold CV of a data file read in chunks (`evaluate_kfold`): the fold
-    records of the round's folds still to store, with each fold's predictions (gathered
-    for the round: 8 · (K + 2) bytes a row), or with ``predictions: false`` only its loss
-    sums; a holdout's one fold likewise. Wall seconds: the round's, shared in proportion
-    to the folds' CPU seconds."""
+    records of the round's folds still to store, with only their scalars and loss sums —
+    the rows' predictions, when kept, are streamed as they are scored into the pair's
+    round file (`store.RoundWriter`, in the file's order: memory stays a chunk's), which
+    the records name; with ``predictions: false`` no file. A holdout's one fold likewise.
+    Wall seconds: the round's, shared in proportion to the folds' CPU seconds."""
     from workbench.evaluation.outofcore_cv import evaluate_kfold
 
     chunk_rows, sample, predictions = task.out_of_core
     plan = task.protocol
     holdout = plan.kind == "holdout"  # its one fold: the plan's test rows (8 bytes a row)
     test = _file_plan(task.path, plan, task.n_rows)[(0, 0)].test if holdout else None
-    got: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    writer = store.RoundWriter(store.round_path(Path(task.run_dir), task.dataset,
+                                                task.learner, task.round)) \
+        if predictions else None
 
-    def keep(r, f, idx, proba, y) -> None:
-        got.setdefault(f, []).append((idx, proba, y))
+    def keep(r, folds, idx, proba, y) -> None:
+        writer.write(task.round, np.zeros_like(folds) if holdout else folds, idx, y, proba)
 
     wall = time.perf_counter()
-    res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
-                         folds=max(plan.folds, 2), rounds=1, seed=plan.seed, test=test,
-                         chunk_rows=chunk_rows,
-                         sample=sample, keep=keep if predictions else None,
-                         first_round=task.round)
+    try:
+        res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
+                             folds=max(plan.folds, 2), rounds=1, seed=plan.seed, test=test,
+                             chunk_rows=chunk_rows, sample=sample,
+                             keep=keep if predictions else None, first_round=task.round)
+        rows_file = writer.close().name if writer is not None else None
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
     wall = time.perf_counter() - wall
     cpu = sum(f.train_cpu_seconds + f.test_cpu_seconds for f in res.folds) or 1.0
     records = []
     for f in res.folds:
         if f.fold not in task.folds:
             continue
-        parts = got.get(1 if holdout else f.fold, [])
-        idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-        order = np.argsort(idx, kind="stable")
-        proba = (np.vstack([p[1] for p in parts]) if parts
-                 else np.zeros((0, res.header.n_classes)))[order]
-        y = (np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64))
-        fr = FoldResult(round=f.round, fold=f.fold, test_index=idx[order], proba=proba,
+        fr = FoldResult(round=f.round, fold=f.fold, test_index=np.zeros(0, np.int64),
+                        proba=np.zeros((0, res.header.n_classes)),
                         train_cpu_seconds=f.train_cpu_seconds,
                         test_cpu_seconds=f.test_cpu_seconds,
                         train_wall_seconds=wall * f.train_cpu_seconds / cpu,
@@ -277,8 +281,11 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
                         fit_report=f.fit_report,
                         peak_rss_bytes=res.summary["peak_rss_bytes"],
                         compile_seconds=res.summary["compile_seconds"] / len(res.folds),
-                        sums=None if predictions else tuple(f.sums))
-        records.append(_stored(fr, y[order], task))
+                        sums=tuple(f.sums))
+        record = _stored(fr, np.zeros(0, np.int64), task)
+        if rows_file is not None:
+            record[store.ROWS_FILE_KEY] = rows_file
+        records.append(record)
     return records
 
 
@@ -292,7 +299,11 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
     keys = set(protocol.keys())
     stored = store.read_folds(run_dir, dataset, learner)
     recs = [r for r in stored if (int(r["round"]), int(r["fold"])) in keys]
-    if any(r.get("sums") for r in recs):  # out of core without predictions: loss sums
+    if recs and all(r.get(store.ROWS_FILE_KEY) for r in recs):  # out of core, streamed
+        summary = _summarize_streamed(run_dir, dataset, learner, protocol, recs, n_rows)
+        path = store.consolidate_pair(run_dir, dataset, learner, stored)
+        summary[store.FILES_KEY] = {path.name: store.file_record(path)}
+    elif any(r.get("sums") for r in recs):  # out of core without predictions: loss sums
         results = [FoldResult.from_record(r) for r in recs]
         tested = int(sum(res.sums[0] for res in results if res.round == 0))
         n = n_rows or tested
@@ -322,6 +333,35 @@ def summarize_pair(run_dir: Path, dataset: str, learner: str, protocol: Protocol
         summary[store.CODE_KEY] = codes
     store.write_summary(run_dir, dataset, learner, summary)
     return summary
+
+
+def _summarize_streamed(run_dir: Path, dataset: str, learner: str, protocol: Protocol,
+                        recs: list[dict[str, Any]], n_rows: int | None) -> dict:
+    """The summary of out-of-core folds whose rows their round files hold: losses from
+    the folds' sums, the rest by passes over the files (`streamed_extras`)."""
+    results = [FoldResult.from_record(r) for r in recs]
+    tested = int(sum(res.sums[0] for res in results if res.round == 0))
+    n = n_rows or tested
+    n_classes = int(recs[0]["proba"].shape[1])
+    folder = store.pair_dir(run_dir, dataset, learner)
+    files = {int(r["round"]): folder / str(r[store.ROWS_FILE_KEY]) for r in recs}
+
+    def rows(path: Path):
+        def batches():
+            for b in store.round_batches(path):
+                names = b.schema.names
+                yield (b.column(names.index("fold")).to_numpy(),
+                       b.column(names.index("y")).to_numpy(),
+                       np.column_stack([b.column(names.index(f"p_{k}")).to_numpy()
+                                        for k in range(n_classes)]))
+        return batches
+
+    extra, fold_extra = streamed_extras([rows(files[r]) for r in sorted(files)], n_classes,
+                                        protocol.folds, protocol.repeats, str(folder))
+    return summarize_sums(results, n, n_classes, protocol.rounds, protocol.folds,
+                          per_fold=True, extra=extra, fold_extra=fold_extra,
+                          tested=n if protocol.tests_all_rows else
+                          protocol.fold_sizes(n, 0)[1])
 
 
 # ----- metadata -------------------------------------------------------------------------------
@@ -670,7 +710,8 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                         dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
                         recipe=recipes[name], round=r, fold=-1, protocol=p.plan,
                         data_sha256=sha, out_of_core=ooc, n_rows=infos[ref.name].dims.n,
-                        folds=tuple(f for rr, f in todo if rr == r)))
+                        folds=tuple(f for rr, f in todo if rr == r),
+                        run_dir=str(Path(run_dir).resolve())))
                 continue
             for r, f in todo:
                 tasks.append(Task(
@@ -678,6 +719,7 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
                     recipe=recipes[name], round=r, fold=f, protocol=p.plan,
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                     out_of_core=ooc, n_rows=infos[ref.name].dims.n, folds=(f,),
+                    run_dir=str(Path(run_dir).resolve()),
                 ))
     _say_new_metrics(new_metrics, stream)
     return tasks, remaining, to_summarize
