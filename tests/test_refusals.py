@@ -283,3 +283,17 @@ def test_invocations_under_other_code_are_listed_by_status_and_the_report(tmp_pa
     (tmp_path / "metadata.json").write_text(json.dumps({**meta, "invocation_notes": lines}))
     (note,) = run_warnings(tmp_path)
     assert note.startswith("made by 2 invocations") and "on CPU two" in note
+
+
+def test_running_out_of_memory_is_one_line(monkeypatch, capsys):
+    """A cap on memory or address space (prlimit --as, a cluster's limit) met mid-way is
+    one line, exit 2, not numpy's traceback."""
+    from workbench.cli import cv
+
+    def hungry(args):
+        raise MemoryError("Unable to allocate 40.1 MiB for an array with shape (250000, 21)")
+
+    monkeypatch.setattr(cv, "run", hungry)
+    assert main(["cv", "--learner", "NB", "--data", "iris"]) == 2
+    line = _one_line(capsys.readouterr().err, "out of memory (Unable to allocate 40.1 MiB")
+    assert "chunk_rows" in line

@@ -117,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # (a cap on memory or address space, or a huge request)
+        print(f"error: out of memory{f' ({exc})' if str(exc) else ''}; free memory, raise "
+              "the process's limit, or read the data in smaller chunks (out_of_core: "
+              "{chunk_rows: N})", file=sys.stderr)
+        return 2
     except OSError as exc:  # a file that could not be written or read mid-way
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
