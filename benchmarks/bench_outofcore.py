@@ -20,6 +20,13 @@ out-of-core runs, --repeats times: the minimum CPU of each and the out-of-core r
 fraction of the in-memory one. --text writes the columns as plain strings (Parquet's usual
 text columns) instead of dictionary-typed ones.
 
+With --run, each size instead runs the README's ``big.yaml`` — a config with
+``out_of_core: {chunk_rows: 250000}``, 10-fold CV with `assignment: rows`, the --learners,
+predictions kept — as ``python -m workbench run`` in a fresh process, and prints the whole
+process tree's peak memory (the sum of its processes' PSS, sampled every 50 ms: the runner
+and its forked fold worker), its CPU (user + system of the tree) and wall time, and for each
+learner its folds' CPU against one ``workbench fit`` of the file (CV ÷ fit).
+
 With --cv K, each size also runs ``python -m workbench evaluate --cv K`` (K-fold CV out of
 core, the same cap) per learner: its peak resident memory, the training CPU (one counting
 pass and the k subtractions for the AnDE family on this nominal data) and the
@@ -155,6 +162,55 @@ def cross_validate(path: Path, learner: str, folds: int, cap_mib: int = 0,
     return _run(cmd, cap_mib)
 
 
+def _tree_pss(pid: int) -> int:
+    """The PSS bytes of process `pid` and its descendants (Linux /proc)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                total += next(int(line.split()[1]) * 1024 for line in f
+                              if line.startswith("Pss:"))
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, StopIteration):
+            continue
+    return total
+
+
+def run_config(path: Path, learners: list[str], folder: Path) -> dict:
+    """README's big.yaml on `path` as ``workbench run`` in a fresh process: the process
+    tree's peak PSS, its CPU and wall seconds, and each learner's fold CPU seconds."""
+    import csv
+
+    out = folder / f"run-{path.stem}"
+    cfg = folder / f"big-{path.stem}.yaml"
+    cfg.write_text(f"name: big\ndatasets: [{path}]\nprotocol: {{rounds: 1, folds: 10, "
+                   f"seed: 1, assignment: rows}}\nout_of_core: {{chunk_rows: 250000}}\n"
+                   f"learners: [{', '.join(learners)}]\n")
+    cmd = [sys.executable, "-m", "workbench", "-q", "run", str(cfg), "--output", str(out),
+           "--no-report", "--fresh"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_pss(proc.pid))
+        time.sleep(0.05)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        sys.exit(f"error: {' '.join(cmd)} failed:\n{proc.stderr.read()[-2000:]}")
+    fold_cpu: dict[str, float] = {}
+    with open(out / "fold_metrics.csv", newline="") as f:
+        for row in csv.DictReader(f):  # (a row per fold, a column per metric)
+            fold_cpu[row["learner"]] = fold_cpu.get(row["learner"], 0.0) + \
+                float(row["train_cpu_seconds"]) + float(row["test_cpu_seconds"])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"peak_pss": peak, "cpu": cpu, "wall": wall, "fold_cpu": fold_cpu}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 4_000_000])
@@ -168,6 +224,8 @@ def main() -> None:
                     help="also load + fit the whole file in memory (paired, interleaved)")
     ap.add_argument("--repeats", type=int, default=3, help="pairs with --in-memory")
     ap.add_argument("--text", action="store_true", help="plain string columns")
+    ap.add_argument("--run", action="store_true",
+                    help="run README's big.yaml per size: the process tree's peak and CPU")
     ap.add_argument("--cv", type=int, default=0, metavar="K",
                     help="also K-fold CV out of core per learner and size (0: none)")
     ap.add_argument("--cv-chunk-rows", type=int, default=250_000, metavar="N",
@@ -176,6 +234,18 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if args.run:
+        print(f"{'rows':>11} {'tree peak PSS MiB':>17} {'CPU s':>7} {'wall s':>7}  CV / fit "
+              "(folds' CPU against one fit's training CPU)")
+        for rows in args.rows:
+            path = folder / f"bn-{rows}-{args.attributes}.parquet"
+            write_parquet(path, rows, args.attributes)
+            res = run_config(path, args.learners, folder)
+            ratios = ", ".join(f"{lr} {res['fold_cpu'][lr] / fit(path, lr)['train_cpu_seconds']:.2f}"
+                               for lr in args.learners)
+            print(f"{rows:>11,} {res['peak_pss'] / 2**20:>17.0f} {res['cpu']:>7.1f} "
+                  f"{res['wall']:>7.1f}  {ratios}", flush=True)
+        return
     limit = counting_loop_rows_per_second(max(args.rows), args.attributes)
     print(f"bare counting loop (A1DE pairs, {args.attributes} attributes): "
           f"{limit / 1e6:.2f} M rows/s")
