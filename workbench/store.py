@@ -50,8 +50,8 @@ import yaml
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import fold_metric_names
-from workbench.fileio import (PARQUET_OPTIONS, atomic_write_bytes, atomic_write_text,
-                              parquet_file, read_parquet)
+from workbench.fileio import (PARQUET_OPTIONS, atomic_path, atomic_write_bytes,
+                              atomic_write_text, parquet_file, read_parquet)
 from workbench.resources import run_dir_path
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: a run writes its CSVs
@@ -294,45 +294,36 @@ def _consolidate_rounds(run_dir: Path, dataset: str, learner: str,
     """`consolidate_pair` for out-of-core folds: each round file's rows copied batch by
     batch into ``predictions.parquet`` with their fold's scalars (never every row in
     memory); the round files and fold records removed afterwards."""
-    import os
-    import tempfile
-
     where = {(int(r["round"]), int(r["fold"])): i for i, r in enumerate(recs)}
     files = sorted({str(r[ROWS_FILE_KEY]) for r in recs})
     folder = pair_dir(run_dir, dataset, learner)
     path = parquet_path(run_dir, dataset, learner)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    writer = None
-    try:
-        for name in files:
-            for batch in round_batches(folder / name):
-                rounds = batch.column("round").to_numpy()
-                folds = batch.column("fold").to_numpy()
-                keys, inverse = np.unique(rounds.astype(np.int64) * (1 << 20) + folds,
-                                          return_inverse=True)
-                of_key = np.array([where.get((int(k) >> 20, int(k) & 0xFFFFF), -1)
-                                   for k in keys], dtype=np.int64)
-                if (of_key < 0).any():
-                    raise StoreCorrupt(folder / name, "rows of a fold with no stored record")
-                row_pos = of_key[inverse]
-                proba = np.column_stack([batch.column(c).to_numpy() for c in
-                                         batch.schema.names if c.startswith("p_")])
-                table = _rows_table(dataset, learner, recs, row_pos, rounds, folds,
-                                    batch.column("index").to_numpy(),
-                                    batch.column("y").to_numpy(), proba)
-                if writer is None:
-                    writer = pq.ParquetWriter(tmp, table.schema, compression="zstd",
-                                              **PARQUET_OPTIONS)
-                writer.write_table(table)
-        if writer is not None:
-            writer.close()
-            writer = None
-        os.replace(tmp, path)
-    finally:
-        if writer is not None:
-            writer.close()
-        Path(tmp).unlink(missing_ok=True)
+    with atomic_path(path) as tmp:  # (renamed onto `path` when every round is copied)
+        writer = None
+        try:
+            for name in files:
+                for batch in round_batches(folder / name):
+                    rounds = batch.column("round").to_numpy()
+                    folds = batch.column("fold").to_numpy()
+                    keys, inverse = np.unique(rounds.astype(np.int64) * (1 << 20) + folds,
+                                              return_inverse=True)
+                    of_key = np.array([where.get((int(k) >> 20, int(k) & 0xFFFFF), -1)
+                                       for k in keys], dtype=np.int64)
+                    if (of_key < 0).any():
+                        raise StoreCorrupt(folder / name, "rows of a fold with no stored record")
+                    row_pos = of_key[inverse]
+                    proba = np.column_stack([batch.column(c).to_numpy() for c in
+                                             batch.schema.names if c.startswith("p_")])
+                    table = _rows_table(dataset, learner, recs, row_pos, rounds, folds,
+                                        batch.column("index").to_numpy(),
+                                        batch.column("y").to_numpy(), proba)
+                    if writer is None:
+                        writer = pq.ParquetWriter(str(tmp), table.schema, compression="zstd",
+                                                  **PARQUET_OPTIONS)
+                    writer.write_table(table)
+        finally:
+            if writer is not None:
+                writer.close()
     for name in files:
         (folder / name).unlink(missing_ok=True)
     for r, f in npz_folds(run_dir, dataset, learner):

@@ -384,7 +384,7 @@ def _class_index(path: Path, attrs: list, selector: str | int | None) -> int:
 _RE_PLAIN = re.compile(r"^[A-Za-z0-9_.+\-]+$")
 
 
-def _quote(text: str) -> str:
+def quote_value(text: str) -> str:
     """Quote an ARFF name/value unless it is plainly safe (single quotes, \\-escapes)."""
     if _RE_PLAIN.match(text) and text != "?":
         return text
@@ -407,7 +407,7 @@ def _format_number(v: float) -> str:
 def _column_strings(values: np.ndarray, attribute: Attribute) -> list[str]:
     missing = np.isnan(values)
     if attribute.values is not None:
-        labels = np.array([_quote(v) for v in attribute.values] + ["?"], dtype=object)
+        labels = np.array([quote_value(v) for v in attribute.values] + ["?"], dtype=object)
         codes = np.where(missing, len(attribute.values), values).astype(np.int64)
         return labels[codes].tolist()
     return ["?" if m else _format_number(float(v)) for v, m in zip(values.tolist(), missing)]
@@ -433,13 +433,14 @@ def arff_text(dataset: Dataset) -> str:
     """`dataset` as ARFF text, class attribute last (what `save_arff` writes; numbers
     written so that they read back as the same doubles)."""
     relation = dataset.meta.get("relation") or dataset.name
-    out = [f"@relation {_quote(str(relation))}", ""]
+    out = [f"@relation {quote_value(str(relation))}", ""]
     all_attrs = list(dataset.attributes) + [dataset.class_attribute]
     for a in all_attrs:
         if a.values is None:
-            out.append(f"@attribute {_quote(a.name)} numeric")
+            out.append(f"@attribute {quote_value(a.name)} numeric")
         else:
-            out.append(f"@attribute {_quote(a.name)} {{{','.join(_quote(v) for v in a.values)}}}")
+            values = ",".join(quote_value(v) for v in a.values)
+            out.append(f"@attribute {quote_value(a.name)} {{{values}}}")
     out += ["", "@data"]
     columns = [_column_strings(dataset.X[:, j], a) for j, a in enumerate(dataset.attributes)]
     y = dataset.y.astype(np.float64)

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pac
 import pyarrow.csv as pcsv
 
+from workbench.data.arff import quote_value
 from workbench.errors import WorkbenchError
 
 __all__ = ["Column", "Layout", "Part", "file_part", "write_arff", "zip_parts"]
@@ -196,12 +197,6 @@ def declarations(parts: list[Part], layout: Layout) -> tuple[int, dict[str, tupl
     return rows, out
 
 
-def _quote(text: str) -> str:
-    from workbench.data.arff import _quote as quote
-
-    return quote(text)
-
-
 def write_arff(parts: list[Part], layout: Layout, out: Path, relation: str,
                expect_rows: int | None = None) -> int:
     """The two passes: `parts` as the ARFF file `out` (gzip), the kept columns in order and
@@ -211,15 +206,15 @@ def write_arff(parts: list[Part], layout: Layout, out: Path, relation: str,
     if expect_rows is not None and rows != expect_rows:
         raise WorkbenchError(f"{parts[0].name}: {rows:,} rows, the source has "
                              f"{expect_rows:,}: a short or altered file; nothing was written")
-    head = [f"@relation {_quote(relation)}", ""]
+    head = [f"@relation {quote_value(relation)}", ""]
     labels: dict[str, pa.Array] = {}
     for c in layout.kept:
         if c.numeric:
-            head.append(f"@attribute {_quote(c.name)} numeric")
+            head.append(f"@attribute {quote_value(c.name)} numeric")
         else:
-            head.append(f"@attribute {_quote(c.name)} "
-                        f"{{{','.join(_quote(v) for v in declared[c.name])}}}")
-            labels[c.name] = pa.array([_quote(v) for v in declared[c.name]] + ["?"])
+            head.append(f"@attribute {quote_value(c.name)} "
+                        f"{{{','.join(quote_value(v) for v in declared[c.name])}}}")
+            labels[c.name] = pa.array([quote_value(v) for v in declared[c.name]] + ["?"])
     head += ["", "@data", ""]
     with gzip.open(out, "wb", compresslevel=6) as sink:
         sink.write("\n".join(head).encode())

@@ -11,11 +11,11 @@ missing value is None. In ARFF a bare ``?`` is missing and a quoted ``'?'`` is t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.data.arff import quote_value
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
 
@@ -27,7 +27,6 @@ Kind = object
 nominal values."""
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
-_PLAIN = re.compile(r"^[^\s,'\"{}%\\]+$")
 
 
 @dataclass
@@ -262,20 +261,14 @@ def from_dataset(data: Dataset) -> Table:
                  data.source)
 
 
-def _quoted(text: str) -> str:
-    if _PLAIN.match(text) and text != "?":
-        return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def arff_bytes(table: Table) -> bytes:
     """The table as an ARFF file."""
-    out = [f"@relation {_quoted(table.relation or 'data')}", ""]
+    out = [f"@relation {quote_value(table.relation or 'data')}", ""]
     for n, k in zip(table.names, table.kinds):
-        spec = k if isinstance(k, str) else "{" + ",".join(_quoted(v) for v in k) + "}"
-        out.append(f"@attribute {_quoted(n)} {spec}")
+        spec = k if isinstance(k, str) else "{" + ",".join(quote_value(v) for v in k) + "}"
+        out.append(f"@attribute {quote_value(n)} {spec}")
     out += ["", "@data"]
-    out += [",".join("?" if v is None else _quoted(v) for v in row)
+    out += [",".join("?" if v is None else quote_value(v) for v in row)
             for row in zip(*table.columns)]
     return ("\n".join(out) + "\n").encode()
 
