@@ -92,6 +92,41 @@ def test_count_subtraction_on_nominal_data_equals_in_memory_cv(learner, tmp_path
         assert res.folds[fr.fold].n_train == fr.n_train
 
 
+@pytest.mark.parametrize("route", ["families", "structures"])
+@pytest.mark.parametrize("learner", ["KDB2", "TAN", "SKDB"])
+def test_shared_additive_passes_equal_in_memory_cv(learner, route, tmp_path, monkeypatch):
+    """KDB-family passes shared between folds: the structure counts by subtraction, the
+    family counts from one joint count of the folds' parents (``families``) or, without it,
+    by subtraction among folds of one structure (``structures``) — the same probabilities
+    as counting each fold's training rows in memory, also for a fold whose structure no
+    other fold has (a missing value only in its own test rows: no `?` code in its model),
+    with joint counts split (a tiny `FAMILY_SPACE`), and for a holdout (one model)."""
+    import workbench.evaluation.outofcore_cv as oc
+
+    if route == "structures":
+        monkeypatch.setattr(oc, "_families", lambda *a: False)
+    else:
+        monkeypatch.setattr(oc, "FAMILY_SPACE", 1)
+    data = _nominal(400)
+    X = data.X.copy()
+    X[np.isnan(X[:, 2]), 2] = 0.0
+    X[17, 2] = np.nan  # one row's missing value: its fold's model has no `?` code
+    data = data.replace(X=X)
+    path = tmp_path / "nominal.arff"
+    save_arff(data, path)
+    mem = _in_memory(data, learner, 10, 1, 5)
+    res, got = _out_of_core(path, learner, 10, 1, 5, 50)
+    assert res.summary["subtraction"] is True
+    for fr in mem.fold_results:
+        idx, proba = got[(fr.round, fr.fold)]
+        np.testing.assert_array_equal(idx, fr.test_index)
+        np.testing.assert_allclose(proba, fr.proba, rtol=0, atol=1e-12)
+        assert res.folds[fr.fold].n_train == fr.n_train
+    test = np.arange(0, 380, 4)
+    hold = evaluate_kfold(path, learner, test=test, chunk_rows=50)
+    assert hold.summary["subtraction"] is False and len(hold.folds) == 1
+
+
 def _nominal(n):
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, n)

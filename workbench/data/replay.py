@@ -59,6 +59,7 @@ class Replay:
     def __init__(self, path: str | os.PathLike, chunk_rows: int, header: Dataset, rows: int,
                  class_column: str | None = None, copy: bool = True) -> None:
         self.path, self.chunk_rows, self.header = Path(path), chunk_rows, header
+        self.rows = rows
         self.class_column = class_column
         attrs = header.attributes
         self._nominal = np.array([j for j, a in enumerate(attrs) if a.values is not None],

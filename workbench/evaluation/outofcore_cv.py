@@ -16,7 +16,11 @@ are those of the same data in memory, whatever the chunking. Per round:
    other out-of-core learner — or per-fold cut points, under which a row's codes differ
    between folds — trains k models side by side in the learner's natural passes (KDB and
    TAN two, SKDB three, ASAODE two, BSEAODE one per elimination step, AnJE-SGD one per
-   epoch), each pass reading the file once for all k folds.
+   epoch), each pass reading the file once for all k folds. A pass that only adds up
+   counts (`MultiPassLearner.additive_pass`: KDB's, TAN's and SKDB's structure counts and
+   family counts) is shared by subtraction among the folds whose structure and cut points
+   agree: each row counted once per distinct structure; SKDB's leave-one-out pass and the
+   other learners' passes are not additive and stay side by side.
 3. **Scoring.** One pass classifies each row with the model (and cut points) of its fold.
 
 A holdout is the same with two folds (`evaluate_kfold(test=…)`, `Assignment`): the given
@@ -326,7 +330,7 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
         if subtraction:
             n_passes = _train_subtracting(src, models, cv, assign, r, total)
         else:
-            n_passes = _train_side_by_side(src, models, cv, discs, assign, r)
+            n_passes, subtraction = _train_side_by_side(src, models, cv, discs, assign, r)
         _score(src, models, cv, discs, assign, r, keep)
         for f in scored:
             fold, m = cv[f], models[f]
@@ -374,11 +378,13 @@ def _train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:
     return 1
 
 
-def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> int:
+def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> tuple[int, bool]:
     """k models trained in the learner's passes, each pass one read of the file for all
-    folds (fold f's model learns the rows of the other folds, with its cut points).
-    Returns the passes read."""
+    folds (fold f's model learns the rows of the other folds, with its cut points); an
+    additive pass (`MultiPassLearner.additive_pass`) is shared by the models whose counts
+    agree (`_shared_pass`). Returns the passes read and whether one was shared."""
     k = len(models)
+    sharing = False
     multi = _multi_pass(models[0])
     active = assign.scored
     if multi:
@@ -390,8 +396,15 @@ def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> int:
         own = np.zeros(k)
         n_train = np.zeros(k, dtype=np.int64)
         cpu = _cpu()
-        for part, _, fold in _fold_chunks(src, assign, round_):
-            for f in active:
+        if multi and _families(models, active, cv, p):
+            alone = _family_pass(src, models, assign, round_, p, own, n_train)
+        elif multi and models[active[0]].additive_pass(p):
+            alone = _shared_pass(src, models, cv, discs, assign, round_, p, own, n_train)
+        else:
+            alone = active
+        sharing = sharing or len(alone) < len(active)
+        for part, _, fold in (_fold_chunks(src, assign, round_) if alone else ()):
+            for f in alone:
                 rows = np.flatnonzero(fold != f)
                 if not rows.size:
                     continue
@@ -415,7 +428,131 @@ def _train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> int:
             cv[f].n_train = int(n_train[f])
         active = [f for f in active if multi and models[f].training]
         p += 1
-    return p
+    return p, sharing
+
+
+def _shared_pass(src: Replay, models, cv, discs, assign, round_, p: int, own: np.ndarray,
+                 n_train: np.ndarray) -> list[int]:
+    """Additive pass `p` by count subtraction: the models whose `pass_key` and cut points
+    agree form a group; in one read each row is counted once per group, into its own
+    fold's count (under the group's structure), and model f's pass-p counts are the total
+    less fold f's — each row counted once per distinct structure, not k − 1 times. What
+    cannot be shared: a model whose structure (or cut points) no other fold has — it
+    learns its training rows itself (returned) — and a non-additive pass (SKDB's
+    leave-one-out losses). Counting time is split equally within a group."""
+    k = len(models)
+    groups: dict[Any, list[int]] = {}
+    for f in assign.scored:
+        groups.setdefault((models[f].pass_key(p), _cut_key(cv[f])), []).append(f)
+    shared = [g for g in groups.values() if len(g) > 1]
+    if not shared:
+        return assign.scored
+    by_fold = _Grouped()
+    counts = [[copy.deepcopy(models[g[0]]) for _ in range(k)] for g in shared]
+    rows = np.zeros(k, dtype=np.int64)
+    cpu = _cpu()
+    for part, _, fold in _fold_chunks(src, assign, round_):
+        rows += np.bincount(fold, minlength=k)
+        for g, acc in zip(shared, counts):
+            f0 = g[0]
+            mine = discs[f0].transform(part) if discs is not None else part
+            grouped, _, bounds = by_fold(mine, fold, k)
+            for h in range(k):
+                if bounds[h + 1] > bounds[h]:
+                    acc[h].learn(p, _rows_of(grouped, bounds, h))
+    spent = (_cpu() - cpu) / sum(len(g) for g in shared)
+    for g, acc in zip(shared, counts):
+        t = _cpu()
+        total = copy.deepcopy(acc[0])
+        for part_counts in acc[1:]:
+            total.merge_pass(p, part_counts)
+        merged = (_cpu() - t) / len(g)
+        for f in g:
+            t = _cpu()
+            models[f].merge_pass(p, total).merge_pass(p, acc[f], sign=-1)
+            own[f] += _cpu() - t + spent + merged
+            n_train[f] = rows.sum() - rows[f]
+    return [f for g in groups.values() if len(g) == 1 for f in g]
+
+
+def _families(models, active: list[int], cv, p: int) -> bool:
+    """Pass `p` counts families' tuples (`family_columns`), every fold has the same codes
+    (cut points) and there are several models (a holdout's one model counts its own
+    training rows)."""
+    return len(active) > 1 and len({_cut_key(cv[f]) for f in active}) == 1 and all(
+        getattr(models[f], "family_columns", lambda p: None)(p) is not None for f in active)
+
+
+FAMILY_SPACE = 1 << 22
+"""The largest tuple space (beyond the rows counted) of one joint family count: larger
+unions of the folds' parents are split (`_family_pass`)."""
+
+
+def _family_pass(src: Replay, models, assign, round_, p: int, own: np.ndarray,
+                 n_train: np.ndarray) -> list[int]:
+    """A pass of family counts (KDB's, TAN's, SKDB's second) for every fold at once, what
+    differs between folds being only the parents chosen: per attribute, the tuples of
+    the union of the folds' families, the class and the row's fold are counted once per
+    row; fold f's family counts are then those tuples of the other folds, summed over the
+    parents its model does not use (integer counts: exactly the counts of its training
+    rows). The folds whose union would exceed `FAMILY_SPACE` tuples (beyond the rows) are
+    counted in several such joint counts. So a row is counted about once per attribute,
+    as in one fit, not k − 1 times."""
+    k = len(models)
+    scored = assign.scored
+    head = models[scored[0]]
+    declared = head._declared  # (the same header for every fold)
+    K = head.n_classes_
+    fams = {f: models[f].family_columns(p) for f in scored}
+    joints = []  # (attribute, columns, folds, TupleCounts of columns + class + fold)
+    for a in fams[scored[0]]:
+        group: list[int] = []
+        cols: set[int] = set()
+        for f in sorted(scored, key=lambda f: fams[f][a]):
+            more = cols | set(fams[f][a])
+            space = np.prod([float(declared[c] + 1) for c in more]) * K * k
+            if group and space > max(FAMILY_SPACE, src.rows):
+                joints.append(_joint(a, cols, group, declared, K, k))
+                group, more = [], set(fams[f][a])
+            group.append(f)
+            cols = more
+        joints.append(_joint(a, cols, group, declared, K, k))
+    rows = np.zeros(k, dtype=np.int64)
+    cpu = _cpu()
+    for part, _, fold in _fold_chunks(src, assign, round_):
+        rows += np.bincount(fold, minlength=k)
+        codes = part.column_codes(np.int64)
+        for c in range(codes.shape[0]):
+            codes[c][codes[c] < 0] = declared[c]
+        for _, cols, _, counts in joints:
+            counts.add(np.column_stack([*(codes[c] for c in cols), part.y, fold]))
+    spent = (_cpu() - cpu) / len(scored)
+    for a, cols, group, counts in joints:
+        tuples, weights = counts.decode(), counts.counts
+        at = {c: i for i, c in enumerate(cols)}
+        for f in group:
+            t = _cpu()
+            mine = tuples[:, -1] != f
+            take = [at[c] for c in fams[f][a]] + [len(cols)]
+            models[f].set_family_counts(a, tuples[mine][:, take], weights[mine])
+            own[f] += _cpu() - t
+    for f in scored:
+        own[f] += spent
+        n_train[f] = rows.sum() - rows[f]
+    return []
+
+
+def _joint(a: int, cols: set[int], group: list[int], declared: np.ndarray, K: int, k: int
+           ) -> tuple[int, list[int], list[int], Any]:
+    from workbench.learners.tuples import TupleCounts
+
+    order = sorted(cols)
+    return a, order, group, TupleCounts([int(declared[c]) + 1 for c in order] + [K, k])
+
+
+def _cut_key(fold: CVFold) -> Any:
+    """A fold's cut points as a hashable key (equal cut points: equal codes)."""
+    return tuple(sorted((a, tuple(c)) for a, c in (fold.cuts or {}).items()))
 
 
 def _score(src: Replay, models, cv, discs, assign, round_, keep: Keep | None) -> None:

@@ -346,6 +346,24 @@ class MultiPassLearner(Learner):
                                f"(pass {self._pass + 1} of {self.n_passes()} not finished)")
         super()._check_fitted(data)
 
+    def additive_pass(self, pass_no: int) -> bool:
+        """Whether pass `pass_no` only adds up counts over the rows read (the order does
+        not matter), so that models whose `pass_key` is equal can share it: one model per
+        row subset counts, any union or difference is `merge_pass` (k-fold CV by count
+        subtraction, `evaluation.outofcore_cv`). Default: no."""
+        return False
+
+    def pass_key(self, pass_no: int) -> Any:
+        """What an additive pass's counts depend on (e.g. the structure chosen so far):
+        two models with equal keys count a row the same way."""
+        return None
+
+    def merge_pass(self, pass_no: int, other: "MultiPassLearner", sign: int = 1
+                   ) -> "MultiPassLearner":
+        """Add (`sign` −1: subtract) the counts `other` read in additive pass `pass_no`
+        (equal `pass_key`s) to this model's, before `end_pass`."""
+        raise LearnerError(f"{type(self).__name__}: pass {pass_no + 1} is not additive")
+
     def _begin(self, header: Dataset) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 

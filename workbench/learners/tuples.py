@@ -21,16 +21,21 @@ _DENSE_KEYS = 1 << 20  # key spaces up to this size are counted with bincount
 
 
 def merge_sorted_counts(keys_a: np.ndarray, counts_a: np.ndarray, keys_b: np.ndarray,
-                        counts_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of two (sorted unique keys, counts) with the counts of equal keys added."""
-    if keys_a.size == 0:
-        return keys_b, counts_b.astype(np.int64)
+                        counts_b: np.ndarray, sign: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The union of two (sorted unique keys, counts) with the counts of equal keys added
+    (`sign` −1: b's subtracted, and the keys whose count falls to 0 dropped, so that a
+    total less a part holds exactly the keys the rest counted)."""
     if keys_b.size == 0:
         return keys_a, counts_a
+    if keys_a.size == 0 and sign > 0:
+        return keys_b, counts_b.astype(np.int64)
     keys, inv = np.unique(np.concatenate([keys_a, keys_b]), return_inverse=True)
-    counts = np.bincount(inv.reshape(-1), weights=np.concatenate([counts_a, counts_b]),
-                         minlength=len(keys))
-    return keys, counts.astype(np.int64)
+    counts = np.bincount(inv.reshape(-1), weights=np.concatenate([counts_a, sign * counts_b]),
+                         minlength=len(keys)).astype(np.int64)
+    if sign < 0:
+        kept = counts != 0
+        keys, counts = keys[kept], counts[kept]
+    return keys, counts
 
 
 class TupleCounts:
@@ -79,27 +84,32 @@ class TupleCounts:
                 key, out[:, c] = np.divmod(key, self.radix[c])
         return out
 
-    def add(self, cols: np.ndarray) -> "TupleCounts":
-        """Count the rows of `cols` (a key space no larger than a few times the rows is
-        counted densely with bincount, a larger one by sorting)."""
+    def add(self, cols: np.ndarray, weights: np.ndarray | None = None) -> "TupleCounts":
+        """Count the rows of `cols` (each `weights` times: integer counts, e.g. of another
+        count's tuples; a key space no larger than a few times the rows is counted densely
+        with bincount, a larger one by sorting)."""
         if len(cols):
             q = self.encode(cols)
             space = int(np.prod(self.radix, dtype=np.float64)) if self._dtype is None else -1
             if 0 < space <= max(_DENSE_KEYS, 4 * len(q)):
-                dense = np.bincount(q, minlength=space)
+                dense = np.bincount(q, weights, minlength=space)
                 keys = np.flatnonzero(dense)
-                counts = dense[keys]
-            else:
+                counts = dense[keys].astype(np.int64)
+            elif weights is None:
                 keys, counts = np.unique(q, return_counts=True)
+            else:
+                keys, inv = np.unique(q, return_inverse=True)
+                counts = np.bincount(inv.reshape(-1), weights, len(keys)).astype(np.int64)
+                keys, counts = keys[counts != 0], counts[counts != 0]
             self.keys, self.counts = merge_sorted_counts(self.keys, self.counts, keys, counts)
         return self
 
-    def merge(self, other: "TupleCounts") -> "TupleCounts":
-        """Add another partial count over the same columns."""
+    def merge(self, other: "TupleCounts", sign: int = 1) -> "TupleCounts":
+        """Add (`sign` −1: subtract) another partial count over the same columns."""
         if not np.array_equal(self.radix, other.radix):
             raise ValueError("TupleCounts.merge: different columns")
         self.keys, self.counts = merge_sorted_counts(self.keys, self.counts, other.keys,
-                                                     other.counts)
+                                                     other.counts, sign)
         return self
 
     def index(self, cols: np.ndarray) -> np.ndarray:

@@ -3,6 +3,8 @@ variants (SPEC §4)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from workbench.data.dataset import Dataset
@@ -246,6 +248,45 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
             self._stage = None
         else:
             self._finish_loo()
+
+    def additive_pass(self, pass_no: int) -> bool:
+        """The structure counts and the family counts add up over rows (SKDB's
+        leave-one-out losses do not: they depend on the model's own tables)."""
+        return pass_no < 2
+
+    def pass_key(self, pass_no: int) -> Any:
+        if pass_no == 0:
+            return tuple(self._declared)
+        return (tuple(int(c) for c in self.cards_), tuple(self.attributes_),
+                tuple(tuple(self.parents_[a]) for a in self.attributes_))
+
+    def merge_pass(self, pass_no: int, other: MultiPassLearner, sign: int = 1
+                   ) -> "_PassTrained":
+        self._expect_pass(f"merge_pass({pass_no})", pass_no)
+        if not self.additive_pass(pass_no) or self.pass_key(pass_no) != other.pass_key(pass_no):
+            raise LearnerError(f"{type(self).__name__}: pass {pass_no + 1} counts of another "
+                               "structure cannot be merged")
+        if pass_no == 0:
+            self._stage.merge(other._stage, sign)
+        else:
+            for a, counts in self._stage.items():
+                counts.merge(other._stage[a], sign)
+        return self
+
+    def family_columns(self, pass_no: int) -> dict[int, list[int]] | None:
+        """Pass 2 counts, per attribute, the distinct tuples of its family's codes (parents,
+        then the attribute; a missing value coded as the attribute's declared cardinality)
+        and the class: k-fold CV may count them for all folds at once and hand each model
+        its own (`set_family_counts`). None in other passes."""
+        if pass_no != 1 or self._pass != 1:
+            return None
+        return {a: list(self.parents_[a]) + [a] for a in self.attributes_}
+
+    def set_family_counts(self, a: int, rows: np.ndarray, counts: np.ndarray) -> None:
+        """Add `counts` of the tuples `rows` (family codes, then the class) to attribute
+        `a`'s pass-2 counts — what `learn` would count from the rows themselves."""
+        self._expect_pass("set_family_counts", 1)
+        self._stage[a].add(rows, counts)
 
     def _family_table(self, a: int, counts: TupleCounts, loo: bool = False):
         """`_build_table` of attribute `a` on its family's distinct tuples, weighted."""

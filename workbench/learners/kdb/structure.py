@@ -381,15 +381,15 @@ class StructureCounts:
             self.sparse[(i, j)] = merge_sorted_counts(keys, counts, u, c)
         return self
 
-    def merge(self, other: "StructureCounts") -> "StructureCounts":
-        """Add another partial count over the same attributes."""
-        self.n += other.n
-        self.class_counts += other.class_counts
+    def merge(self, other: "StructureCounts", sign: int = 1) -> "StructureCounts":
+        """Add (`sign` −1: subtract) another partial count over the same attributes."""
+        self.n += sign * other.n
+        self.class_counts += sign * other.class_counts
         for a, b in zip(self.values, other.values):
-            a += b
-        self.pair_counts += other.pair_counts
+            a += sign * b
+        self.pair_counts += sign * other.pair_counts
         for key, (k, c) in other.sparse.items():
-            self.sparse[key] = merge_sorted_counts(*self.sparse[key], k, c)
+            self.sparse[key] = merge_sorted_counts(*self.sparse[key], k, c, sign)
         return self
 
     def mutual_information(self) -> np.ndarray:
