@@ -56,8 +56,9 @@ PLUGIN = textwrap.dedent(
 
         preprocessing = "none"
 
-        def __init__(self, scale: float = 1.0, fail: bool = False, bad: str = ""):
-            self.scale, self.fail, self.bad = scale, fail, bad
+        def __init__(self, scale: float = 1.0, fail: bool = False, bad: str = "",
+                     die: bool = False):
+            self.scale, self.fail, self.bad, self.die = scale, fail, bad, die
 
         def fit(self, data):
             delay = float(os.environ.get("RUNSTANDIN_DELAY", "0") or 0)
@@ -65,6 +66,8 @@ PLUGIN = textwrap.dedent(
                 time.sleep(delay)
             if self.fail:
                 raise ValueError("stand-in asked to fail")
+            if self.die and data.n_instances > 32:  # (not the warm-up's fit): as the
+                os._exit(9)  # kernel's OOM killer would end the process
             spin_after = os.environ.get("RUNSTANDIN_SPIN_AFTER", "")
             if spin_after and data.n_instances > 32:  # not the warm-up's fit
                 FITS[0] += 1
@@ -166,6 +169,8 @@ LONG_TESTS = frozenset({
     "tests/test_cli_predict.py::test_predict_csv",
     "tests/test_contract.py::test_every_registered_learner_keeps_the_contract",
     "tests/test_dask_cluster.py::test_a_lost_scheduler_is_one_line_and_the_run_resumes",
+    "tests/test_dask_cluster.py::test_a_lost_scheduler_under_evaluate_cv_is_one_line",
+    "tests/test_runner.py::test_a_task_that_kills_its_dask_worker_fails_its_pair_in_one_line",
     "tests/test_dask_cluster.py::test_smoke_on_a_cluster_with_a_relative_data_directory",
     "tests/test_fetch.py::test_checksum_mismatch_and_failures_leave_no_file",
     "tests/test_fetch_sources.py::test_each_source_gives_the_reference_content",

@@ -144,3 +144,39 @@ def test_a_lost_scheduler_is_one_line_and_the_run_resumes(tmp_path, plugin_file)
                            text=True, timeout=600)
     assert local.returncode == 0, local.stderr
     assert_same_results(work / "local", work / "out")
+
+
+def test_a_lost_scheduler_under_evaluate_cv_is_one_line(tmp_path):
+    """`evaluate --cv --scheduler-file` with the scheduler killed mid-run: one error line
+    naming the scheduler, exit 2, no traceback, no predictions file left behind."""
+    import signal
+
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 40_000
+    frame = pd.DataFrame({f"a{j}": pd.Categorical(rng.integers(0, 4, n).astype(str))
+                          for j in range(8)})
+    frame["class"] = pd.Categorical(rng.integers(0, 2, n).astype(str))
+    data = tmp_path / "groups.parquet"
+    frame.to_parquet(data, index=False, row_group_size=200)
+    sched, procs = start_cluster(tmp_path / "c")
+    out = tmp_path / "p.parquet"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "evaluate", "--learner", "A1DE", "--data",
+         str(data), "--cv", "5", "--rounds", "50", "--scheduler-file", str(sched),
+         "--predictions-out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(8)
+        assert run.poll() is None, run.communicate()
+        procs[0].send_signal(signal.SIGKILL)  # the scheduler
+        _, err = run.communicate(timeout=180)
+    finally:
+        stop(procs)
+    assert run.returncode == 2, err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert "the Dask scheduler (--scheduler-file" in lines[0] and "was lost" in lines[0]
+    assert not out.exists() and not list(tmp_path.glob(".p.parquet*"))

@@ -419,22 +419,41 @@ def test_a_prequential_stream_out_of_core_equals_in_memory(predictions, tmp_path
 
 
 def test_out_of_core_runs_on_dask_workers_as_in_one_process(tmp_path):
-    """`run --backend dask --jobs 2` (a LocalCluster of two worker processes) with
-    out_of_core: each round's task reads the file on a worker; the stored results equal
-    those of the run in one process."""
-    pytest.importorskip("distributed")
+    """`run --backend dask` with out_of_core: a one-pass learner on a Parquet file is
+    counted row group by row group on the workers (tree reduction) and scored there, its
+    predictions streamed back in order; any other round (KDB1; an ARFF file) runs whole on
+    a worker. The stored predictions and summaries equal those of the run in one process."""
+    distributed = pytest.importorskip("distributed")
+    from test_sources import _frame
+
     from workbench import store
 
     data = tmp_path / "nominal.arff"
     save_arff(_nominal(200), data)
-    body = f"name: d\ndatasets: [{data}, {EMBEDDED / 'labor.arff.gz'}]\n" \
+    parquet = tmp_path / "groups.parquet"
+    _frame(_nominal(300)).to_parquet(parquet, index=False, row_group_size=40)
+    body = f"name: d\ndatasets: [{data}, {parquet}, {EMBEDDED / 'labor.arff.gz'}]\n" \
         "protocol: {rounds: 2, folds: 3, seed: 8}\nout_of_core: {chunk_rows: 30}\n" \
         "learners: [A1DE, KDB1]\n"
     _run_configs(tmp_path, body, {"one": ""})
-    _run_configs(tmp_path, body, {"dask": ""}, "--backend", "dask", "--jobs", "2")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        _run_configs(tmp_path, body, {"dask": ""}, "--backend", "dask", "--scheduler",
+                     cluster.scheduler_address)
+        ran = client.run_on_scheduler(lambda dask_scheduler: sorted(
+            dask_scheduler.task_prefixes))
+    assert {"count_folds", "merge_folds", "score_folds", "run_task"} <= set(ran), ran
     a, b = store.load_summary(tmp_path / "one"), store.load_summary(tmp_path / "dask")
     for metric in ("zero_one_loss", "rmse", "log_loss", "bias", "variance"):
         np.testing.assert_array_equal(a[metric], b[metric])
+    for ds in ("groups", "nominal"):
+        pa, pb = (store.load_predictions(tmp_path / n, ds, "A1DE") for n in ("one", "dask"))
+        assert len(pa) == 2 * int((_nominal(300 if ds == "groups" else 200).y >= 0).sum())
+        cols = ["round", "fold", "index", "y"]
+        assert pa[cols].equals(pb[cols])  # (the probabilities: a row group's batch, 1 ulp)
+        np.testing.assert_allclose(pa.drop(columns=cols), pb.drop(columns=cols), rtol=0,
+                                   atol=1e-12)
 
 
 def test_the_memory_budget_counts_every_fold_table_before_reading_the_file(tmp_path,

@@ -191,6 +191,27 @@ def test_jobs_and_dask_give_identical_results(tmp_path, plugin_file):
     assert (one / "config_hash").read_text() == (dask / "config_hash").read_text()
 
 
+def test_a_task_that_kills_its_dask_worker_fails_its_pair_in_one_line(tmp_path, plugin_file):
+    """A fold whose process dies (as under the OOM killer) is retried on a fresh worker a
+    bounded number of times (`workers.ALLOWED_FAILURES`), then fails its pair in one line;
+    the other pairs complete and the run exits 1 — no endless restarts."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
+    cfg = make_config(tmp_path, plugin_file, datasets=("iris",),
+                      extra_learners="  S-dies: {learner: RunStandIn, die: true}\n")
+    out = subprocess.run([sys.executable, "-m", "workbench", "run", str(cfg), "--output",
+                          str(tmp_path / "r"), "--jobs", "2", "--backend", "dask",
+                          "--no-report"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 1, out.stderr
+    failed = [line for line in out.stderr.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1 and "iris / S-dies" in failed[0] and "died" in failed[0], \
+        out.stderr
+    assert "Traceback" not in out.stderr and "distributed." not in out.stderr, out.stderr
+    assert sorted(store.load_summary(tmp_path / "r")["learner"]) == ["S", "S-half"]
+
+
 # ----- resume ---------------------------------------------------------------------------------
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file):
     cfg = make_config(tmp_path, plugin_file, rounds=3,

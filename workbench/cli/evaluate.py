@@ -105,12 +105,10 @@ def _cross_validate(args: argparse.Namespace, params: dict):
     atomically (nothing half-written on an error)."""
     from pathlib import Path
 
-    import pandas as pd
-
     from workbench.data.sources import scan_header
     from workbench.errors import WorkbenchError
     from workbench.evaluation.outofcore_cv import PredictionWriter, evaluate_kfold
-    from workbench.fileio import atomic_path, atomic_write_text
+    from workbench.fileio import atomic_path
 
     if args.cv < 2:
         raise WorkbenchError(f"--cv: expected K >= 2 folds, got {args.cv}")
@@ -119,22 +117,31 @@ def _cross_validate(args: argparse.Namespace, params: dict):
     options = dict(folds=args.cv, rounds=args.rounds, seed=args.seed,
                    chunk_rows=args.chunk_rows, sample=args.sample,
                    class_column=args.class_column)
-    if args.predictions_out:
-        if args.workers or args.scheduler or args.scheduler_file:
-            raise WorkbenchError("--predictions-out streams from one process: drop --workers "
-                                 "/ --scheduler (Dask workers return per-fold sums only)")
+    from workbench.cli.fit import dask_client
+
+    with dask_client(args) as client:
+        if not args.predictions_out:
+            return _folds_out(args, evaluate_kfold(args.data, args.learner, params,
+                                                   client=client, **options))
         header = scan_header(args.data, args.class_column)
         with atomic_path(Path(args.predictions_out)) as tmp:
             writer = PredictionWriter(tmp, list(header.class_attribute.values))
-            try:
-                res = evaluate_kfold(args.data, args.learner, params, keep=writer, **options)
+            try:  # (with Dask: each row group's predictions streamed back in order)
+                res = evaluate_kfold(args.data, args.learner, params, keep=writer,
+                                     client=client, **options)
             finally:
                 writer.close()
-    else:
-        from workbench.cli.fit import dask_client
+    return _folds_out(args, res)
 
-        with dask_client(args) as client:
-            res = evaluate_kfold(args.data, args.learner, params, client=client, **options)
+
+def _folds_out(args: argparse.Namespace, res):
+    """`--folds-out`: the per-fold CSV, written atomically; returns `res`."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from workbench.fileio import atomic_write_text
+
     if args.folds_out:
         rows = [{"round": f.round, "fold": f.fold, "n_train": f.n_train, "n_test": f.sums.n,
                  **f.metrics(res.header.n_classes),

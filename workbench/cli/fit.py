@@ -58,43 +58,20 @@ def add_cluster_arguments(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def dask_client(args: argparse.Namespace):
-    """A context giving the Dask client the flags ask for (None: count here)."""
+    """A context giving the Dask client the flags ask for (None: count here), with
+    `experiment.workers.dask_session`'s bounded retries and one-line cluster errors."""
     import contextlib
 
     from workbench.errors import WorkbenchError
+    from workbench.experiment.workers import SCHEDULER_FILE, dask_session
 
-    @contextlib.contextmanager
-    def make():
-        if not (args.workers or args.scheduler or args.scheduler_file):
-            yield None
-            return
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError as exc:
-            raise WorkbenchError(f"distributed counting needs dask[distributed]: {exc}") \
-                from None
-        if args.workers is not None and args.workers < 1:
-            raise WorkbenchError(f"--workers: expected a positive number, got {args.workers}")
-        cluster = None
-        try:
-            if args.workers:
-                cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None)
-                client = Client(cluster)
-            elif args.scheduler_file:
-                client = Client(scheduler_file=args.scheduler_file, timeout=30)
-            else:
-                client = Client(args.scheduler, timeout=30)
-        except OSError as exc:
-            raise WorkbenchError(f"cannot reach the Dask scheduler: {exc}") from None
-        try:
-            yield client
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-
-    return make()
+    if not (args.workers or args.scheduler or args.scheduler_file):
+        return contextlib.nullcontext(None)
+    if args.workers is not None and args.workers < 1:
+        raise WorkbenchError(f"--workers: expected a positive number, got {args.workers}")
+    where = (SCHEDULER_FILE + args.scheduler_file if args.scheduler_file
+             else args.scheduler if not args.workers else None)
+    return dask_session(args.workers or 1, where)
 
 
 def check_sizes(args: argparse.Namespace) -> None:

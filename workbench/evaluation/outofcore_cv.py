@@ -47,7 +47,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.data.replay import Replay
-from workbench.data.sources import Reservoir
+from workbench.data.sources import Reservoir, table_kind
 from workbench.discretize import fit_discretizer
 from workbench.errors import WorkbenchError
 from workbench.fileio import PARQUET_OPTIONS
@@ -229,6 +229,17 @@ def _subtracts(model: Any, discs: list[Any] | None) -> bool:
         and not _multi_pass(model)
 
 
+def distributes(path, learner: Any, params: Mapping[str, Any] | None) -> bool:
+    """Whether k-fold CV of `learner` on `path` can run on Dask workers row group by row
+    group (`evaluate_kfold(client=…)`): a Parquet file and a learner of one additive pass
+    (NB and the AnDE family). Otherwise a round runs whole where it is called."""
+    try:
+        model = out_of_core_model(learner, params, None, one_pass=True)
+    except WorkbenchError:
+        return False
+    return table_kind(path) == "parquet" and hasattr(model, "start") and hasattr(model, "merge")
+
+
 def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, *,
                    folds: int = 10, rounds: int = 1, seed: int = 1,
                    chunk_rows: int = DEFAULT_CHUNK, sample: int = DEFAULT_SAMPLE,
@@ -253,9 +264,6 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     probe = out_of_core_model(learner, params, seed, one_pass=client is not None)
     if client is not None:
         _parquet_only(path)
-        if keep is not None:
-            raise WorkbenchError("k-fold CV on Dask workers keeps no per-row predictions "
-                                 "(run it in one process to stream them)")
     method = str(getattr(probe, "preprocessing", "none") or "none")
     reset_peak_rss()
     whole = CPUClock()  # (the whole run's CPU, first loads left out)
@@ -322,7 +330,7 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
         subtraction = _subtracts(models[0], discs)
         if client is not None:
             models = _cv_distributed(client, path, learner, params, assign, header, discs,
-                                     cv, r, total, subtraction)
+                                     cv, r, total, subtraction, keep)
             n_passes = 2  # (counting and scoring on the workers)
             passes += (res is not None) + n_passes
             out.extend(cv[f] for f in scored)
@@ -659,29 +667,40 @@ def _merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
 
 
 def _score_folds(path: str, group: int, index: int, models: list[Any], header: Dataset,
-                 discs: list[Any] | None, assign: Assignment, round_: int
-                 ) -> tuple[list[LossSums], float]:
-    """One row group's loss sums per fold, each row scored by its fold's model."""
+                 discs: list[Any] | None, assign: Assignment, round_: int, keep: bool
+                 ) -> tuple[list[LossSums], float, tuple | None]:
+    """One row group's loss sums per fold, each row scored by its fold's model (on a
+    worker); with `keep`, also its scored rows' (folds, indices, probabilities, classes)
+    in the file's order."""
     cpu = _cpu()
     part = _row_group(path, group, 0, 0, header, None, test=False)
     fold = assign.of(index, part.n_instances, round_)
-    out = []
+    out, kept = [], []
     for f in range(assign.folds):
         rows = np.flatnonzero(fold == f)
         if not rows.size or f not in assign.scored:
             out.append(LossSums(0, 0, 0.0, 0.0, 0.0))
             continue
         test = part.take(rows)
-        out.append(loss_sums(_scored(models[f], None if discs is None else discs[f], test),
-                             test.y))
-    return out, _cpu() - cpu
+        proba = _scored(models[f], None if discs is None else discs[f], test)
+        out.append(loss_sums(proba, test.y))
+        if keep:
+            kept.append((np.full(rows.size, f), index + rows, proba, test.y))
+    cpu = _cpu() - cpu
+    if not kept:
+        return out, cpu, None
+    folds, idx, proba, y = (np.concatenate(c) for c in zip(*kept))
+    back = np.argsort(idx, kind="stable")
+    return out, cpu, (folds[back], idx[back], proba[back], y[back])
 
 
 def _cv_distributed(client: Any, path, learner, params, assign, header, discs, cv, round_,
-                    total, subtraction) -> list[Any]:
+                    total, subtraction, keep: Keep | None) -> list[Any]:
     """One round on the workers: fold tables per row group, a tree reduction (neighbours
     pair by pair: the client receives only the k summed fold models), subtraction on the
-    client, then every row group scored by the workers (the models sent once)."""
+    client, then every row group scored by the workers (the models sent once), its
+    predictions — when kept — streamed back to `keep` group by group in the file's order
+    (`_in_order`: at most `IN_FLIGHT` groups' predictions held anywhere at once)."""
     scored = assign.scored
     src = str(Path(path).resolve())
     starts = _row_group_starts(path)
@@ -705,9 +724,13 @@ def _cv_distributed(client: Any, path, learner, params, assign, header, discs, c
                   for f, m in enumerate(models)]
     counting_cpu += _cpu() - cpu
     shared = client.scatter(models, broadcast=True)
-    parts = client.gather([client.submit(_score_folds, src, g, int(index[g]), shared, header,
-                                         discs, assign, round_, pure=False)
-                           for g in range(groups)])
+    parts = []
+    for g, (sums, cpu, rows) in _in_order(client, [
+            (_score_folds, src, g, int(index[g]), shared, header, discs, assign, round_,
+             keep is not None) for g in range(groups)]):
+        parts.append((sums, cpu))
+        if rows is not None:
+            keep(round_, *rows)
     n_known = int(index[-1])
     for f in scored:
         sums = [s[0][f] for s in parts if s[0][f].n]
@@ -716,3 +739,27 @@ def _cv_distributed(client: Any, path, learner, params, assign, header, discs, c
         cv[f].test_cpu_seconds += sum(s[1] for s in parts) / len(scored)
         cv[f].n_train = n_known - cv[f].sums.n
     return models
+
+
+IN_FLIGHT = 4
+"""Row groups scored ahead of the one `keep` is writing (distributed scoring): bounds the
+predictions held by the workers and the client, whatever the rows."""
+
+
+def _in_order(client: Any, calls: list[tuple]) -> Iterator[tuple[int, Any]]:
+    """(i, result) of each call in order, at most `IN_FLIGHT` submitted ahead, each
+    future released once its result is taken."""
+    ahead: list[Any] = []
+    todo = iter(enumerate(calls))
+    for i, call in todo:
+        ahead.append(client.submit(*call, pure=False))
+        if len(ahead) >= IN_FLIGHT:
+            break
+    done = 0
+    while ahead:
+        value = ahead.pop(0).result()
+        nxt = next(todo, None)
+        if nxt is not None:
+            ahead.append(client.submit(*nxt[1], pure=False))
+        yield done, value
+        done += 1

@@ -240,7 +240,7 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
     round file (`store.RoundWriter`, in the file's order: memory stays a chunk's), which
     the records name; with ``predictions: false`` no file. A holdout's one fold likewise.
     Wall seconds: the round's, shared in proportion to the folds' CPU seconds."""
-    from workbench.evaluation.outofcore_cv import evaluate_kfold
+    from workbench.evaluation.outofcore_cv import distributes, evaluate_kfold
 
     chunk_rows, sample, predictions = task.out_of_core
     plan = task.protocol
@@ -255,10 +255,14 @@ def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
 
     wall = time.perf_counter()
     try:
-        res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
-                             folds=max(plan.folds, 2), rounds=1, seed=plan.seed, test=test,
-                             chunk_rows=chunk_rows, sample=sample,
-                             keep=keep if predictions else None, first_round=task.round)
+        with (workers.worker_client() if distributes(task.path, task.recipe.name,
+                                                     task.recipe.parameters())
+              else contextlib.nullcontext(None)) as client:
+            res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
+                                 folds=max(plan.folds, 2), rounds=1, seed=plan.seed,
+                                 test=test, chunk_rows=chunk_rows, sample=sample,
+                                 keep=keep if predictions else None, first_round=task.round,
+                                 client=client)
         rows_file = writer.close().name if writer is not None else None
     except BaseException:
         if writer is not None:

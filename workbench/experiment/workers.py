@@ -17,6 +17,7 @@ Local workers are owned by the run, whatever happens to it:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -266,63 +267,152 @@ class ClusterLost(WorkbenchError):
                          + (f": {text[0]}" if text else "") + ")")
 
 
+class _TaskLost(Exception):
+    """A task's future failed though the task never raises: the cluster is gone."""
+
+
+ALLOWED_FAILURES = 2
+"""Times a task may be running on a worker that dies (out of memory, killed) before it
+fails: the local cluster's ``distributed.scheduler.allowed-failures`` (a remote
+scheduler's is its own configuration: `docs/cluster.md`)."""
+
+
+def killed_message(exc: BaseException) -> str | None:
+    """The one line for Dask's KilledWorker (None for any other exception)."""
+    if type(exc).__name__ != "KilledWorker":
+        return None
+    return ("a Dask task was running on each of the workers that died while it ran "
+            f"(allowed failures: {ALLOWED_FAILURES} on a local cluster): out of memory? "
+            "Give the workers more memory (docs/cluster.md) or the data smaller chunks")
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether `exc` says the connection to the scheduler is gone."""
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e}
+    return bool(names & {"CommClosedError", "CancelledError", "FutureCancelledError",
+                         "TimeoutError", "StreamClosedError", "OSError",
+                         "ConnectionRefusedError"})
+
+
+@contextlib.contextmanager
+def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
+    """A Dask client on `scheduler` (an address, or `SCHEDULER_FILE` + a path) or on a
+    local cluster of `n_workers` processes with one thread each. A task whose worker dies
+    is retried, then fails (`ALLOWED_FAILURES`, `killed_message`); a lost scheduler is one
+    `ClusterLost` line (the client's own reconnection log, tracebacks at ERROR, is
+    silenced: it would bury the line)."""
+    try:  # imported first: importing distributed sets its loggers' levels
+        import dask
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - dask is an optional dependency
+        raise WorkbenchError(f"Dask needs dask[distributed]: {exc}") from None
+    client_log = logging.getLogger("distributed.client")
+    cluster = None
+    where = "of the local cluster"
+    if scheduler:
+        path = scheduler[len(SCHEDULER_FILE):] if scheduler.startswith(SCHEDULER_FILE) \
+            else None
+        flag = "--scheduler-file" if path is not None else "--scheduler"
+        where = f"({flag} {path or scheduler})"
+        try:
+            client = (Client(scheduler_file=path, timeout=30) if path is not None
+                      else Client(scheduler, timeout=30))
+        except Exception as exc:
+            raise WorkbenchError(f"{flag} {path or scheduler}: cannot connect: {exc}") \
+                from None
+    else:
+        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+        client = Client(cluster)
+    # (the local scheduler's and nannies' logs of a dying worker — a dozen lines each —
+    # are said in one line by the run: `killed_message`)
+    quiet = [client_log] + ([] if scheduler else [logging.getLogger(f"distributed.{n}")
+                                                  for n in ("scheduler", "nanny")])
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.CRITICAL)
+    try:
+        yield client
+    except WorkbenchError:
+        raise
+    except Exception as exc:
+        if killed_message(exc):
+            raise WorkbenchError(killed_message(exc)) from None
+        if isinstance(exc, _TaskLost) or _lost(exc):
+            raise ClusterLost(where, exc.__cause__ if isinstance(exc, _TaskLost) else exc) \
+                from None
+        raise
+    finally:
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # noqa: BLE001 - a lost cluster cannot be closed cleanly
+            pass
+        for q, lv in zip(quiet, levels):
+            q.setLevel(lv)
+
+
 def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
                   scheduler: str | None) -> Iterator[tuple[T, Any]]:
-    try:  # imported first: importing distributed sets its loggers' levels
-        import dask.distributed  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - dask is an optional dependency
-        raise WorkbenchError(f"--backend dask needs dask[distributed]: {exc}") from None
-    # a lost scheduler is reported in one line (ClusterLost); the client's own reconnection
-    # log (tracebacks at ERROR) would bury it
-    client_log = logging.getLogger("distributed.client")
-    level = client_log.level
-    client_log.setLevel(logging.CRITICAL)
-    try:
-        yield from _dask_results(tasks, fn, jobs, scheduler)
-    except ClusterLost:
-        raise  # the dead client keeps logging from its own thread: it stays quiet
-    except BaseException:
-        client_log.setLevel(level)
-        raise
-    client_log.setLevel(level)
-
-
-def _dask_results(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
-                  scheduler: str | None) -> Iterator[tuple[T, Any]]:
-    from dask.distributed import Client, LocalCluster, as_completed
-
-    cluster = None
-    if scheduler:
-        where = scheduler[len(SCHEDULER_FILE):] if scheduler.startswith(SCHEDULER_FILE) \
-            else scheduler
-        flag = "--scheduler-file" if scheduler.startswith(SCHEDULER_FILE) else "--scheduler"
-        try:
-            client = (Client(scheduler_file=where, timeout=30) if flag == "--scheduler-file"
-                      else Client(where, timeout=30))
-        except Exception as exc:
-            raise WorkbenchError(f"{flag} {where}: cannot connect: {exc}") from None
-        try:
+    """`iterate` on Dask: every task submitted at once (priorities keep the given order);
+    a task that killed its workers (`ALLOWED_FAILURES`) is that task's error; anything
+    else failing is the cluster lost."""
+    with dask_session(jobs, scheduler) as client:
+        if scheduler:
             _check_visible(client, tasks)
-        except BaseException:
-            client.close()
-            raise
-    else:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    try:
+        from dask.distributed import as_completed
+
         futures = {}
         for i, t in enumerate(tasks):
-            # priority keeps the given (longest-first) order
             futures[client.submit(fn, t, pure=False, priority=len(tasks) - i)] = t
+        dead: set[tuple] = set()  # the pairs one of whose tasks killed its workers
         for f in as_completed(list(futures)):
+            t = futures[f]
+            if f.cancelled() and _pair(t) in dead:
+                yield t, {"error": killed_message(KilledWorker())}
+                continue
             try:
                 value = f.result()
             except Exception as exc:  # the task itself never raises (run_task reports)
-                raise ClusterLost(f"({flag} {where})" if scheduler else
-                                  "of the local cluster", exc) from None
-            yield futures[f], value
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+                if not killed_message(exc):
+                    raise _TaskLost() from exc
+                value = {"error": killed_message(exc)}
+                dead.add(_pair(t))  # its other tasks would kill workers too: not run
+                client.cancel([g for g, u in futures.items()
+                               if _pair(u) == _pair(t) and not g.done()])
+            yield t, value
+
+
+class KilledWorker(Exception):
+    """Stands for Dask's exception of that name (a pair's cancelled tasks)."""
+
+
+def _pair(task: Any) -> tuple:
+    return (getattr(task, "dataset", None), getattr(task, "learner", None))
+
+
+def on_dask_worker() -> bool:
+    """Whether this code runs inside a Dask worker's task."""
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def worker_client() -> Iterator[Any]:
+    """In a Dask task: a client of the same cluster for sub-tasks, the task's thread
+    seceded meanwhile (so its worker runs them too); None outside Dask."""
+    if not on_dask_worker():
+        yield None
+        return
+    from distributed import worker_client as dask_worker_client
+
+    with dask_worker_client() as client:
+        yield client
