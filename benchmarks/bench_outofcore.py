@@ -25,7 +25,10 @@ With --run, each size instead runs the README's ``big.yaml`` — a config with
 predictions kept — as ``python -m workbench run`` in a fresh process, and prints the whole
 process tree's peak memory (the sum of its processes' PSS, sampled every 50 ms: the runner
 and its forked fold worker), its CPU (user + system of the tree) and wall time, and for each
-learner its folds' CPU against one ``workbench fit`` of the file (CV ÷ fit).
+learner its folds' CPU against one ``workbench fit`` of the file (CV ÷ fit). With
+``--run --workers N`` the run is ``--backend dask --jobs N`` (a local cluster: NB's and the
+AnDE family's rounds counted and scored row group by row group on the workers), and the
+runner's own peak (the client, with the local scheduler in it) is printed apart.
 
 With --cv K, each size also runs ``python -m workbench evaluate --cv K`` (K-fold CV out of
 core, the same cap) per learner: its peak resident memory, the training CPU (one counting
@@ -162,8 +165,9 @@ def cross_validate(path: Path, learner: str, folds: int, cap_mib: int = 0,
     return _run(cmd, cap_mib)
 
 
-def _tree_pss(pid: int) -> int:
-    """The PSS bytes of process `pid` and its descendants (Linux /proc)."""
+def _tree_pss(pid: int, descendants: bool = True) -> int:
+    """The PSS bytes of process `pid` and (with `descendants`) its descendants (Linux
+    /proc)."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
@@ -171,7 +175,7 @@ def _tree_pss(pid: int) -> int:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 total += next(int(line.split()[1]) * 1024 for line in f
                               if line.startswith("Pss:"))
-            for task in os.listdir(f"/proc/{p}/task"):
+            for task in os.listdir(f"/proc/{p}/task") if descendants else ():
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     todo += [int(c) for c in f.read().split()]
         except (OSError, StopIteration):
@@ -179,9 +183,11 @@ def _tree_pss(pid: int) -> int:
     return total
 
 
-def run_config(path: Path, learners: list[str], folder: Path) -> dict:
-    """README's big.yaml on `path` as ``workbench run`` in a fresh process: the process
-    tree's peak PSS, its CPU and wall seconds, and each learner's fold CPU seconds."""
+def run_config(path: Path, learners: list[str], folder: Path, workers: int = 0) -> dict:
+    """README's big.yaml on `path` as ``workbench run`` in a fresh process (with `workers`:
+    ``--backend dask --jobs N``, a local cluster of N worker processes): the process
+    tree's peak PSS, the runner's own (the client; with a local cluster, its scheduler
+    too), its CPU and wall seconds, and each learner's fold CPU seconds."""
     import csv
 
     out = folder / f"run-{path.stem}"
@@ -191,12 +197,15 @@ def run_config(path: Path, learners: list[str], folder: Path) -> dict:
                    f"learners: [{', '.join(learners)}]\n")
     cmd = [sys.executable, "-m", "workbench", "-q", "run", str(cfg), "--output", str(out),
            "--no-report", "--fresh"]
+    if workers:
+        cmd += ["--backend", "dask", "--jobs", str(workers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-    peak = 0
+    peak = client = 0
     while proc.poll() is None:
         peak = max(peak, _tree_pss(proc.pid))
+        client = max(client, _tree_pss(proc.pid, descendants=False))
         time.sleep(0.05)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -208,7 +217,8 @@ def run_config(path: Path, learners: list[str], folder: Path) -> dict:
             fold_cpu[row["learner"]] = fold_cpu.get(row["learner"], 0.0) + \
                 float(row["train_cpu_seconds"]) + float(row["test_cpu_seconds"])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"peak_pss": peak, "cpu": cpu, "wall": wall, "fold_cpu": fold_cpu}
+    return {"peak_pss": peak, "client_pss": client, "cpu": cpu, "wall": wall,
+            "fold_cpu": fold_cpu}
 
 
 def main() -> None:
@@ -235,15 +245,19 @@ def main() -> None:
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     if args.run:
-        print(f"{'rows':>11} {'tree peak PSS MiB':>17} {'CPU s':>7} {'wall s':>7}  CV / fit "
-              "(folds' CPU against one fit's training CPU)")
+        if args.workers:
+            print(f"--backend dask --jobs {args.workers}: also the runner's own peak (the "
+                  "client and the local scheduler)")
+        print(f"{'rows':>11} {'tree peak PSS MiB':>17} {'runner MiB':>10} {'CPU s':>7} "
+              f"{'wall s':>7}  CV / fit (folds' CPU against one fit's training CPU)")
         for rows in args.rows:
             path = folder / f"bn-{rows}-{args.attributes}.parquet"
             write_parquet(path, rows, args.attributes)
-            res = run_config(path, args.learners, folder)
+            res = run_config(path, args.learners, folder, args.workers)
             ratios = ", ".join(f"{lr} {res['fold_cpu'][lr] / fit(path, lr)['train_cpu_seconds']:.2f}"
                                for lr in args.learners)
-            print(f"{rows:>11,} {res['peak_pss'] / 2**20:>17.0f} {res['cpu']:>7.1f} "
+            print(f"{rows:>11,} {res['peak_pss'] / 2**20:>17.0f} "
+                  f"{res['client_pss'] / 2**20:>10.0f} {res['cpu']:>7.1f} "
                   f"{res['wall']:>7.1f}  {ratios}", flush=True)
         return
     limit = counting_loop_rows_per_second(max(args.rows), args.attributes)

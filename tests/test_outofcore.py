@@ -259,9 +259,9 @@ def test_prequential_memory_does_not_grow_with_the_stream(tmp_path, monkeypatch)
     pass before the stream runs before the measurement: issue 37 treats it apart.)"""
     import tracemalloc
 
-    from workbench.evaluation import outofcore
+    from workbench.evaluation.outofcore import passes, prequential
 
-    first_pass = outofcore._first_pass
+    first_pass = passes.first_pass
     peaks = {}
     for n in (20_000, 80_000):
         stream = drifting_stream(n, attributes=4, seed=3)
@@ -270,7 +270,7 @@ def test_prequential_memory_does_not_grow_with_the_stream(tmp_path, monkeypatch)
         frame["class"] = [stream.class_attribute.values[k] for k in stream.y]
         frame.to_parquet(path, index=False, row_group_size=2000)
         header = first_pass(path, 2000, None, None, None, 1)
-        monkeypatch.setattr(outofcore, "_first_pass", lambda *a, **k: header)
+        monkeypatch.setattr(prequential, "first_pass", lambda *a, **k: header)
         evaluate_prequential(path, "NB", {"preprocessing": "ida:5:1000"}, window=2000)
         tracemalloc.start()
         result = evaluate_prequential(path, "NB", {"preprocessing": "ida:5:1000"},
@@ -290,7 +290,7 @@ def test_a_model_over_the_budget_is_refused_before_the_pass_over_the_file(tmp_pa
     import pyarrow.parquet as pq
 
     from workbench.errors import LearnerError
-    from workbench.evaluation import outofcore
+    from workbench.evaluation.outofcore import fit
 
     rng = np.random.default_rng(0)
     cols = {f"a{j}": pa.array([f"v{v}" for v in rng.integers(0, 30, 4000)])
@@ -303,7 +303,7 @@ def test_a_model_over_the_budget_is_refused_before_the_pass_over_the_file(tmp_pa
     def no_pass(*args, **kwargs):
         raise AssertionError("the file was read before the refusal")
 
-    monkeypatch.setattr(outofcore, "_first_pass", no_pass)
+    monkeypatch.setattr(fit, "first_pass", no_pass)
     with pytest.raises(LearnerError, match=r"A3DE on wide: the count tables would need at "
                        r"least .* GiB .* from the values of its first 1000 rows, before "
                        "reading the rest of the file"):

@@ -1,4 +1,4 @@
-"""k-fold CV out of core (`evaluation.outofcore_cv`) = k-fold CV in memory on the same
+"""k-fold CV out of core (`evaluation.outofcore.kfold`) = k-fold CV in memory on the same
 folds (``assignment: rows``), fold by fold and row by row."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
 from workbench.evaluation.cv import evaluate
 from workbench.evaluation.metrics import loss_sums, pooled_metrics
-from workbench.evaluation.outofcore_cv import evaluate_kfold
+from workbench.evaluation.outofcore import evaluate_kfold
 from workbench.evaluation.protocols import KFold
 from workbench.evaluation.splits import make_splits, row_folds
 
@@ -101,12 +101,12 @@ def test_shared_additive_passes_equal_in_memory_cv(learner, route, tmp_path, mon
     as counting each fold's training rows in memory, also for a fold whose structure no
     other fold has (a missing value only in its own test rows: no `?` code in its model),
     with joint counts split (a tiny `FAMILY_SPACE`), and for a holdout (one model)."""
-    import workbench.evaluation.outofcore_cv as oc
+    from workbench.evaluation.outofcore import side_by_side, subtraction
 
     if route == "structures":
-        monkeypatch.setattr(oc, "_families", lambda *a: False)
+        monkeypatch.setattr(side_by_side, "shares_families", lambda *a: False)
     else:
-        monkeypatch.setattr(oc, "FAMILY_SPACE", 1)
+        monkeypatch.setattr(subtraction, "FAMILY_SPACE", 1)
     data = _nominal(400)
     X = data.X.copy()
     X[np.isnan(X[:, 2]), 2] = 0.0

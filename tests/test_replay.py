@@ -1,5 +1,5 @@
-"""`data.replay.Replay`: a file decoded once, its later passes read from a compact copy —
-the same chunks bit for bit, no copy left behind, and the file read again when there is
+"""`evaluation.outofcore.replay.Replay`: a file decoded once, its later passes read from a
+compact copy — the same chunks bit for bit, no copy left behind, and the file read again when there is
 no room for one."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from workbench.data import replay
-from workbench.data.replay import Replay
+from workbench.evaluation.outofcore import replay
+from workbench.evaluation.outofcore.replay import Replay
 from workbench.data.sources import scan_header
-from workbench.evaluation.outofcore_cv import evaluate_kfold
+from workbench.evaluation.outofcore import evaluate_kfold
 
 from conftest import EMBEDDED
 

@@ -244,8 +244,9 @@ class RoundWriter:
         self._writer = None
         self.rows = 0
 
-    def write(self, round_: int, fold: np.ndarray, index: np.ndarray, y: np.ndarray,
-              proba: np.ndarray) -> None:
+    def write(self, round_: int, fold: np.ndarray, index: np.ndarray, proba: np.ndarray,
+              y: np.ndarray) -> None:
+        """Append rows (the argument order of `evaluation.outofcore.Keep`)."""
         n = int(index.size)
         cols = {"round": from_numpy(np.full(n, round_, np.int32)),
                 "fold": from_numpy(np.asarray(fold, np.int32)),

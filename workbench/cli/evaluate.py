@@ -107,7 +107,7 @@ def _cross_validate(args: argparse.Namespace, params: dict):
 
     from workbench.data.sources import scan_header
     from workbench.errors import WorkbenchError
-    from workbench.evaluation.outofcore_cv import PredictionWriter, evaluate_kfold
+    from workbench.evaluation.outofcore import PredictionWriter, evaluate_kfold
     from workbench.fileio import atomic_path
 
     if args.cv < 2:

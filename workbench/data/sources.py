@@ -296,7 +296,7 @@ def _encoded(col) -> tuple[pa.DictionaryArray, np.ndarray, np.ndarray]:
     return (dic, *_indices(dic))
 
 
-def _columns(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
+def batch_dataset(batch, header: Dataset, path: Path, encoded: dict | None = None) -> Dataset:
     """One record batch (or table) as a Dataset under `header` (columns matched by name;
     `encoded`: their codes as `_Scan.add` found them)."""
     from workbench.data.gather import fill_columns, map_columns  # numba: only when used
@@ -360,7 +360,7 @@ def iter_chunks(path: str | os.PathLike, rows: int, header: Dataset | None = Non
     pending: list[Dataset] = []
     have = 0
     for batch in _batches(path, kind, min(rows, _BATCH)):
-        pending.append(_columns(batch, header, path))
+        pending.append(batch_dataset(batch, header, path))
         have += batch.num_rows
         while have >= rows:
             block = _concat(pending, header)
@@ -425,7 +425,7 @@ def _table_dataset(table: pa.Table, path: Path, class_column: str | None) -> Dat
     """A pyarrow table as a Dataset with the header its own columns make."""
     scan = _Scan()
     scan.add(table)  # the text columns encoded once for the scan and the values
-    return _columns(table, scan.header(path, class_column), path, scan.encoded)
+    return batch_dataset(table, scan.header(path, class_column), path, scan.encoded)
 
 
 def first_rows(path: str | os.PathLike, class_column: str | None = None) -> Dataset | None:

@@ -360,7 +360,7 @@ _WARMED: set[str] = set()
 WARM_UP_ROWS = 32
 
 
-def _warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
+def warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
              seed: int | None, train: Dataset, discretize_sample: int | None = None) -> None:
     """Once per process and learner: fit and predict on a few rows, untimed, results unused.
 
@@ -423,7 +423,7 @@ def run_fold(
     name = learner if isinstance(learner, str) else getattr(learner, "__name__", repr(learner))
     clock = compile_clock()
     jit0 = clock.read()
-    _warm_up(f"{name}|{sorted((params or {}).items())!r}", learner, params, seed, train,
+    warm_up(f"{name}|{sorted((params or {}).items())!r}", learner, params, seed, train,
              discretize_sample)
 
     reset_peak_rss()

@@ -31,7 +31,7 @@ Schema::
                                         # reproduction by name) whose matching pairs are
                                         # copied instead of recomputed (`reuse`)
     out_of_core: true                   # each data file read in chunks, never whole:
-                                        # k-fold CV a round a task (`evaluation.outofcore_cv`;
+                                        # k-fold CV a round a task (`evaluation.outofcore.kfold`;
                                         # folds by row index, assignment: rows), the holdout
                                         # and prequential stream likewise, sampled and
                                         # learning-curve folds from their rows gathered in a
@@ -468,7 +468,7 @@ class _Validator:
     def out_of_core(self, value: Any, protocol: Any) -> dict[str, int] | None:
         """``out_of_core: true`` or ``{chunk_rows, sample, predictions}``: every protocol
         on files read in chunks — k-fold CV a task a round and the holdout in one
-        (`evaluation.outofcore_cv`: counting passes, then a scoring pass), the sampled and
+        (`evaluation.outofcore.kfold`: counting passes, then a scoring pass), the sampled and
         learning-curve folds from their rows gathered in a pass (`outofcore.gather_rows`),
         the prequential stream from the file's windows (`outofcore.class_known_windows`)."""
         if value is None or value is False:

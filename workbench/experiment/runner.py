@@ -39,6 +39,8 @@ from workbench.data.checks import data_warnings, file_sha256
 from workbench.errors import CannotWrite, ConfigError, WorkbenchError, WriteFailure
 from workbench.evaluation.cv import evaluation_data, protocol_fold
 from workbench.evaluation.metrics import METRICS
+from workbench.evaluation.outofcore import (evaluate_file_task, out_of_core_model,
+                                            rows_with_class)
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import streamed_extras, summarize, summarize_sums
@@ -157,13 +159,8 @@ def run_task(task: Task) -> dict[str, Any]:
         if task.notes:
             note_compiling()
         task.recipe.register()
-        if task.out_of_core is not None and (task.fold < 0 or
-                                             task.protocol.kind == "holdout"):
-            return {"records": _out_of_core_round(task)}
-        if task.out_of_core is not None and task.protocol.kind == "prequential":
-            return _stream_fold(task)
         if task.out_of_core is not None:
-            return _gathered_fold(task)
+            return _out_of_core_task(task)
         data = _evaluation_data(task.path)
         spec = _plan(task.path, task.protocol)[(task.round, task.fold)]
         result = protocol_fold(data, task.recipe.name, task.recipe.parameters(),
@@ -192,105 +189,42 @@ def _stored(result: FoldResult, y: np.ndarray, task: Task) -> dict[str, Any]:
     return record
 
 
-@functools.lru_cache(maxsize=8)
-def _file_plan(path: str, protocol: Protocol, n: int) -> dict:
-    """The protocol's fold specs for a file's `n` rows with a class (cached per worker)."""
-    return protocol.plan(n)
-
-
-def _gathered_fold(task: Task) -> dict[str, Any]:
-    """A sampled or learning-curve fold of a file read in chunks: its training and test
-    rows gathered in one pass (`gather_rows`), then the fold as in memory on them — the
-    same rows in the same order, so the same result."""
-    from workbench.evaluation.outofcore import gather_rows
-    from workbench.evaluation.protocols import FoldSpec
-
-    spec = _file_plan(task.path, task.protocol, task.n_rows)[(task.round, task.fold)]
-    wanted = np.union1d(spec.train, spec.test)
-    rows = gather_rows(task.path, wanted, task.out_of_core[0])
-    local = FoldSpec(spec.round, spec.fold, np.searchsorted(wanted, spec.train),
-                     np.searchsorted(wanted, spec.test))
-    result = protocol_fold(rows, task.recipe.name, task.recipe.parameters(), task.protocol,
-                           local, task.discretize_sample)
-    record = _stored(result, rows.y[result.test_index], task)
-    record["test_index"] = wanted[result.test_index]  # (the file's rows, not the gathered)
-    return record
-
-
-def _stream_fold(task: Task) -> dict[str, Any]:
-    """The prequential fold of a file read in chunks: its rows with a class in the
-    windows the same data would have in memory (`class_known_windows`)."""
-    from workbench.evaluation.outofcore import (_first_pass, class_known_windows,
-                                                stream_fold)
-    from workbench.evaluation.pipeline import fold_seed
-
-    chunk_rows, _, predictions = task.out_of_core
-    plan = task.protocol
-    header, _, _ = _first_pass(task.path, chunk_rows, None, None, None, plan.seed)
-    result, y = stream_fold(class_known_windows(task.path, plan.window, header), header,
-                            task.n_rows, task.recipe.name, task.recipe.parameters(),
-                            fold_seed(plan.seed, 0, 0), predictions)
-    return _stored(result, y, task)
-
-
-def _out_of_core_round(task: Task) -> list[dict[str, Any]]:
-    """One round of k-fold CV of a data file read in chunks (`evaluate_kfold`): the fold
-    records of the round's folds still to store, with only their scalars and loss sums —
-    the rows' predictions, when kept, are streamed as they are scored into the pair's
-    round file (`store.RoundWriter`, in the file's order: memory stays a chunk's), which
-    the records name; with ``predictions: false`` no file. A holdout's one fold likewise.
-    Wall seconds: the round's, shared in proportion to the folds' CPU seconds."""
-    from workbench.evaluation.outofcore_cv import distributes, evaluate_kfold
-
+def _out_of_core_task(task: Task) -> dict[str, Any]:
+    """A task on a data file read in chunks (`outofcore.evaluate_file_task`): a k-fold
+    round or a holdout — its folds' records with loss sums, the rows' predictions, when
+    kept, streamed as they are scored into the pair's round file (`store.RoundWriter`, in
+    the file's order: memory stays a chunk's), which the records name; on a Dask worker
+    its counting and scoring spread over the cluster's workers (`workers.worker_client`)
+    — or a prequential, sampled or learning-curve fold, stored as in memory."""
     chunk_rows, sample, predictions = task.out_of_core
     plan = task.protocol
-    holdout = plan.kind == "holdout"  # its one fold: the plan's test rows (8 bytes a row)
-    test = _file_plan(task.path, plan, task.n_rows)[(0, 0)].test if holdout else None
+    streamed = plan.kind in ("kfold", "holdout") and (task.fold < 0 or plan.kind == "holdout")
     writer = store.RoundWriter(store.round_path(Path(task.run_dir), task.dataset,
                                                 task.learner, task.round)) \
-        if predictions else None
-
-    def keep(r, folds, idx, proba, y) -> None:
-        writer.write(task.round, np.zeros_like(folds) if holdout else folds, idx, y, proba)
-
-    wall = time.perf_counter()
+        if predictions and streamed else None
     try:
-        with (workers.worker_client() if distributes(task.path, task.recipe.name,
-                                                     task.recipe.parameters())
-              else contextlib.nullcontext(None)) as client:
-            res = evaluate_kfold(task.path, task.recipe.name, task.recipe.parameters(),
-                                 folds=max(plan.folds, 2), rounds=1, seed=plan.seed,
-                                 test=test, chunk_rows=chunk_rows, sample=sample,
-                                 keep=keep if predictions else None, first_round=task.round,
-                                 client=client)
+        results = evaluate_file_task(
+            task.path, plan, task.n_rows, task.recipe.name, task.recipe.parameters(),
+            task.round, task.fold, chunk_rows=chunk_rows, sample=sample,
+            predictions=predictions, discretize_sample=task.discretize_sample,
+            keep=writer.write if writer is not None else None,
+            cluster=workers.worker_client if workers.on_dask_worker() else None)
         rows_file = writer.close().name if writer is not None else None
     except BaseException:
         if writer is not None:
             writer.discard()
         raise
-    wall = time.perf_counter() - wall
-    cpu = sum(f.train_cpu_seconds + f.test_cpu_seconds for f in res.folds) or 1.0
+    if not streamed:
+        (result, y), = results
+        return _stored(result, y, task)
     records = []
-    for f in res.folds:
-        if f.fold not in task.folds:
-            continue
-        fr = FoldResult(round=f.round, fold=f.fold, test_index=np.zeros(0, np.int64),
-                        proba=np.zeros((0, res.header.n_classes)),
-                        train_cpu_seconds=f.train_cpu_seconds,
-                        test_cpu_seconds=f.test_cpu_seconds,
-                        train_wall_seconds=wall * f.train_cpu_seconds / cpu,
-                        test_wall_seconds=wall * f.test_cpu_seconds / cpu, n_train=f.n_train,
-                        preprocessing=res.summary["preprocessing"], cuts=f.cuts,
-                        model_bytes=f.model_bytes, iterations=f.iterations,
-                        fit_report=f.fit_report,
-                        peak_rss_bytes=res.summary["peak_rss_bytes"],
-                        compile_seconds=res.summary["compile_seconds"] / len(res.folds),
-                        sums=tuple(f.sums))
-        record = _stored(fr, np.zeros(0, np.int64), task)
-        if rows_file is not None:
-            record[store.ROWS_FILE_KEY] = rows_file
-        records.append(record)
-    return records
+    for result, y in results:
+        if result.fold in task.folds:
+            record = _stored(result, y, task)
+            if rows_file is not None:
+                record[store.ROWS_FILE_KEY] = rows_file
+            records.append(record)
+    return {"records": records}
 
 
 # ----- summaries ------------------------------------------------------------------------------
@@ -558,8 +492,6 @@ def _inspect_datasets(refs: Sequence[DatasetRef], config: ExperimentConfig
 
 def _file_info(ref: DatasetRef, config: ExperimentConfig) -> _DataInfo:
     """An out-of-core data file's header, rows with a class and hash, read in chunks."""
-    from workbench.evaluation.outofcore_cv import rows_with_class
-
     header, n = rows_with_class(ref.path, config.out_of_core["chunk_rows"])
     plan = config.protocol.plan
     try:
@@ -588,8 +520,6 @@ def _preflight_learners(config: ExperimentConfig, learners: Sequence[str]) -> No
             model = lc.create()
             model.preflight()
             if ooc:
-                from workbench.evaluation.outofcore import out_of_core_model
-
                 out_of_core_model(lc.learner, dict(lc.params), None,
                                   one_pass=kind == "prequential")
         except WorkbenchError as exc:

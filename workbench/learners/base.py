@@ -350,7 +350,7 @@ class MultiPassLearner(Learner):
         """Whether pass `pass_no` only adds up counts over the rows read (the order does
         not matter), so that models whose `pass_key` is equal can share it: one model per
         row subset counts, any union or difference is `merge_pass` (k-fold CV by count
-        subtraction, `evaluation.outofcore_cv`). Default: no."""
+        subtraction, `evaluation.outofcore.subtraction`). Default: no."""
         return False
 
     def pass_key(self, pass_no: int) -> Any:
