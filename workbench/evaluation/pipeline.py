@@ -361,7 +361,7 @@ WARM_UP_ROWS = 32
 
 
 def warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
-             seed: int | None, train: Dataset, discretize_sample: int | None = None) -> None:
+            seed: int | None, train: Dataset, discretize_sample: int | None = None) -> None:
     """Once per process and learner: fit and predict on a few rows, untimed, results unused.
 
     Failures are ignored here (the timed fit reports them properly).
@@ -424,7 +424,7 @@ def run_fold(
     clock = compile_clock()
     jit0 = clock.read()
     warm_up(f"{name}|{sorted((params or {}).items())!r}", learner, params, seed, train,
-             discretize_sample)
+            discretize_sample)
 
     reset_peak_rss()
     jit1 = clock.read()

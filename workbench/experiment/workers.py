@@ -243,19 +243,28 @@ SCHEDULER_FILE = "file:"
 
 def _check_visible(client: Any, tasks: Sequence[Any]) -> None:
     """Every data file the tasks read (their absolute ``path``) must exist on every worker
-    of a remote cluster (a shared filesystem): refuse before anything is computed."""
+    of a remote cluster (a shared filesystem), and the run directory out-of-core rounds
+    stream their predictions into (``run_dir``) too: refuse before anything is computed."""
     paths = sorted({str(getattr(t, "path", "")) for t in tasks} - {""})
-    if not paths:
+    dirs = sorted({str(getattr(t, "run_dir", "")) for t in tasks
+                   if getattr(t, "out_of_core", None) is not None} - {""})
+    if not paths and not dirs:
         return
-    seen = client.run(lambda ps: [p for p in ps if not os.path.isfile(p)], paths)
+    seen = client.run(lambda ps, ds: ([p for p in ps if not os.path.isfile(p)],
+                                      [d for d in ds if not os.path.isdir(d)]), paths, dirs)
     if not seen:
         raise WorkbenchError("the Dask scheduler has no workers")
-    for worker, missing in sorted(seen.items()):
+    for worker, (missing, no_dir) in sorted(seen.items()):
         if missing:
             raise WorkbenchError(
                 f"data file {missing[0]} is not visible on Dask worker {worker} "
                 f"({len(missing)} of {len(paths)} files missing there): run workers on "
                 "hosts that share the data directory at the same absolute path")
+        if no_dir:
+            raise WorkbenchError(
+                f"run directory {no_dir[0]} is not visible on Dask worker {worker}: "
+                "out-of-core rounds stream their predictions into it from the workers; "
+                "put the run's output on the shared filesystem (--output)")
 
 
 class ClusterLost(WorkbenchError):

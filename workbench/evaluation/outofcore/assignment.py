@@ -67,7 +67,7 @@ class Assignment:
 
 
 def class_known(chunk: Dataset, index: int, assign: Assignment, round_: int
-                 ) -> tuple[Dataset, np.ndarray, np.ndarray]:
+                ) -> tuple[Dataset, np.ndarray, np.ndarray]:
     """The chunk's rows with a class, their indices among such rows (from `index`) and
     their folds."""
     keep = chunk.y >= 0
@@ -77,7 +77,7 @@ def class_known(chunk: Dataset, index: int, assign: Assignment, round_: int
 
 
 def fold_chunks(src: Replay, assign: Assignment, round_: int
-                 ) -> Iterator[tuple[Dataset, np.ndarray, np.ndarray]]:
+                ) -> Iterator[tuple[Dataset, np.ndarray, np.ndarray]]:
     """Each chunk's rows with a class, their indices among such rows and their folds."""
     index = 0
     for _, chunk in src.chunks():

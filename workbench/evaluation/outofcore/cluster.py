@@ -11,7 +11,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.data.sources import table_kind
+from workbench.data.sources import batch_dataset, table_kind
 from workbench.errors import WorkbenchError
 from workbench.evaluation.metrics import LossSums, loss_sums
 from workbench.evaluation.outofcore.assignment import Assignment, Keep
@@ -21,22 +21,17 @@ from workbench.evaluation.pipeline import fold_seed
 from workbench.fileio import parquet_file
 
 def row_group(path: str, group: int, start: int, total: int, header: Dataset,
-               holdout: Holdout | None, test: bool) -> Dataset:
+              holdout: Holdout | None, test: bool) -> Dataset:
     """The training (or, with `test`, the test) rows with a class of one row group of a
     Parquet file, under the whole file's header."""
-    import pyarrow.parquet as pq
-
-    from workbench.data.sources import batch_dataset
-
     chunk = batch_dataset(parquet_file(path).read_row_group(group), header, Path(path))
     chunk = chunk.replace(attributes=header.attributes)
     return chunk.take(np.flatnonzero(holdout_rows(chunk, start, total, holdout, test)))
 
 
 def row_group_starts(path) -> np.ndarray:
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata
+    """The first row of every row group of a Parquet file, and the rows after the last."""
+    meta = parquet_file(path).metadata
     return np.concatenate(([0], np.cumsum([meta.row_group(g).num_rows
                                            for g in range(meta.num_row_groups)])))
 
@@ -48,8 +43,8 @@ def parquet_only(path) -> None:
 
 
 def count_partition(path: str, group: int, start: int, total: int, learner: Any,
-                     params: Mapping[str, Any] | None, seed: int, header: Dataset, disc: Any,
-                     holdout: Holdout | None, rows_hint: int) -> Any:
+                    params: Mapping[str, Any] | None, seed: int, header: Dataset, disc: Any,
+                    holdout: Holdout | None, rows_hint: int) -> Any:
     """Count one row group of a Parquet file (on a Dask worker): a model started from the
     whole file's header, so that every partition's model has the same layout."""
     part = row_group(path, group, start, total, header, holdout, test=False)
@@ -66,7 +61,7 @@ def merge_pair(a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
 
 
 def fit_distributed(client: Any, path, learner, params, seed, header, disc, holdout,
-                     total: int):
+                    total: int):
     """Count a Parquet file's row groups on the Dask workers and add the counts up in a
     tree on the workers — neighbours in row-group order, pair by pair — so the client only
     ever receives the one total (counts are added exactly: any order gives the same)."""
@@ -84,7 +79,7 @@ def fit_distributed(client: Any, path, learner, params, seed, header, disc, hold
 
 
 def score_partition(path: str, group: int, start: int, total: int, model: Any,
-                     header: Dataset, disc: Any, holdout: Holdout) -> LossSums:
+                    header: Dataset, disc: Any, holdout: Holdout) -> LossSums:
     """The loss sums of one row group's test rows (on a Dask worker)."""
     part = row_group(path, group, start, total, header, holdout, test=True)
     if not part.n_instances:
@@ -93,7 +88,7 @@ def score_partition(path: str, group: int, start: int, total: int, model: Any,
 
 
 def score_distributed(client: Any, path, model: Any, header: Dataset, disc: Any,
-                       holdout: Holdout, total: int) -> list[LossSums]:
+                      holdout: Holdout, total: int) -> list[LossSums]:
     """Score a Parquet file's test rows on the Dask workers, one row group a task (the
     model sent once to every worker); the sums in row-group order."""
     starts = row_group_starts(path)
@@ -105,13 +100,17 @@ def score_distributed(client: Any, path, model: Any, header: Dataset, disc: Any,
 
 
 def group_rows_with_class(path: str, group: int, header: Dataset) -> int:
-    """Rows with a class in one row group (on a worker): the fold index offsets."""
-    return int(row_group(path, group, 0, 0, header, None, test=False).n_instances)
+    """Rows with a class in one row group (on a worker): the fold index offsets — only the
+    class column read and decoded."""
+    name = header.class_attribute.name
+    table = parquet_file(path).read_row_group(group, columns=[name])
+    only = header.replace(attributes=(), X=np.empty((0, 0)), y=np.empty(0, np.int64))
+    return int((batch_dataset(table, only, Path(path)).y >= 0).sum())
 
 
 def count_folds(path: str, group: int, index: int, learner: Any, params: Mapping[str, Any],
-                 assign: Assignment, header: Dataset, discs: list[Any] | None, round_: int,
-                 rows_hint: int, subtraction: bool) -> tuple[list[Any], float]:
+                assign: Assignment, header: Dataset, discs: list[Any] | None, round_: int,
+                rows_hint: int, subtraction: bool) -> tuple[list[Any], float]:
     """One row group's fold models (on a worker): each row into its own fold's model
     under subtraction, else into every other scored fold's model with that fold's cut
     points (None for a fold neither needs)."""
@@ -123,8 +122,8 @@ def count_folds(path: str, group: int, index: int, learner: Any, params: Mapping
         if not subtraction and f not in assign.scored:
             models.append(None)
             continue
-        m = out_of_core_model(learner, dict(params), fold_seed(assign.seed, round_, assign.fold_id(f)),
-                      one_pass=True)
+        m = out_of_core_model(learner, dict(params),
+                              fold_seed(assign.seed, round_, assign.fold_id(f)), one_pass=True)
         disc = None if discs is None else discs[f]
         m.start(disc.transform(header) if disc is not None else header, rows_hint)
         rows = np.flatnonzero(fold == f if subtraction else fold != f)
@@ -136,7 +135,7 @@ def count_folds(path: str, group: int, index: int, learner: Any, params: Mapping
 
 
 def merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
-                 ) -> tuple[list[Any], float]:
+                ) -> tuple[list[Any], float]:
     """Two row groups' fold models added up, fold by fold (on a worker)."""
     cpu = fold_cpu()
     merged = [None if x is None else x.merge(y) for x, y in zip(a[0], b[0])]
@@ -144,8 +143,8 @@ def merge_folds(a: tuple[list[Any], float], b: tuple[list[Any], float]
 
 
 def score_folds(path: str, group: int, index: int, models: list[Any], header: Dataset,
-                 discs: list[Any] | None, assign: Assignment, round_: int, keep: bool
-                 ) -> tuple[list[LossSums], float, tuple | None]:
+                discs: list[Any] | None, assign: Assignment, round_: int, keep: bool
+                ) -> tuple[list[LossSums], float, tuple | None]:
     """One row group's loss sums per fold, each row scored by its fold's model (on a
     worker); with `keep`, also its scored rows' (folds, indices, probabilities, classes)
     in the file's order."""
@@ -172,7 +171,7 @@ def score_folds(path: str, group: int, index: int, models: list[Any], header: Da
 
 
 def cv_distributed(client: Any, path, learner, params, assign, header, discs, cv, round_,
-                    total, subtraction, keep: Keep | None) -> list[Any]:
+                   total, subtraction, keep: Keep | None) -> list[Any]:
     """One round on the workers: fold tables per row group, a tree reduction (neighbours
     pair by pair: the client receives only the k summed fold models), subtraction on the
     client, then every row group scored by the workers (the models sent once), its

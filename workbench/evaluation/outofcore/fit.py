@@ -51,7 +51,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
     refuse_early(path, model, class_column, 3 if client is not None else 1)  # (a merge:
     # two partial models and their sum on a worker)
     header, total, res = first_pass(path, chunk_rows, class_column, holdout,
-                                     None if method == "none" else sample, seed, client)
+                                    None if method == "none" else sample, seed, client)
     if method != "none" and header.is_all_nominal:
         method = "none"  # nothing to discretise: no cut points, no sample
     disc = None
@@ -61,7 +61,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
         disc = fit_discretizer(method, res.sample())
     if client is not None:
         model, n_train, chunks = fit_distributed(client, path, learner, params, seed,
-                                                  header, disc, holdout, total)
+                                                 header, disc, holdout, total)
         summary = {"rows": total, "n_train": n_train, "chunks": chunks, "passes": 2,
                    "partitions": chunks, "train_cpu_seconds": clock.cpu_seconds(),
                    "compile_seconds": clock.compile_seconds(),

@@ -80,7 +80,8 @@ def distributes(path, learner: Any, params: Mapping[str, Any] | None) -> bool:
         model = out_of_core_model(learner, params, None, one_pass=True)
     except WorkbenchError:
         return False
-    return table_kind(path) == "parquet" and hasattr(model, "start") and hasattr(model, "merge")
+    return (table_kind(path) == "parquet" and hasattr(model, "start")
+            and hasattr(model, "merge"))
 
 
 def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, *,
@@ -119,7 +120,7 @@ def evaluate_kfold(path, learner: Any, params: Mapping[str, Any] | None = None, 
     first = next((c for _, c in file_chunks(path, chunk_rows, header, class_column)), None)
     if first is not None:  # kernels compiled / loaded untimed, as `run_fold` does
         warm_up(f"{learner}|{sorted((params or {}).items())!r}", learner, params, seed,
-                 first.take(np.flatnonzero(first.y >= 0)))
+                first.take(np.flatnonzero(first.y >= 0)))
         Grouped()(first, np.zeros(first.n_instances, dtype=np.int64), folds)  # (kernel)
     # the file decoded once, its later passes read from a compact copy (`Replay`)
     # (with Dask, only the sample pass is read here: no copy)
@@ -173,7 +174,7 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
         subtraction = subtracts(models[0], discs)
         if client is not None:
             models = cv_distributed(client, path, learner, params, assign, header, discs,
-                                     cv, r, total, subtraction, keep)
+                                    cv, r, total, subtraction, keep)
             n_passes = 2  # (counting and scoring on the workers)
             passes += (res is not None) + n_passes
             out.extend(cv[f] for f in scored)
@@ -195,7 +196,7 @@ def _rounds(src: Replay, path, learner, params, seed: int, assign: Assignment,
 
 
 def fold_reservoirs(src: Replay, assign: Assignment, round_: int, sample: int
-                ) -> list[Reservoir]:
+                    ) -> list[Reservoir]:
     """One seeded reservoir per fold of ⌈sample / (k − 1)⌉ of its rows."""
     folds, seed = assign.folds, assign.seed
     size = max(1, math.ceil(sample / (folds - 1)))
@@ -209,7 +210,7 @@ def fold_reservoirs(src: Replay, assign: Assignment, round_: int, sample: int
 
 
 def fold_discretizers(method: str, res: list[Reservoir], scored: list[int]
-                       ) -> list[Any]:
+                      ) -> list[Any]:
     """Fold f's discretiser (f scored), fitted on the reservoirs of every other fold
     together (None for a fold not scored)."""
     out: list[Any] = []

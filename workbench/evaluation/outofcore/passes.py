@@ -43,7 +43,7 @@ class Holdout:
 
 
 def holdout_rows(chunk: Dataset, start: int, total: int, holdout: Holdout | None,
-          test: bool = False) -> np.ndarray:
+                 test: bool = False) -> np.ndarray:
     """The chunk's rows with a class on one side of `holdout` (training unless `test`;
     without a holdout, every row with a class trains)."""
     keep = chunk.y >= 0
@@ -116,7 +116,7 @@ def fold_cpu() -> float:
 
 
 def file_chunks(path, chunk_rows: int, header: Dataset | None, class_column: str | None
-            ) -> Iterator[tuple[int, Dataset]]:
+                ) -> Iterator[tuple[int, Dataset]]:
     """(first row index, chunk) in file order; with `header`, its attributes (the whole
     file's missing flags) on every chunk."""
     start = 0
@@ -128,8 +128,8 @@ def file_chunks(path, chunk_rows: int, header: Dataset | None, class_column: str
 
 
 def first_pass(path, chunk_rows: int, class_column: str | None, holdout: Holdout | None,
-                sample: int | None, seed: int, client: Any = None
-                ) -> tuple[Dataset, int, Reservoir | None]:
+               sample: int | None, seed: int, client: Any = None
+               ) -> tuple[Dataset, int, Reservoir | None]:
     """The header with whole-file missing flags, the row count, and (if `sample`) a
     reservoir sample of the training rows (with a known class). CSV / Parquet: the header
     pass gives flags and rows (with a Dask `client`, a Parquet file's row groups are

@@ -57,7 +57,7 @@ def train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:
 
 
 def shared_pass(src: Replay, models, cv, discs, assign, round_, p: int, own: np.ndarray,
-                 n_train: np.ndarray) -> list[int]:
+                n_train: np.ndarray) -> list[int]:
     """Additive pass `p` by count subtraction: the models whose `pass_key` and cut points
     agree form a group; in one read each row is counted once per group, into its own
     fold's count (under the group's structure), and model f's pass-p counts are the total
@@ -114,7 +114,7 @@ unions of the folds' parents are split (`family_pass`)."""
 
 
 def family_pass(src: Replay, models, assign, round_, p: int, own: np.ndarray,
-                 n_train: np.ndarray) -> list[int]:
+                n_train: np.ndarray) -> list[int]:
     """A pass of family counts (KDB's, TAN's, SKDB's second) for every fold at once, what
     differs between folds being only the parents chosen: per attribute, the tuples of
     the union of the folds' families, the class and the row's fold are counted once per
