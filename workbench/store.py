@@ -57,6 +57,8 @@ from workbench.resources import run_dir_path
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: a run writes its CSVs
     import pandas as pd  # without it (about 0.2 s of CPU per process)
 
+    from workbench.evaluation.outofcore import PredictionWriter
+
 PREDICTIONS = "predictions"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
@@ -77,7 +79,7 @@ a resume recomputes results of another version."""
 CODE_KEY = "code"
 """The code that made a fold (`provenance.code_identity`: version and commit)."""
 ROWS_FILE_KEY = "rows_file"
-"""A fold record whose rows a round file holds (out of core: `RoundWriter`) names it here;
+"""A fold record whose rows a round file holds (out of core: `round_writer`) names it here;
 its own arrays are then empty."""
 FILES_KEY = "files"
 """A summary's record of the files it was made from: ``{name: {"sha256", "rows"}}`` (the
@@ -226,54 +228,13 @@ def round_path(run_dir: Path, dataset: str, learner: str, round_: int) -> Path:
     return pair_dir(run_dir, dataset, learner) / f"round-{round_:03d}.parquet"
 
 
-class RoundWriter:
-    """A round's test rows written as they are scored — round, fold, index, y, p_0 … — a
-    row group per call, in the order given (the file's order), so memory stays that of one
-    chunk; the file appears (atomically renamed) only when `close` is reached."""
+def round_writer(run_dir: Path, dataset: str, learner: str, round_: int
+                 ) -> "PredictionWriter":
+    """The writer of a round's test rows as they are scored (round, fold, index, y, p_0 …,
+    in the file's order; the file appears only when it is closed)."""
+    from workbench.evaluation.outofcore import PredictionWriter
 
-    def __init__(self, path: Path) -> None:
-        import os
-        import tempfile
-
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                   dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(tmp)
-        self._writer = None
-        self.rows = 0
-
-    def write(self, round_: int, fold: np.ndarray, index: np.ndarray, proba: np.ndarray,
-              y: np.ndarray) -> None:
-        """Append rows (the argument order of `evaluation.outofcore.Keep`)."""
-        n = int(index.size)
-        cols = {"round": from_numpy(np.full(n, round_, np.int32)),
-                "fold": from_numpy(np.asarray(fold, np.int32)),
-                "index": from_numpy(np.asarray(index, np.int64)),
-                "y": from_numpy(np.asarray(y, np.int64))}
-        cols |= {f"p_{k}": from_numpy(np.ascontiguousarray(proba[:, k], np.float64))
-                 for k in range(proba.shape[1])}
-        table = pa.table(cols)
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.tmp), table.schema, compression="zstd",
-                                            **PARQUET_OPTIONS)
-        self._writer.write_table(table)
-        self.rows += n
-
-    def close(self) -> Path:
-        import os
-
-        if self._writer is None:
-            raise WorkbenchError(f"{self.path}: no rows were scored")
-        self._writer.close()
-        os.replace(self.tmp, self.path)
-        return self.path
-
-    def discard(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self.tmp.unlink(missing_ok=True)
+    return PredictionWriter(round_path(run_dir, dataset, learner, round_))
 
 
 def round_batches(path: Path, columns: list[str] | None = None, rows: int = 1 << 16):

@@ -108,7 +108,6 @@ def _cross_validate(args: argparse.Namespace, params: dict):
     from workbench.data.sources import scan_header
     from workbench.errors import WorkbenchError
     from workbench.evaluation.outofcore import PredictionWriter, evaluate_kfold
-    from workbench.fileio import atomic_path
 
     if args.cv < 2:
         raise WorkbenchError(f"--cv: expected K >= 2 folds, got {args.cv}")
@@ -124,13 +123,16 @@ def _cross_validate(args: argparse.Namespace, params: dict):
             return _folds_out(args, evaluate_kfold(args.data, args.learner, params,
                                                    client=client, **options))
         header = scan_header(args.data, args.class_column)
-        with atomic_path(Path(args.predictions_out)) as tmp:
-            writer = PredictionWriter(tmp, list(header.class_attribute.values))
-            try:  # (with Dask: each row group's predictions streamed back in order)
-                res = evaluate_kfold(args.data, args.learner, params, keep=writer,
-                                     client=client, **options)
-            finally:
-                writer.close()
+        writer = PredictionWriter(Path(args.predictions_out),
+                                  [f"p_{c}" for c in header.class_attribute.values],
+                                  predicted=True)
+        try:  # (with Dask: each row group's predictions streamed back in order)
+            res = evaluate_kfold(args.data, args.learner, params, keep=writer,
+                                 client=client, **options)
+            writer.close()
+        except BaseException:
+            writer.discard()
+            raise
     return _folds_out(args, res)
 
 

@@ -192,16 +192,15 @@ def _stored(result: FoldResult, y: np.ndarray, task: Task) -> dict[str, Any]:
 def _out_of_core_task(task: Task) -> dict[str, Any]:
     """A task on a data file read in chunks (`outofcore.evaluate_file_task`): a k-fold
     round or a holdout — its folds' records with loss sums, the rows' predictions, when
-    kept, streamed as they are scored into the pair's round file (`store.RoundWriter`, in
+    kept, streamed as they are scored into the pair's round file (`store.round_writer`, in
     the file's order: memory stays a chunk's), which the records name; on a Dask worker
     its counting and scoring spread over the cluster's workers (`workers.worker_client`)
     — or a prequential, sampled or learning-curve fold, stored as in memory."""
     chunk_rows, sample, predictions = task.out_of_core
     plan = task.protocol
     streamed = plan.kind in ("kfold", "holdout") and (task.fold < 0 or plan.kind == "holdout")
-    writer = store.RoundWriter(store.round_path(Path(task.run_dir), task.dataset,
-                                                task.learner, task.round)) \
-        if predictions and streamed else None
+    writer = store.round_writer(Path(task.run_dir), task.dataset, task.learner,
+                                task.round) if predictions and streamed else None
     try:
         results = evaluate_file_task(
             task.path, plan, task.n_rows, task.recipe.name, task.recipe.parameters(),
