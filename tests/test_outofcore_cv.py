@@ -263,13 +263,19 @@ learners: [NB, A1DE, KDB2]
             parse_config("name: x\ndatasets: [iris]\nlearners: [NB]\n" + bad)
 
 
-def test_streamed_predictions_give_the_in_memory_summary_for_every_metric(tmp_path):
+@pytest.mark.parametrize("fold_in_memory", [None, 0])
+def test_streamed_predictions_give_the_in_memory_summary_for_every_metric(
+        tmp_path, monkeypatch, fold_in_memory):
     """Out of core, each round's predictions are streamed to a file as they are scored;
     the summary — bias/variance by a lockstep pass over the rounds' files, Brier and kappa
-    from sufficient statistics, AUC by a bucketed external sort — equals the in-memory
-    run's for every metric, per fold too (1e-12), and the pair keeps one predictions file
-    equal to the in-memory one."""
+    from sufficient statistics, AUC by a bucketed external sort (per fold too, with
+    `FOLD_IN_MEMORY` 0) — equals the in-memory run's for every metric, per fold too
+    (1e-12), and the pair keeps one predictions file equal to the in-memory one."""
     from workbench import store
+    from workbench.evaluation import summary
+
+    if fold_in_memory is not None:
+        monkeypatch.setattr(summary, "FOLD_IN_MEMORY", fold_in_memory)
 
     nominal = tmp_path / "nominal.arff"
     save_arff(_nominal(300), nominal)

@@ -193,6 +193,11 @@ def summarize_sums(results: Sequence[FoldResult], n: int, n_classes: int, rounds
                       dict(fold_extra or {}))
 
 
+FOLD_IN_MEMORY = 1 << 20
+"""A fold of at most this many rows has its AUC computed in memory; a larger one by the
+bucketed external sort (`metrics.auc_weighted_parts`, the same value up to the order of
+the sums) — so a streamed summary's memory does not grow with the rows."""
+
 Rows = Callable[[], Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]]
 """A round's tested rows from its file, in the file's order: batches of (folds, classes,
 probabilities)."""
@@ -209,7 +214,7 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
       sufficient statistics;
     * AUC pooled per round by `metrics.auc_weighted_parts` (an external bucketed sort
       under `folder`: about a 32nd of a round's rows in memory) and per fold from that
-      fold's rows (one fold in memory);
+      fold's rows (in memory up to `FOLD_IN_MEMORY` rows, else bucketed too);
     * any other registered ``compute`` metric (a plugin's) from one round's rows at a
       time.
 
@@ -259,8 +264,10 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
         elif m.compute is metrics.auc_weighted:
             per_round = [metrics.auc_weighted_parts(_probabilities(rows), n_classes, folder)
                          for rows in rounds]
-            per_fold = [m.compute(*_fold_rows(rows, f)) for rows in rounds
-                        for f in range(folds)]
+            per_fold = [m.compute(*_fold_rows(rows, f)) if count[r, f] <= FOLD_IN_MEMORY
+                        else metrics.auc_weighted_parts(_fold_probabilities(rows, f),
+                                                        n_classes, folder)
+                        for r, rows in enumerate(rounds) for f in range(folds)]
         else:  # (a plugin's metric: one round's rows at a time)
             per_round, per_fold = [], []
             for rows in rounds:
@@ -277,6 +284,11 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
 
 def _probabilities(rows: Rows) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
     return lambda: ((proba, y) for _, y, proba in rows())
+
+
+def _fold_probabilities(rows: Rows, fold: int
+                        ) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
+    return lambda: ((proba[f == fold], y[f == fold]) for f, y, proba in rows())
 
 
 def _fold_rows(rows: Rows, fold: int) -> tuple[np.ndarray, np.ndarray]:
