@@ -6,7 +6,10 @@ config is found."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -120,3 +123,48 @@ def test_a_bare_file_name_beside_the_config_is_found(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "summary.csv").is_file()
     assert "mydata" in (tmp_path / "out" / "summary.csv").read_text()
+
+
+ABSOLUTE = re.compile(r'(?<![:/\w.~-])/(?:[\w.@+-]+/)+[\w.@+-]*')
+"""An absolute POSIX path (a URL's path after its host is not one: it follows ``//host``)."""
+
+
+def test_a_run_stores_no_absolute_path_and_its_config_resolves_from_the_run(tmp_path):
+    """The resolved config.yaml names data directories, plugins and the output relative to
+    the run directory, metadata.json the data files relative to it and the interpreter by
+    version only: moved with its data, a run still resolves; nothing names this machine's
+    directories."""
+    import yaml
+
+    from workbench.__main__ import main
+    from workbench.experiment.config import load_config
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(EMBEDDED / "iris.arff.gz", data / "flowers.arff.gz")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: p\ndatasets: [flowers]\ndata_dirs: [data]\n"
+                   "protocol: {rounds: 1, folds: 2}\nlearners: [NB]\noutput: out\n")
+    assert main(["-q", "run", str(cfg), "--no-report"]) == 0
+    run = tmp_path / "out"
+    for name in ("config.yaml", "metadata.json"):
+        text = (run / name).read_text()
+        assert not ABSOLUTE.findall(text), (name, ABSOLUTE.findall(text))
+    stored = yaml.safe_load((run / "config.yaml").read_text())
+    assert stored["data_dirs"] == ["../data"] and stored["output"] == "."
+    again = load_config(run / "config.yaml")
+    assert again.data_dirs == ((tmp_path / "data").resolve(),)
+    meta = json.loads((run / "metadata.json").read_text())
+    assert meta["plan"]["dataset_files"] == {"flowers": "../data/flowers.arff.gz"}
+
+
+def test_committed_reproductions_name_no_absolute_path():
+    """Every text file of `experiments/` (configs, metadata, READMEs, tables) is free of
+    absolute paths: a committed reproduction does not carry the machine it was made on."""
+    found = {}
+    for path in (REPO / "experiments").rglob("*"):
+        if path.is_file() and path.suffix in (".yaml", ".json", ".md", ".csv", ".tex"):
+            hits = ABSOLUTE.findall(path.read_text(encoding="utf-8", errors="replace"))
+            if hits:
+                found[str(path.relative_to(REPO))] = sorted(set(hits))[:3]
+    assert not found, found

@@ -193,21 +193,29 @@ class ExperimentConfig:
         return replace(self, output=Path(output))
 
     # ----- serialisation -------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """The resolved config as plain data (what `config.yaml` in a run directory holds)."""
+    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
+        """The resolved config as plain data (what `config.yaml` in a run directory holds).
+        With `relative_to` (the run directory the file is written to), its paths — data
+        directories, plugin files, baselines, the output — are written relative to it,
+        so that the stored config names no directory of the machine it ran on and still
+        resolves (a relative path in a config is read relative to the config's folder)."""
+        def where(p: Path | str) -> str:
+            return _relative(p, relative_to) if relative_to is not None else str(p)
+
         return {
             "name": self.name,
             "datasets": list(self.datasets),
-            "data_dirs": [str(p) for p in self.data_dirs],
+            "data_dirs": [where(p) for p in self.data_dirs],
             "protocol": self._protocol_dict(),
             "learners": {
                 lc.display: {"learner": lc.learner, **dict(lc.params)} for lc in self.learners
             },
             "baseline": self.baseline,
-            "output": str(self.output),
+            "output": where(self.output),
             "report": _plain(self.report),
-            "plugins": [self._absolute_plugin(p) for p in self.plugins],
-        } | ({"baselines": [str(path) for _, path in self.baselines]}
+            "plugins": [where(self._absolute_plugin(p)) if _is_file_spec(p) else p
+                        for p in self.plugins],
+        } | ({"baselines": [where(path) for _, path in self.baselines]}
              if self.baselines else {}) | (
                  {"out_of_core": dict(self.out_of_core)} if self.out_of_core else {})
 
@@ -221,7 +229,7 @@ class ExperimentConfig:
 
     def _absolute_plugin(self, spec: str) -> str:
         """A plugin file path made absolute (so the stored config works from anywhere)."""
-        if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        if _is_file_spec(spec):
             p = Path(spec).expanduser()
             return str(p if p.is_absolute() else (self.base_dir / p).resolve())
         return spec
@@ -735,3 +743,15 @@ def _show(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     return f"{value!r} ({type(value).__name__})"
+
+
+def _is_file_spec(spec: str) -> bool:
+    """A plugin given as a file (``x.py``, a path), not as a module name."""
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
+def _relative(path: Path | str, base: Path) -> str:
+    """`path` relative to the directory `base` (``..`` steps as needed; POSIX form)."""
+    import os
+
+    return Path(os.path.relpath(Path(path).resolve(), Path(base).resolve())).as_posix()

@@ -553,7 +553,8 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
     store.atomic_write_text(
         run_dir / store.CONFIG_YAML,
         "# resolved config written by `python -m workbench run`\n"
-        + yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True),
+        + yaml.safe_dump(config.to_dict(relative_to=run_dir), sort_keys=False,
+                         allow_unicode=True),
     )
     store.atomic_write_text(run_dir / store.CONFIG_HASH, config_hash + "\n")
     try:
@@ -591,7 +592,9 @@ def _start_metadata(run_dir: Path, config: ExperimentConfig, config_hash: str,
             "rounds": p.rounds,
             "folds": p.folds,
             "folds_per_pair": p.n_folds_total,
-            "dataset_files": {r.name: str(r.path) for r in found},
+            "dataset_files": {r.name: os.path.relpath(Path(r.path).resolve(),
+                                                      Path(run_dir).resolve())
+                              for r in found},  # (relative: no directory of this machine)
             "dataset_sha256": hashes,
         },
         "warnings": list(dict.fromkeys([*(meta.get("warnings") or []), *warnings])),
