@@ -7,8 +7,9 @@ Per data set (default: adult connect-4 letter splice, found along the catalog se
 e.g. ``WORKBENCH_DATA=../shared/datasets/fetched``): a seeded 50/50 split, MDL fitted on
 the training half, both halves written in Petal's own format (a metadata file naming every
 value, comma-separated data, the class last). Each row pairs one of our learners with
-Petal's (``kdb +k2``, ``kdb +k5``, ``selective-kdb +k5``; Petal has no TAN) on the same
-halves:
+Petal's (``kdb +k2``, ``kdb +k5``, ``selective-kdb +k5 +selectiveK`` — k and attributes
+selected, as our SKDB — and ``selective-kdb +k5`` — attributes only, as our SKDB-atts; Petal
+has no TAN) on the same halves:
 
 - ours: `time.process_time` around `fit` and `predict_proba` (kernels compiled before);
 - Petal: the CPU of its whole process (user + sys of the child) running ``-t test`` with
@@ -51,7 +52,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 DATASETS = ["adult", "connect-4", "letter", "splice"]
 ROWS = [("KDB2", ["-lkdb", "+k2"], 2), ("KDB5", ["-lkdb", "+k5"], 2),
-        ("SKDB", ["-lselective-kdb", "+k5"], 3)]  # (ours, Petal's learner, its passes)
+        ("SKDB", ["-lselective-kdb", "+k5", "+selectiveK"], 3),
+        ("SKDB-atts", ["-lselective-kdb", "+k5"], 3)]  # (ours, Petal's learner, its passes)
+# SKDB selects both k and the attributes (Petal: ``+selectiveK``); SKDB-atts only the
+# attributes at k = 5 (Petal's selective-kdb without it): like with like, the same errors
 # (Petal's learner list has no TAN: ``petal … -ltan`` says "Learner tan is not supported")
 
 

@@ -76,6 +76,12 @@ def number(name: str, default: float, low: float = -math.inf,
                  lambda v: _is_number(v) and (v > low if strict else v >= low), float)
 
 
+def boolean(name: str, default: bool) -> Param:
+    """true or false (not 0 or 1: a YAML typo should not pass for a switch)."""
+    return Param(name, default, "true or false", lambda v: isinstance(v, (bool, np.bool_)),
+                 bool)
+
+
 def choice(name: str, default: Any, values: tuple) -> Param:
     """One of `values` (None allowed when listed)."""
     shown = ", ".join("null" if v is None else repr(v) for v in values)
