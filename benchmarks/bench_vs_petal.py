@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from halves import each_split
 
-    hdr = (f"{'data set':<10} {'learner':<6} {'whole_s':>8} {'petal_s':>8} {'ours_s':>8} "
+    hdr = (f"{'data set':<10} {'learner':<9} {'whole_s':>8} {'petal_s':>8} {'ours_s':>8} "
            f"{'ratio':>6} {'petal_err':>9} {'ours_err':>8}")
     print(hdr)
     print("-" * len(hdr), flush=True)
@@ -142,13 +142,13 @@ def main(argv: list[str] | None = None) -> int:
                     cpu, oerr = ours_cpu(ours, train, test)
                     mine.append(cpu)
                 if perr is None:
-                    print(f"{slug:<10} {ours:<6} (Petal printed no 0-1 loss for "
+                    print(f"{slug:<10} {ours:<9} (Petal printed no 0-1 loss for "
                           f"{' '.join(learner)}: skipped)", flush=True)
                     continue
                 start, parse_tr, parse_te = np.min(np.array(reading), axis=0)
                 theirs = min(whole) - (start + passes * parse_tr + parse_te)
                 ratio = min(mine) / theirs
-                print(f"{slug:<10} {ours:<6} {min(whole):8.3f} {theirs:8.3f} {min(mine):8.3f} "
+                print(f"{slug:<10} {ours:<9} {min(whole):8.3f} {theirs:8.3f} {min(mine):8.3f} "
                       f"{ratio:6.2f} {perr:9.4f} {oerr:8.4f}", flush=True)
     return 0
 
