@@ -21,11 +21,18 @@ def toy() -> Dataset:
     return Dataset("toy", atts, Attribute("c", ("a", "b", "c")), X, np.array([0, 2, 1, 0]))
 
 
-def test_each_row_is_one_example_one_feature_per_known_value():
+def test_each_row_is_one_example_one_feature_per_value_missing_its_own():
     data = toy()
-    assert VowpalWabbit._lines(data, data.y) == [
-        "1 |a 0=0 1:1.5", "3 |a 0=2", "2 |a 1:0.25", "1 |a 0=1 1:3.0"]
-    assert VowpalWabbit._lines(data, None)[1] == " |a 0=2"
+    vw = registry.create("vw")
+    assert vw._lines(data, data.y) == [
+        "1 |a 0=0 1:1.5", "3 |a 0=2 1=?", "2 |a 0=? 1:0.25", "1 |a 0=1 1:3.0"]
+    assert vw._lines(data, None)[1] == " |a 0=2 1=?"
+    # missing: none — a missing value is no feature
+    none = registry.create("vw", missing="none")
+    assert none._lines(data, data.y)[1:3] == ["3 |a 0=2", "2 |a 1:0.25"]
+    # VWLF / VWSF discretise with EF5 first, as the paper's notes say; -raw variants not
+    assert registry.create("VWLF").preprocessing == "ef:5"
+    assert registry.create("VWSF-raw").preprocessing == "none"
     args = registry.create("VWSF", seed=4)._args(3)
     assert "--oaa 3 --scores --loss_function squared" in args and args.endswith("-q aa")
     assert "--random_seed 4" in args
@@ -43,12 +50,12 @@ def test_probabilities_are_vws_own_for_the_logistic_loss():
     ours = model.predict_proba(data)
 
     ref = vowpalwabbit.Workspace(model._args(3).replace("--scores", "--probabilities"))
-    lines = VowpalWabbit._lines(data, y)
+    lines = model._lines(data, y)
     order = np.random.default_rng(7).permutation(300)
     for _ in range(3):
         for i in order:
             ref.learn(lines[i])
-    theirs = np.array([ref.predict(line) for line in VowpalWabbit._lines(data, None)])
+    theirs = np.array([ref.predict(line) for line in model._lines(data, None)])
     np.testing.assert_allclose(ours, theirs, atol=2e-6)
     assert (ours.argmax(axis=1) == y).mean() > 0.9  # the interaction is learnt (-q aa)
     # without the quadratic features it is not: a linear model cannot learn (a0 + a1) mod 3

@@ -221,6 +221,7 @@ class BayesNet(Learner):
     searched from naive Bayes (see the module docstring)."""
 
     preprocessing = "ef:5"
+    output_version = 2  # 2: Weka's BayesNet (class arcs searched, modes, SimpleEstimator)
     parameters = (
         integer("max_parents", 5, 1),
         choice("search", "hill_climber", ("hill_climber", "k2")),
