@@ -400,7 +400,7 @@ def test_kdb_matches_brute_force_reference(k):
     )
 
 
-@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN"])
 def test_direct_indexed_tables_equal_the_sorted_ones(name, monkeypatch):
     """Count tables built and read by direct indexing (small key spaces) give the same
     tables and bits as sorting and binary search (forced everywhere with no dense space),
@@ -476,7 +476,7 @@ def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_
                 np.testing.assert_array_equal(u, v)
 
 
-@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN"])
 def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
     """Classification reads tabulated factors (every seen configuration × child value) or
     computes each row's from the counts: the same bits, with missing values, unseen parent
@@ -505,7 +505,7 @@ def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
     np.testing.assert_array_equal(got["mixed"], got["per row"])
 
 
-@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN", "BayesNet"])
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN"])
 def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monkeypatch):
     """Classification through direct tables (one index from the row's parent values,
     `_direct_fill`) gives the bits of the search for the deepest seen configuration, with
@@ -535,7 +535,7 @@ def test_direct_tables_equal_the_search_for_the_deepest_configuration(name, monk
     np.testing.assert_array_equal(got["search, int64 ranks"], got["search"])
 
 
-@pytest.mark.parametrize("name", ["KDB1", "KDB2", "TAN", "BayesNet"])
+@pytest.mark.parametrize("name", ["KDB1", "KDB2", "TAN"])
 def test_constant_children_are_left_out_of_the_product(name, monkeypatch):
     """A constant attribute's factor is 1 exactly, so classification leaves it out: the
     raw products (each row times its own power of two) are the bits of multiplying by
