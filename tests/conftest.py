@@ -171,6 +171,7 @@ LONG_TESTS = frozenset({
     "tests/test_dask_cluster.py::test_a_lost_scheduler_is_one_line_and_the_run_resumes",
     "tests/test_dask_cluster.py::test_a_lost_scheduler_under_evaluate_cv_is_one_line",
     "tests/test_runner.py::test_a_task_that_kills_its_dask_worker_fails_its_pair_in_one_line",
+    "tests/test_weka_bridge.py::test_bayesnet_is_wekas_on_every_data_set_of_the_jmlr_reproduction",
     "tests/test_dask_cluster.py::test_smoke_on_a_cluster_with_a_relative_data_directory",
     "tests/test_fetch.py::test_checksum_mismatch_and_failures_leave_no_file",
     "tests/test_fetch_sources.py::test_each_source_gives_the_reference_content",
