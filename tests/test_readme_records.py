@@ -33,3 +33,27 @@ def test_a_wrong_or_unmarked_record_is_found_and_fixed(tmp_path):
     ]
     assert records.fix(readme) == 1
     assert "<!--wdl run rmse B | A-->5/1/2;" in readme.read_text()
+
+
+def test_a_quoted_number_is_checked_against_its_run_and_fixed(tmp_path):
+    """``<!--value RUN METRIC …-->NUMBER``: a summary cell, a difference (to a learner or
+    the oracle), a total — equal when it is the value rounded to the decimals written."""
+    run = tmp_path / "run"
+    (run / "report" / "tables").mkdir(parents=True)
+    (run / "summary.csv").write_text(
+        "dataset,learner,rmse,train_cpu_seconds\n"
+        "d1,A,0.25,1.5\nd1,B,0.2512,2.0\nd2,A,0.5,3.25\n")
+    (run / "report" / "tables" / "oracle.csv").write_text(
+        "dataset,metric,learner,value\nd1,rmse,B,0.2\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "A <!--value run rmse d1 A-->0.250, A−B <!--value run rmse d1 A - B-->−0.0012, "
+        "A−oracle <!--value run rmse d1 A - oracle-->+0.06, total "
+        "<!--value run train_cpu_seconds total A-->4.8, <!--value run rmse d9 A-->1\n")
+    problems = records.check(readme)
+    assert problems == [
+        f"{readme}:1: +0.06 but the table says +0.05 (run rmse d1 A - oracle)",
+        f"{readme}:1: no cell rmse: d9 / A in {run}",
+    ]  # (4.75 written as 4.8 and 0.25 as 0.250 agree)
+    assert records.fix(readme) == 1
+    assert "<!--value run rmse d1 A - oracle-->+0.05," in readme.read_text()

@@ -10,6 +10,17 @@ collection (default ``all``). The marker is an HTML comment, invisible where the
 rendered. `check` lists every record that is unmarked, names a cell that does not exist, or
 disagrees with ``RUN/report/tables/wdl.csv``; `fix` rewrites the records from the tables.
 
+A number quoted from a run is tied the same way, ``<!--value RUN METRIC WHAT-->NUMBER``:
+
+- ``METRIC DATASET LEARNER`` — the learner's summary value on the data set
+  (``RUN/summary.csv``);
+- ``METRIC DATASET LEARNER - OTHER`` — the difference, OTHER a learner or ``oracle`` (the
+  report's a-posteriori best, ``RUN/report/tables/oracle.csv``);
+- ``METRIC total LEARNER`` / ``METRIC mean LEARNER`` — over the run's data sets.
+
+The number agrees when it is the value rounded to the decimals written (a sign is part of
+it; ``−`` and ``-`` alike).
+
     python -m workbench.report.records experiments/*/README.md [--fix]
 """
 
@@ -23,6 +34,71 @@ from pathlib import Path
 
 RECORD = re.compile(r"(?<![\w/.])(\d+)/(\d+)/(\d+)(?![\w/])")
 MARKED = re.compile(r"<!--wdl\s+(?P<spec>[^>]*?)\s*-->(?P<record>\d+/\d+/\d+)")
+VALUE = re.compile(r"<!--value\s+(?P<spec>[^>]*?)\s*-->(?P<number>[+\-−]?[\d,]*\.?\d+)")
+
+
+@lru_cache(maxsize=None)
+def _frame(path: Path):
+    import pandas as pd
+
+    return pd.read_csv(path)
+
+
+def value(readme: Path, spec: str) -> float | str:
+    """The number a ``<!--value …-->`` marker names, or why there is none."""
+    words = spec.split()
+    if len(words) not in (4, 5, 6) or (len(words) == 6 and words[4] != "-"):
+        return (f"malformed marker '<!--value {spec}-->' (want RUN METRIC DATASET LEARNER "
+                "[- OTHER], or RUN METRIC total|mean LEARNER)")
+    run, metric, where, learner = words[:4]
+    folder = readme.parent / run
+    summary = folder / "summary.csv"
+    if not summary.is_file():
+        return f"no table {summary}"
+    df = _frame(summary.resolve())
+    if metric not in df.columns:
+        return f"no column {metric} in {summary}"
+    if where in ("total", "mean") and len(words) == 4:
+        rows = df[df["learner"] == learner][metric]
+        if rows.empty:
+            return f"no learner {learner} in {summary}"
+        return float(rows.sum() if where == "total" else rows.mean())
+
+    def cell(name: str) -> float | str:
+        if name == "oracle":
+            table = folder / "report" / "tables" / "oracle.csv"
+            if not table.is_file():
+                return f"no table {table}"
+            o = _frame(table.resolve())
+            hit = o[(o["dataset"] == where) & (o["metric"] == metric)]["value"]
+        else:
+            hit = df[(df["dataset"] == where) & (df["learner"] == name)][metric]
+        return float(hit.iloc[0]) if len(hit) else f"no cell {metric}: {where} / {name} in {folder}"
+
+    first = cell(learner)
+    if isinstance(first, str) or len(words) == 4:
+        return first
+    other = cell(words[5])
+    return other if isinstance(other, str) else first - other
+
+
+def _written(number: str) -> tuple[float, int]:
+    """A README number as (value, decimals written)."""
+    text = number.replace("−", "-").replace(",", "")
+    return float(text), len(text.split(".")[1]) if "." in text else 0
+
+
+def _agrees(number: str, want: float) -> bool:
+    got, places = _written(number)
+    return abs(got - want) <= 0.5 * 10.0 ** -places + 1e-12
+
+
+def _render(number: str, want: float) -> str:
+    """`want` written as `number` is: its decimals, a sign when it has one (− when it
+    uses −)."""
+    _, places = _written(number)
+    text = f"{want:+.{places}f}" if number[:1] in "+-−" else f"{want:.{places}f}"
+    return text.replace("-", "−") if "−" in number else text
 
 
 @lru_cache(maxsize=None)
@@ -77,6 +153,13 @@ def check(readme: Path) -> list[str]:
             elif m.group("record") != "/".join(map(str, want)):
                 problems.append(f"{readme}:{no}: {m.group('record')} but the table says "
                                 f"{'/'.join(map(str, want))} ({m.group('spec')})")
+        for m in VALUE.finditer(line):
+            got = value(Path(readme), m.group("spec"))
+            if isinstance(got, str):
+                problems.append(f"{readme}:{no}: {got}")
+            elif not _agrees(m.group("number"), got):
+                problems.append(f"{readme}:{no}: {m.group('number')} but the table says "
+                                f"{_render(m.group('number'), got)} ({m.group('spec')})")
     return problems
 
 
@@ -94,7 +177,15 @@ def fix(readme: Path) -> int:
         changed += new != m.group("record")
         return f"<!--wdl {m.group('spec')}-->{new}"
 
-    out = MARKED.sub(repl, text)
+    def repl_value(m: re.Match) -> str:
+        nonlocal changed
+        got = value(Path(readme), m.group("spec"))
+        if isinstance(got, str) or _agrees(m.group("number"), got):
+            return m.group(0)
+        changed += 1
+        return f"<!--value {m.group('spec')}-->{_render(m.group('number'), got)}"
+
+    out = VALUE.sub(repl_value, MARKED.sub(repl, text))
     if changed:
         Path(readme).write_text(out, encoding="utf-8")
     return changed
