@@ -32,7 +32,7 @@ def _random_case(seed: int, n: int, k: int, ties: bool = False):
 
 @pytest.mark.parametrize("seed,n,k,ties", [(0, 50, 2, False), (1, 200, 3, False),
                                            (2, 120, 5, True), (3, 31, 4, True)])
-def test_auc_brier_kappa_match_scikit_learn(seed, n, k, ties):
+def test_auc_brier_kappa_f1_mcc_match_scikit_learn(seed, n, k, ties):
     p, y = _random_case(seed, n, k, ties)
     if k == 2:
         expected_auc = skm.roc_auc_score(y, p[:, 1])
@@ -44,6 +44,35 @@ def test_auc_brier_kappa_match_scikit_learn(seed, n, k, ties):
         skm.brier_score_loss(y, p, labels=list(range(k)), scale_by_half=False), abs=1e-12)
     assert cohen_kappa(p, y) == pytest.approx(
         skm.cohen_kappa_score(y, p.argmax(axis=1)), abs=1e-12)
+    from workbench.evaluation.metrics import f1_macro, mcc
+
+    assert f1_macro(p, y) == pytest.approx(
+        skm.f1_score(y, p.argmax(axis=1), average="macro"), abs=1e-12)
+    assert mcc(p, y) == pytest.approx(skm.matthews_corrcoef(y, p.argmax(axis=1)), abs=1e-12)
+
+
+def test_ece_by_hand_and_against_a_plain_loop():
+    """Top-label ECE over the bins (0, 0.1], …, (0.9, 1]: by hand on four rows (an edge
+    value 0.3 falls in (0.2, 0.3]), and equal to a plain per-bin loop on random data."""
+    from workbench.evaluation.metrics import ece
+
+    p = np.array([[0.3, 0.3, 0.4], [0.05, 0.25, 0.7], [0.75, 0.2, 0.05],
+                  [0.3, 0.3, 0.4]])
+    y = np.array([2, 1, 0, 0])
+    # bins: 0.4 ×2 -> (0.3, 0.4]: acc 1/2, conf 0.4; 0.7 -> (0.6, 0.7]: acc 0, conf 0.7;
+    # 0.75 -> (0.7, 0.8]: acc 1, conf 0.75
+    want = (2 * abs(0.5 - 0.4) + abs(0.0 - 0.7) + abs(1.0 - 0.75)) / 4
+    assert ece(p, y) == pytest.approx(want, abs=1e-15)
+    assert ece(np.array([[0.7, 0.3]]), np.array([0])) == pytest.approx(0.3)
+    for seed in range(4):
+        q, t = _random_case(seed, 300, 3, seed % 2 == 1)
+        conf, hit = q.max(axis=1), (q.argmax(axis=1) == t)
+        total = 0.0
+        for lo in np.arange(10) / 10:
+            inside = (conf > lo + 1e-12) & (conf <= lo + 0.1 + 1e-12)
+            if inside.any():
+                total += inside.sum() * abs(hit[inside].mean() - conf[inside].mean())
+        assert ece(q, t) == pytest.approx(total / t.size, abs=1e-12)
 
 
 def test_auc_by_hand_and_edge_cases():

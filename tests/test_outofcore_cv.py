@@ -289,14 +289,14 @@ learners: [NB, KDB2]
     a = store.load_summary(tmp_path / "mem").set_index("learner")
     b = store.load_summary(tmp_path / "ooc").set_index("learner")
     metrics = ["zero_one_loss", "rmse", "rmse_true_class", "log_loss", "brier", "auc", "kappa",
-               "bias", "variance", "bias_weka_corrected"]
+               "f1_macro", "mcc", "ece", "bias", "variance", "bias_weka_corrected"]
     for m in metrics:
         np.testing.assert_allclose(a[m], b[m], rtol=1e-12, err_msg=m)
     fa, fb = (store.load_fold_metrics(tmp_path / w) for w in ("mem", "ooc"))
     key = ["learner", "round", "fold", "metric"]
     fa, fb = (f[f["metric"].isin(metrics)].sort_values(key).reset_index(drop=True)
               for f in (fa, fb))
-    assert len(fa) == len(fb) == 2 * 15 * 7  # (7 of them per fold)
+    assert len(fa) == len(fb) == 2 * 15 * 10  # (10 of them per fold)
     np.testing.assert_allclose(fa["value"], fb["value"], rtol=1e-12)
     for learner in ("NB", "KDB2"):
         pair = store.pair_dir(tmp_path / "ooc", "nominal", learner)

@@ -55,6 +55,8 @@ class Metric:
     needs_repeats: bool = False
     appendix: str = ""  # for table=False metrics: the report appendix that lists them
     compute: Callable[[np.ndarray, np.ndarray], float] | None = None
+    from_confusion: Callable[[np.ndarray], float] | None = None  # the same, from the K × K
+    # confusion matrix alone (additive: out-of-core summaries stream it)
 
     def __post_init__(self) -> None:
         if self.compute is not None and self.aggregate != "pooled":
@@ -169,6 +171,80 @@ def kappa_of(confusion: np.ndarray) -> float:
     observed = np.trace(confusion) / n
     chance = float(np.sum(confusion.sum(axis=1) * confusion.sum(axis=0))) / (n * n)
     return 1.0 if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
+
+
+def f1_macro(proba: np.ndarray, y: np.ndarray) -> float:
+    """Macro-averaged F1 of the first-maximum predictions (scikit-learn's ``f1_score(...,
+    average="macro")``): the mean over the classes that occur as a label or a prediction of
+    2·TP / (2·TP + FP + FN); NaN without predictions."""
+    p, t = _check(proba, y)
+    return f1_macro_of(confusion_matrix(p, t)) if t.size else float("nan")
+
+
+def f1_macro_of(confusion: np.ndarray) -> float:
+    """`f1_macro` of a confusion matrix (rows true classes, columns predictions)."""
+    tp = np.diag(confusion).astype(np.float64)
+    truth, said = confusion.sum(axis=1), confusion.sum(axis=0)
+    present = (truth + said) > 0
+    if not present.any():
+        return float("nan")
+    denom = truth + said  # = 2·TP + FP + FN
+    f1 = np.divide(2.0 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+    return float(f1[present].mean())
+
+
+def mcc(proba: np.ndarray, y: np.ndarray) -> float:
+    """Matthews' correlation coefficient of the first-maximum predictions, multi-class
+    (Gorodkin 2004; scikit-learn's ``matthews_corrcoef``): (c·s − Σ p_k·t_k) /
+    √((s² − Σ p_k²)(s² − Σ t_k²)) from the confusion matrix (c correct, s rows, p_k / t_k
+    predictions / labels of class k); 0 when a factor is 0, NaN without predictions."""
+    p, t = _check(proba, y)
+    return mcc_of(confusion_matrix(p, t)) if t.size else float("nan")
+
+
+def mcc_of(confusion: np.ndarray) -> float:
+    """`mcc` of a confusion matrix."""
+    s = float(confusion.sum())
+    if not s:
+        return float("nan")
+    c = float(np.trace(confusion))
+    truth = confusion.sum(axis=1).astype(np.float64)
+    said = confusion.sum(axis=0).astype(np.float64)
+    den = np.sqrt(s * s - said @ said) * np.sqrt(s * s - truth @ truth)
+    return 0.0 if den == 0 else float((c * s - said @ truth) / den)
+
+
+ECE_EDGES = np.linspace(0.1, 1.0, 10)
+"""Upper edges of the expected calibration error's ten equal-width bins (0, 0.1], …,
+(0.9, 1]."""
+
+
+def calibration_bins(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per bin of the top-label confidence (`ECE_EDGES`): rows, their confidences' sum
+    and their correct predictions' count — (10, 3), additive over parts."""
+    conf = np.max(proba, axis=1)
+    correct = (np.argmax(proba, axis=1) == np.asarray(y, np.int64)).astype(np.float64)
+    b = np.minimum(np.searchsorted(ECE_EDGES, conf, side="left"), ECE_EDGES.size - 1)
+    out = np.zeros((ECE_EDGES.size, 3))
+    out[:, 0] = np.bincount(b, minlength=ECE_EDGES.size)
+    out[:, 1] = np.bincount(b, weights=conf, minlength=ECE_EDGES.size)
+    out[:, 2] = np.bincount(b, weights=correct, minlength=ECE_EDGES.size)
+    return out
+
+
+def ece(proba: np.ndarray, y: np.ndarray) -> float:
+    """Expected calibration error, top label (Naeini et al. 2015; Guo et al. 2017): the
+    rows binned by their largest probability into ten equal-width bins (0, 0.1], …,
+    (0.9, 1]; Σ_b (n_b / n) · |accuracy_b − mean confidence_b|, the accuracy that of the
+    first-maximum prediction. Lower is better; NaN without predictions."""
+    p, t = _check(proba, y)
+    return ece_of(calibration_bins(p, t)) if t.size else float("nan")
+
+
+def ece_of(bins: np.ndarray) -> float:
+    """`ece` of `calibration_bins` (summed over parts)."""
+    n = float(bins[:, 0].sum())
+    return float(np.abs(bins[:, 2] - bins[:, 1]).sum() / n) if n else float("nan")
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
@@ -439,7 +515,13 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("auc", "AUC (one-vs-rest, weighted by class frequency, as Weka)", "pooled",
            per_fold=True, lower_is_better=False, compute=auc_weighted),
     Metric("kappa", "Cohen's kappa", "pooled", per_fold=True, lower_is_better=False,
-           compute=cohen_kappa),
+           compute=cohen_kappa, from_confusion=kappa_of),
+    Metric("f1_macro", "F1 (macro over classes)", "pooled", per_fold=True,
+           lower_is_better=False, compute=f1_macro, from_confusion=f1_macro_of),
+    Metric("mcc", "Matthews correlation coefficient", "pooled", per_fold=True,
+           lower_is_better=False, compute=mcc, from_confusion=mcc_of),
+    Metric("ece", "Expected calibration error (top label, 10 equal-width bins)", "pooled",
+           per_fold=True, compute=ece),
     Metric("train_cpu_seconds", "Training time (total CPU seconds over folds)", "total",
            per_fold=True, log=True),
     Metric("test_cpu_seconds", "Classification time (total CPU seconds over folds)", "total",

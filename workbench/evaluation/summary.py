@@ -210,8 +210,9 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
 
     * Kohavi–Wolpert bias/variance over the rounds read in lockstep (a batch of each
       round in memory), and in the same pass each fold's squared-error sum and confusion
-      matrix: the Brier score and Cohen's kappa per fold and pooled per round, from those
-      sufficient statistics;
+      matrix and calibration bins: the Brier score, the metrics of the confusion matrix
+      (Cohen's kappa, macro F1, MCC) and the expected calibration error per fold and pooled
+      per round, from those sufficient statistics;
     * AUC pooled per round by `metrics.auc_weighted_parts` (an external bucketed sort
       under `folder`: about a 32nd of a round's rows in memory) and per fold from that
       fold's rows (in memory up to `FOLD_IN_MEMORY` rows, else bucketed too);
@@ -228,6 +229,7 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
     conf = np.zeros((len(rounds), folds, k2), np.int64)
     sq = np.zeros((len(rounds), folds))
     count = np.zeros((len(rounds), folds), np.int64)
+    cal = np.zeros((len(rounds), folds, metrics.ECE_EDGES.size, 3))
     acc = metrics.BiasVarianceSums(n_classes)
     for parts in zip(*(rows() for rows in rounds)):
         y = parts[0][1]
@@ -246,6 +248,9 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
             count[r] += np.bincount(fold, minlength=folds)
             conf[r] += np.bincount(fold * k2 + t * n_classes + predicted[r],
                                    minlength=folds * k2).reshape(folds, k2)
+            for f in np.unique(fold):
+                mine = fold == f
+                cal[r, f] += metrics.calibration_bins(proba[mine], t[mine])
     if bias_variance:
         bv = acc.result(weka_correction=True)
         extra |= {"bias": bv.bias, "variance": bv.variance,
@@ -256,11 +261,16 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
                          float("nan") for r in range(len(rounds))]
             per_fold = [float(sq[r, f] / count[r, f]) if count[r, f] else float("nan")
                         for r in range(len(rounds)) for f in range(folds)]
-        elif m.compute is metrics.cohen_kappa:
-            per_round = [metrics.kappa_of(conf[r].sum(axis=0).reshape(n_classes, n_classes))
+        elif m.from_confusion is not None:  # (kappa, F1, MCC: the confusion matrices)
+            per_round = [m.from_confusion(conf[r].sum(axis=0).reshape(n_classes, n_classes))
                          for r in range(len(rounds))]
-            per_fold = [metrics.kappa_of(conf[r, f].reshape(n_classes, n_classes))
+            per_fold = [m.from_confusion(conf[r, f].reshape(n_classes, n_classes))
+                        if count[r, f] else float("nan")
                         for r in range(len(rounds)) for f in range(folds)]
+        elif m.compute is metrics.ece:  # (the calibration bins' sufficient statistics)
+            per_round = [metrics.ece_of(cal[r].sum(axis=0)) for r in range(len(rounds))]
+            per_fold = [metrics.ece_of(cal[r, f]) for r in range(len(rounds))
+                        for f in range(folds)]
         elif m.compute is metrics.auc_weighted:
             per_round = [metrics.auc_weighted_parts(_probabilities(rows), n_classes, folder)
                          for rows in rounds]
