@@ -89,30 +89,21 @@ def test_smoke_on_a_cluster_with_a_relative_data_directory(tmp_path, cluster, mo
     cfg = work / "hidden.yaml"
     cfg.write_text(SMOKE.replace("[iris, labor]", "[elsewhere/flowers.arff.gz]")
                    .replace("output: out", "output: hidden"))
-    proc = subprocess.run(
-        [sys.executable, "-c", "import os, sys; sys.argv = ['workbench'] + sys.argv[1:];"
-         "import workbench.experiment.workers as w, os.path as op;"
-         "orig = w._check_visible;"
-         "w._check_visible = lambda c, t: orig(c, [type('T', (), {'path': '/no/such/"
-         "file.arff'})()] + list(t));"
-         "from workbench.__main__ import main; sys.exit(main())",
-         "run", str(cfg), "--backend", "dask", "--scheduler-file", str(cluster)],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert "data file /no/such/file.arff is not visible on Dask worker" in proc.stderr
-    assert not (work / "hidden" / "predictions").exists()
-    # an out-of-core run's directory the workers cannot see (they stream predictions there)
-    proc = subprocess.run(
-        [sys.executable, "-c", "import os, sys; sys.argv = ['workbench'] + sys.argv[1:];"
-         "import workbench.experiment.workers as w;"
-         "orig = w._check_visible;"
-         "w._check_visible = lambda c, t: orig(c, [type('T', (), {'run_dir': '/no/such/"
-         "run', 'out_of_core': (1, 1, True)})()] + list(t));"
-         "from workbench.__main__ import main; sys.exit(main())",
-         "run", str(cfg), "--backend", "dask", "--scheduler-file", str(cluster)],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert "run directory /no/such/run is not visible on Dask worker" in proc.stderr
+    for hidden, said in (("{'path': '/no/such/file.arff'}",
+                          "data file /no/such/file.arff is not visible on Dask worker"),
+                         ("{'run_dir': '/no/such/run', 'out_of_core': (1, 1, True)}",
+                          "run directory /no/such/run is not visible on Dask worker")):
+        # (an out-of-core run's workers stream predictions into its run directory)
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; sys.argv = ['workbench'] + sys.argv[1:];"
+             "import workbench.experiment.workers as w; orig = w._check_visible;"
+             f"w._check_visible = lambda c, t: orig(c, [type('T', (), {hidden})()] + list(t));"
+             "from workbench.__main__ import main; sys.exit(main())",
+             "run", str(cfg), "--backend", "dask", "--scheduler-file", str(cluster)],
+            cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert said in proc.stderr
+        assert not (work / "hidden" / "predictions").exists()
 
 
 def test_a_lost_scheduler_is_one_line_and_the_run_resumes(tmp_path, plugin_file):
