@@ -854,10 +854,12 @@ def test_jmlr16_config_validates():
     assert cfg.learner_names == [
         "NB", "TAN", "AODE", "KDB1", "KDB2", "KDB3", "KDB4", "KDB5",
         "SKDB", "SKDB-k", "SKDB-atts", *(f"SKDB-k{k}" for k in range(1, 6)),
-        *(f"SKDB-kmax{k}" for k in range(1, 5)), "SKDB-01", "BayesNet", "RF100", "RF100-EF5",
+        *(f"SKDB-kmax{k}" for k in range(1, 5)), "SKDB-01", "SKDB-MDL", "BayesNet", "RF100",
+        "RF100-EF5",
     ]
     for lc in cfg.learners:
-        assert lc.create().preprocessing == ("none" if lc.display == "RF100" else "ef:5")
+        assert lc.create().preprocessing == {"RF100": "none", "SKDB-MDL": "mdl"}.get(
+            lc.display, "ef:5")
     assert cfg.learner("AODE").create().missing == "value"
 
 
