@@ -17,7 +17,8 @@ WIDE = ("labor", "house-votes-84")
 
 DATASETS = {re.compile(r"^(A5JE|ALR5|WANJE5|LR5)\b"): WIDE}
 ORDER_DEPENDENT = re.compile(
-    r"(-SGD|-ADAGRAD|-MSE)$|^(RF10|RF100|RandomTree|SKRF10|sklearn|weka|vw|VWLF|VWSF)$")
+    r"(-SGD|-ADAGRAD|-MSE)$|^(RF10|RF100|RandomTree|SKRF10|sklearn|weka|vw|VWLF|VWSF"
+    r"|VWLF-raw|VWSF-raw)$")
 """Documented exceptions to row-order invariance: stochastic optimisers visit rows in order,
 the non-convex mse objective, bagging by row position, wrapped scikit-learn and Weka
 schemes, Vowpal Wabbit's SGD."""

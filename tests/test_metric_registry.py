@@ -175,7 +175,7 @@ def test_higher_is_better_plugin_metric_decides_the_right_way(tmp_path, capsys,
     assert "centroid_spread" in pd.read_csv(out / "fold_metrics.csv").columns
     tables = out / "report" / "tables"
     wdl = pd.read_csv(tables / "wdl.csv")
-    for m in ("plugin_auc", "auc", "kappa", "zero_one_loss"):
+    for m in ("plugin_auc", "auc", "kappa", "f1_macro", "mcc", "zero_one_loss"):
         cell = wdl[(wdl.metric == m) & (wdl.collection == "all")].iloc[0]
         assert (cell.row, cell.col) == ("Flat", "Good")
         assert (cell.wins, cell.losses) == (0, 4), m  # Flat is worse on every data set
@@ -183,8 +183,8 @@ def test_higher_is_better_plugin_metric_decides_the_right_way(tmp_path, capsys,
     r = ranks[(ranks.metric == "plugin_auc") & (ranks.collection == "all")]
     assert r.set_index("learner")["average_rank"].to_dict() == {"Good": 1.0, "Flat": 2.0}
     report = (out / "report" / "report.md").read_text()
-    assert "Cohen's kappa, AUC (plugin): there a win, rank 1 and 'better' go to the higher" \
-        in report
+    assert ("Cohen's kappa, F1 (macro over classes), Matthews correlation coefficient, AUC "
+            "(plugin): there a win, rank 1 and 'better' go to the higher") in report
     assert (out / "report" / "figures" / "cd_plugin_auc.png").is_file()
     assert "win = row has the higher AUC (plugin)" in (tables / "wdl_plugin_auc.md").read_text()
     assert "win = row has the lower 0-1 loss" in (tables / "wdl_zero_one_loss.md").read_text()
