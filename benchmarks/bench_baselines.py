@@ -44,10 +44,9 @@ def main() -> int:
                     help="fold CPU of the whole config measured on this machine")
     args = ap.parse_args()
 
-    from workbench import store
-    from workbench.cli import parse_overrides
+    from workbench import store, yamlnum
 
-    params = parse_overrides([p for p in args.params if p])
+    params = yamlnum.assignments([p for p in args.params if p])
     name = args.name or args.learner + "".join(f"-{k}{v}" for k, v in params.items())
     config = yaml.safe_load((REPO / "configs" / "pakdd13.yaml").read_text())
     config["learners"][name] = {"learner": args.learner, **params}
