@@ -127,6 +127,31 @@ def test_shared_additive_passes_equal_in_memory_cv(learner, route, tmp_path, mon
     assert hold.summary["subtraction"] is False and len(hold.folds) == 1
 
 
+def test_the_family_pass_codes_numeric_rows_with_the_folds_shared_cut_points(monkeypatch):
+    """labor (numeric attributes): when every fold has the same cut points (here forced:
+    the first fold's for all), the family counts come from one joint count of the rows as
+    those cut points code them — the probabilities of the route that shares the counts
+    only among folds of one structure."""
+    from workbench.evaluation.outofcore import kfold, side_by_side
+
+    real = kfold.fold_discretizers
+
+    def same_cuts(method, res, scored):
+        discs = real(method, res, scored)
+        return [discs[scored[0]] if d is not None else None for d in discs]
+
+    monkeypatch.setattr(kfold, "fold_discretizers", same_cuts)
+    got = {}
+    for route in ("families", "structures"):
+        if route == "structures":
+            monkeypatch.setattr(side_by_side, "shares_families", lambda *a: False)
+        res, got[route] = _out_of_core(EMBEDDED / "labor.arff.gz", "KDB2", 5, 1, 3, 7)
+        assert res.summary["subtraction"] is True  # (the other route: by structure)
+    for key, (idx, proba) in got["families"].items():
+        np.testing.assert_array_equal(idx, got["structures"][key][0])
+        np.testing.assert_allclose(proba, got["structures"][key][1], rtol=0, atol=1e-12)
+
+
 def _nominal(n):
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, n)

@@ -31,7 +31,7 @@ def train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> tuple[
         n_train = np.zeros(k, dtype=np.int64)
         cpu = fold_cpu()
         if multi and shares_families(models, active, cv, p):
-            alone = family_pass(src, models, assign, round_, p, own, n_train)
+            alone = family_pass(src, models, discs, assign, round_, p, own, n_train)
         elif multi and models[active[0]].additive_pass(p):
             alone = shared_pass(src, models, cv, discs, assign, round_, p, own, n_train)
         else:

@@ -113,7 +113,7 @@ FAMILY_SPACE = 1 << 22
 unions of the folds' parents are split (`family_pass`)."""
 
 
-def family_pass(src: Replay, models, assign, round_, p: int, own: np.ndarray,
+def family_pass(src: Replay, models, discs, assign, round_, p: int, own: np.ndarray,
                 n_train: np.ndarray) -> list[int]:
     """A pass of family counts (KDB's, TAN's, SKDB's second) for every fold at once, what
     differs between folds being only the parents chosen: per attribute, the tuples of
@@ -122,12 +122,14 @@ def family_pass(src: Replay, models, assign, round_, p: int, own: np.ndarray,
     parents its model does not use (integer counts: exactly the counts of its training
     rows). The folds whose union would exceed `FAMILY_SPACE` tuples (beyond the rows) are
     counted in several such joint counts. So a row is counted about once per attribute,
-    as in one fit, not k − 1 times."""
+    as in one fit, not k − 1 times. The folds share their cut points (`shares_families`):
+    the rows are coded with the first scored fold's."""
     k = len(models)
     scored = assign.scored
-    head = models[scored[0]]
-    declared = head._declared  # (the same header for every fold)
-    K = head.n_classes_
+    disc = None if discs is None else discs[scored[0]]
+    header = src.header if disc is None else disc.transform(src.header)
+    declared = header.cardinalities.astype(np.int64)  # (what every model began with)
+    K = header.n_classes
     fams = {f: models[f].family_columns(p) for f in scored}
     joints = []  # (attribute, columns, folds, TupleCounts of columns + class + fold)
     for a in fams[scored[0]]:
@@ -146,7 +148,7 @@ def family_pass(src: Replay, models, assign, round_, p: int, own: np.ndarray,
     cpu = fold_cpu()
     for part, _, fold in fold_chunks(src, assign, round_):
         rows += np.bincount(fold, minlength=k)
-        codes = part.column_codes(np.int64)
+        codes = (part if disc is None else disc.transform(part)).column_codes(np.int64)
         for c in range(codes.shape[0]):
             codes[c][codes[c] < 0] = declared[c]
         for _, cols, _, counts in joints:
