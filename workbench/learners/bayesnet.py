@@ -291,21 +291,27 @@ class BayesNet(Learner):
         n = X.shape[0]
         logp = np.zeros((n, K))
         Z = np.column_stack([X, np.zeros(n, dtype=np.int64)])
-        a = ESTIMATOR_ALPHA
-        for c in range(K):
-            Z[:, d] = c
-            for node in range(d + 1):
-                seen, n_cfg, cells = self.tables_[node]
-                r = int(self.cards_[node])
-                keys = _radix_keys(Z, self.cards_, self.parents_[node])
-                at = np.minimum(np.searchsorted(seen, keys), max(seen.size - 1, 0))
-                hit = seen[at] == keys if seen.size else np.zeros(n, dtype=bool)
-                count = np.where(hit, cells[at, Z[:, node]] if seen.size else 0.0, 0.0)
-                total = np.where(hit, n_cfg[at] if seen.size else 0.0, 0.0)
-                logp[:, c] += np.log((count + a) / (total + r * a))
+        for node in range(d + 1):  # (each class's sum in node order, as Weka's)
+            if node != d and d not in self.parents_[node]:  # the same term for every class
+                logp += self._log_factor(Z, node)[:, None]
+                continue
+            for c in range(K):
+                Z[:, d] = c
+                logp[:, c] += self._log_factor(Z, node)
         logp += 1.0  # (Weka starts each class's sum at 1: the same bits)
         p = np.exp(logp - logp.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
+
+    def _log_factor(self, Z: np.ndarray, node: int) -> np.ndarray:
+        """log P(node's value | its parents' values) per row of Z (the class in column d)."""
+        seen, n_cfg, cells = self.tables_[node]
+        r, a = int(self.cards_[node]), ESTIMATOR_ALPHA
+        keys = _radix_keys(Z, self.cards_, self.parents_[node])
+        at = np.minimum(np.searchsorted(seen, keys), max(seen.size - 1, 0))
+        hit = seen[at] == keys if seen.size else np.zeros(Z.shape[0], dtype=bool)
+        count = np.where(hit, cells[at, Z[:, node]] if seen.size else 0.0, 0.0)
+        total = np.where(hit, n_cfg[at] if seen.size else 0.0, 0.0)
+        return np.log((count + a) / (total + r * a))
 
     def model_bytes(self) -> int | None:
         """Bytes of every node's table (keys, configuration counts, cell counts)."""
