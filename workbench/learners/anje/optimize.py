@@ -40,7 +40,13 @@ def lbfgs(problem: Problem, theta0: np.ndarray, settings: LbfgsSettings,
     """Minimise f from θ0 with SciPy's L-BFGS-B as the reference calls Fortran's v3.0.
 
     For ``mse`` the optimiser is handed half the gradient, as the reference does (the line
-    search and stopping test still see f itself; SPEC §6.6 note)."""
+    search and stopping test still see f itself; SPEC §6.6 note).
+
+    Where a run ends does not depend on SciPy's version: on kr-vs-kp (WANBIA-C, init 1, 12
+    seeded 2/3 splits) SciPy 1.14's Fortran, Debian's Fortran 3.0 (the code ALR calls) and
+    SciPy 1.15+'s C translation end 1.5e-2, 3.7e-2 and 1.6e-2 at most from ALR, and their
+    permuted-row re-runs as far from each other: the optimum lies in a flat valley (SPEC
+    §6.11 tier B); `benchmarks/check_vs_alr.py` judges runs by the tiers."""
     if settings.max_iter == 0:  # SciPy would still take one step
         theta = np.array(theta0, dtype=np.float64)
         return Outcome(theta, problem.value(theta), 0, 1, "max_iter = 0: the initial point")
