@@ -202,3 +202,42 @@ def test_learning_curve_report_table_and_figure(tmp_path):
     assert list(nb["value"]) == pytest.approx(stored, abs=1e-9)  # the CSV rounds to 10 digits
     assert (rep / "figures" / "learning_curve_zero_one_loss.png").is_file()
     assert "## Learning curves" in (rep / "report.md").read_text()
+
+
+class _Busy:
+    """A uniform classifier whose classification burns ~4 ms of CPU and counts its calls."""
+
+    preprocessing = "none"
+    calls = 0
+
+    def fit(self, data):
+        self.k = data.n_classes
+        return self
+
+    def predict_proba(self, data):
+        type(self).calls += 1
+        t = __import__("time").process_time()
+        while __import__("time").process_time() - t < 0.004:
+            pass
+        return np.full((data.n_instances, self.k), 1.0 / self.k)
+
+
+def test_holdout_timing_loop_records_the_mean_of_one_pass():
+    from workbench.evaluation.pipeline import run_fold
+    data = load_dataset("iris")
+    spec = Holdout(fraction=0.2, seed=1, min_test_seconds=0.1).plan(data.n_instances)[(0, 0)]
+    _Busy.calls = 0
+    res = run_fold(data, _Busy, None, spec.train, spec.test, min_test_seconds=0.1)
+    assert _Busy.calls >= 20  # looped until 0.1 s of classification CPU
+    assert 0.003 <= res.test_cpu_seconds <= 0.02  # one pass, not the loop's total
+    _Busy.calls = 0
+    once = run_fold(data, _Busy, None, spec.train, spec.test)
+    assert _Busy.calls == 1 and once.test_cpu_seconds >= 0.003
+    # absent, the key leaves the protocol (and so every stored holdout run's hash) unchanged
+    assert "min_test_seconds" not in Holdout(fraction=0.2).to_dict()
+    assert Holdout(fraction=0.2, min_test_seconds=1).to_dict()["min_test_seconds"] == 1.0
+    with pytest.raises(WorkbenchError, match="protocol.min_test_seconds"):
+        Holdout(min_test_seconds=-1)
+    with pytest.raises(ConfigError, match="min_test_seconds"):
+        parse_config(CONFIG.replace("PROTOCOL", "{type: holdout, min_test_seconds: x}")
+                     .replace("OUT", "/tmp/x"))

@@ -79,7 +79,8 @@ def protocol_fold(data: Dataset, learner: LearnerLike, params: Mapping[str, Any]
                                 fold_seed(protocol.seed, spec.round, spec.fold))
     return run_fold(data, learner, params, spec.train, spec.test, round=spec.round,
                     fold=spec.fold, seed=fold_seed(protocol.seed, spec.round, spec.fold),
-                    discretize_sample=discretize_sample)
+                    discretize_sample=discretize_sample,
+                    min_test_seconds=getattr(protocol, "min_test_seconds", 0.0))
 
 
 def _fold_in_worker(spec: Any, *args: Any, **kwargs: Any) -> FoldResult:

@@ -11,7 +11,8 @@ Schema::
     data_dirs: [../data]                # extra search directories, relative to this file
     protocol: {rounds: 20, folds: 2, seed: 1, stratify: false,
                discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
-      # or {type: holdout, fraction: 0.1} | {type: sampled, n_train: 1000, n_test: 1000,
+      # or {type: holdout, fraction: 0.1, min_test_seconds: 0} (> 0: classification timed
+      #     by a loop of at least that many CPU seconds) | {type: sampled, n_train: 1000, n_test: 1000,
       #     repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
       #     | {type: prequential, window: 1000} (a stream, test-then-train)
       # (`evaluation.protocols`; seed and discretize_sample apply to every type)
@@ -80,7 +81,7 @@ PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "strat
 """The k-fold defaults (a protocol mapping without ``type``)."""
 PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
     "kfold": ("rounds", "folds", "seed", "stratify", "assignment"),
-    "holdout": ("fraction", "seed"),
+    "holdout": ("fraction", "seed", "min_test_seconds"),
     "sampled": ("n_train", "n_test", "repetitions", "seed"),
     "learning_curve": ("sizes", "n_test", "seed"),
     "prequential": ("window", "seed"),
@@ -383,6 +384,10 @@ class _Validator:
         protocol = self.protocol(data.get("protocol", {}), out_of_core is not None)
         if out_of_core is not None:
             out_of_core.setdefault("sample", protocol.discretize_sample or 100_000)
+            if getattr(protocol.plan, "min_test_seconds", 0):
+                raise self.error(("protocol", "min_test_seconds"),
+                                 "a timing loop re-classifies the test split in memory; "
+                                 "not with out_of_core")
         datasets = self.datasets(data["datasets"])
         learners = self.learners(data["learners"])
         baseline = self.baseline(data.get("baseline", "NB"), learners, "baseline" in data)
