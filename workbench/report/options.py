@@ -22,7 +22,9 @@ What the report takes from the config (everything optional):
   convention: the tables, their bold cells and the paper comparison all use it),
   ``correction`` (``none``, ``holm`` or ``bonferroni``: adjust the sign-test p-values of
   the pairs of each W/D/L table for multiple comparisons; bold and printed p-values are the
-  adjusted ones), ``wdl: corrected-t`` (a data set is decided by Weka's corrected resampled
+  adjusted ones), ``posthoc`` (``nemenyi``, the default, ``holm`` or ``shaffer``: the
+  all-pairs test after the Friedman test, `stats.posthoc`; its adjusted p-values are in
+  ``tables/posthoc.csv`` and its groups are the bars of the CD diagrams), ``wdl: corrected-t`` (a data set is decided by Weka's corrected resampled
   t-test over the paired per-fold values, test/train ratio from the protocol),
   ``bayesian`` (true, or ``{rope, metrics, pairs, samples, seed}``: Bayesian signed-rank
   tests with a region of practical equivalence, with simplex plots; default rope 0.01,
@@ -64,10 +66,11 @@ from workbench.evaluation.metrics import metric_names
 from workbench.errors import ConfigError
 from workbench.stats import TAILS, WDL_METHODS
 from workbench.stats.corrections import METHODS as CORRECTIONS
+from workbench.stats.posthoc import METHODS as POSTHOC
 
 REPORT_KEYS = ("baseline", "collections", "draw_decimals", "alpha", "paper_agreement",
-               "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "bayesian",
-               "figure_width", "oracle", "time_figures", "rank_figure", "sweeps",
+               "scatter", "wdl", "wdl_p_values", "sign_test", "correction", "posthoc",
+               "bayesian", "figure_width", "oracle", "time_figures", "rank_figure", "sweeps",
                "log_time_figure", "weka_sd_rule")
 PROJECT_ROOT = resources.ROOT
 DEFAULT_SCATTER_METRICS = metric_names(scatter=True)
@@ -95,6 +98,7 @@ class ReportOptions:
     wdl_p_values: bool = False  # print each W/D/L cell's p-value (PAKDD 2014's Table 2)
     sign_test: str = "two-tailed"  # or "one-tailed" (Salem et al.'s convention)
     correction: str = "none"  # multiple-comparison correction of each W/D/L table's p-values
+    posthoc: str = "nemenyi"  # the all-pairs test after Friedman (`stats.posthoc`)
     test_train_ratio: float | None = None  # wdl: corrected-t (from the run's protocol)
     bayesian: dict[str, Any] | None = None  # rope, metrics, pairs, samples, seed
     figure_width: float | None = None  # inches; None = the screen layout
@@ -279,6 +283,11 @@ def options_from_config(
         raise ConfigError(f"report.correction: expected one of {', '.join(CORRECTIONS)}, "
                           f"got {correction!r}")
     opts.correction = str(correction)
+    posthoc = report.get("posthoc", "nemenyi")
+    if posthoc not in POSTHOC:
+        raise ConfigError(f"report.posthoc: expected one of {', '.join(POSTHOC)}, "
+                          f"got {posthoc!r}")
+    opts.posthoc = str(posthoc)
     if opts.wdl == "corrected-t":
         opts.test_train_ratio = test_train_ratio(config.get("protocol") or {})
     opts.bayesian = _bayesian_options(report.get("bayesian"), present, opts.baseline)
