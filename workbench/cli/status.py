@@ -13,6 +13,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify", action="store_true",
                    help="check every stored predictions file against the checksum its "
                         "summary recorded (exit status 1 when one differs)")
+    p.add_argument("--folds-out", metavar="FILE",
+                   help="write the folds the run's protocol lays on its data sets (dataset, "
+                        "round, index, fold; CSV, or Parquet for .parquet) — what "
+                        "`protocol: {splits: FILE}` and other tools read back")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,6 +30,13 @@ def run(args: argparse.Namespace) -> int:
     meta = store.read_metadata(run_dir)
     if not meta and not store.looks_like_run_dir(run_dir):
         raise WorkbenchError(f"{run_dir}: not a run directory (no {store.METADATA_JSON})")
+    if args.folds_out:
+        from workbench.experiment.config import load_config
+        from workbench.experiment.folds import write_folds
+
+        n = write_folds(load_config(run_dir / "config.yaml"), args.folds_out)
+        print(f"wrote {n} fold rows to {args.folds_out}")
+        return 0
     statuses = store.pair_statuses(run_dir, verify=args.verify)
     plan = meta.get("plan") or {}
     expected = plan.get("folds_per_pair")

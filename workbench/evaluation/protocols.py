@@ -28,7 +28,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from workbench.errors import WorkbenchError
-from workbench.evaluation.splits import check_splits, fold_indices, make_splits, round_rng
+from workbench.evaluation.splits import (
+    check_splits,
+    fold_indices,
+    make_splits,
+    read_fold_table,
+    round_rng,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +98,10 @@ class Protocol:
         """The protocol as config data (what enters the config hash)."""
         raise NotImplementedError
 
+    def for_dataset(self, name: str) -> "Protocol":
+        """The protocol as laid on data set `name` (itself, but for a fold file's)."""
+        return self
+
 
 @dataclass(frozen=True)
 class KFold(Protocol):
@@ -139,11 +149,12 @@ class GivenSplits(Protocol):
 
     splits: np.ndarray
     seed: int = 1
+    source: str = "splits"  # where the folds came from, for error messages
     kind: ClassVar[str] = "splits"
     tests_all_rows: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "splits", check_splits(self.splits))
+        object.__setattr__(self, "splits", check_splits(self.splits, where=self.source))
         _int("protocol.seed", self.seed, 0)
 
     @property
@@ -155,7 +166,7 @@ class GivenSplits(Protocol):
         return int(self.splits.max()) + 1
 
     def plan(self, n, labels=None):
-        check_splits(self.splits, n=n)
+        check_splits(self.splits, n=n, where=self.source)
         return {(r, f): FoldSpec(r, f, *fold_indices(self.splits, r, f))
                 for r, f in self.keys()}
 
@@ -167,6 +178,65 @@ class GivenSplits(Protocol):
         digest = hashlib.sha256(np.ascontiguousarray(self.splits, np.int64).tobytes())
         return {"type": self.kind, "rounds": self.rounds, "folds": self.folds,
                 "splits_sha256": digest.hexdigest(), "seed": self.seed}
+
+
+@dataclass(frozen=True, eq=False)
+class SplitsFile(Protocol):
+    """Cross-validation on the folds of a file — (round, index, fold) rows, CSV or
+    Parquet, e.g. exported from an OpenML task or a Weka Experimenter run
+    (`splits.read_fold_table`); with a ``dataset`` column, each data set's own. Every data
+    set of a run has the same rounds × folds. `seed` only seeds the learners. Hashed by the
+    file's content, not its path."""
+
+    path: str
+    seed: int = 1
+    kind: ClassVar[str] = "splits_file"
+    tests_all_rows: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        _int("protocol.seed", self.seed, 0)
+        try:
+            data = open(self.path, "rb").read()
+        except OSError as exc:
+            raise WorkbenchError(f"protocol.splits: {self.path}: cannot read "
+                                 f"({exc.strerror})") from None
+        tables = read_fold_table(self.path)
+        shapes = {(m.shape[0], int(m.max()) + 1) for m in tables.values()}
+        if len(shapes) > 1:
+            raise WorkbenchError(f"protocol.splits: {self.path}: its data sets have different "
+                                 f"rounds × folds ({', '.join(f'{r}×{f}' for r, f in shapes)})")
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "digest", hashlib.sha256(data).hexdigest())
+
+    @property
+    def rounds(self) -> int:
+        return next(iter(self.tables.values())).shape[0]
+
+    @property
+    def folds(self) -> int:
+        return int(next(iter(self.tables.values())).max()) + 1
+
+    def for_dataset(self, name: str) -> GivenSplits:
+        if "" in self.tables:
+            return GivenSplits(self.tables[""], self.seed, self.path)
+        if name not in self.tables:
+            raise WorkbenchError(f"{self.path} has no folds for data set '{name}' (it has "
+                                 f"{', '.join(sorted(self.tables))})")
+        return GivenSplits(self.tables[name], self.seed, f"{self.path} (data set {name})")
+
+    def plan(self, n, labels=None):
+        if "" not in self.tables:
+            raise WorkbenchError(f"{self.path}: a fold file of several data sets is laid on "
+                                 "one through for_dataset")
+        return self.for_dataset("").plan(n, labels)
+
+    def fold_sizes(self, n, round_):
+        n_test = max(n // self.folds, 1)
+        return n - n_test, n_test
+
+    def to_dict(self):
+        return {"type": "splits", "splits": self.path, "splits_sha256": self.digest,
+                "seed": self.seed}
 
 
 def _test_set(n: int, n_test: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -236,20 +236,105 @@ def load_splits(path: str | PathLike, n: int | None = None,
     if not rows:
         raise WorkbenchError(f"{p}: no split rows after the header")
     arr = np.array(rows, dtype=np.int64)
-    rounds = int(arr[:, 0].max()) + 1
     size = n if n is not None else int(arr[:, 1].max()) + 1
-    out = np.full((rounds, size), -1, dtype=np.int64)
-    for (r, i, f), line in zip(rows, lines):
-        if out[r, i] != -1:
-            raise WorkbenchError(f"{p}:{line}: index {i} listed twice in round {r}")
-        out[r, i] = f
-    for r in range(rounds):
+    twice = _first_duplicate(arr[:, 0], arr[:, 1], size)
+    if twice is not None:
+        r, i = arr[twice, 0], arr[twice, 1]
+        raise WorkbenchError(f"{p}:{lines[twice]}: index {i} listed twice in round {r}")
+    return fold_matrix(arr[:, 0], arr[:, 1], arr[:, 2], str(p), size, folds)
+
+
+def _first_duplicate(rounds: np.ndarray, index: np.ndarray, size: int) -> int | None:
+    """Position of the first (round, index) pair seen before, or None."""
+    keys = rounds.astype(np.int64) * size + index
+    _, first = np.unique(keys, return_index=True)
+    if first.size == keys.size:
+        return None
+    repeated = np.ones(keys.size, bool)
+    repeated[first] = False
+    return int(np.flatnonzero(repeated)[0])
+
+
+def fold_matrix(rounds: np.ndarray, index: np.ndarray, fold: np.ndarray, where: str,
+                size: int | None = None, folds: int | None = None) -> np.ndarray:
+    """The (rounds, n) fold-id matrix of (round, index, fold) triples (0-based, any order),
+    checked: rounds 0..R-1, every index 0..n-1 once per round (n = `size`, or 1 + the
+    largest index), no empty fold. Errors name `where`."""
+    rounds, index, fold = (np.asarray(a, dtype=np.int64) for a in (rounds, index, fold))
+    if rounds.size == 0:
+        raise WorkbenchError(f"{where}: no fold rows")
+    for name, a in (("round", rounds), ("index", index), ("fold", fold)):
+        if int(a.min()) < 0:
+            raise WorkbenchError(f"{where}: negative {name} {int(a.min())}")
+    size = int(index.max()) + 1 if size is None else size
+    if int(index.max()) >= size:
+        raise WorkbenchError(f"{where}: index {int(index.max())} out of range for {size} "
+                             "instances")
+    twice = _first_duplicate(rounds, index, size)
+    if twice is not None:
+        raise WorkbenchError(f"{where}: index {int(index[twice])} listed twice in round "
+                             f"{int(rounds[twice])}")
+    n_rounds = int(rounds.max()) + 1
+    out = np.full((n_rounds, size), -1, dtype=np.int64)
+    out[rounds, index] = fold
+    for r in range(n_rounds):
         missing = np.flatnonzero(out[r] < 0)
         if missing.size == size:
-            raise WorkbenchError(f"{p}: round {r} is missing (rounds must be 0..{rounds - 1})")
+            raise WorkbenchError(f"{where}: round {r} is missing (rounds must be "
+                                 f"0..{n_rounds - 1})")
         if missing.size:
             raise WorkbenchError(
-                f"{p}: round {r} has no row for index {int(missing[0])}"
-                + (f" (and {missing.size - 1} more)" if missing.size > 1 else "")
-            )
-    return check_splits(out, n=size, folds=folds, where=str(p))
+                f"{where}: round {r} has no row for index {int(missing[0])}"
+                + (f" (and {missing.size - 1} more)" if missing.size > 1 else ""))
+    return check_splits(out, n=size, folds=folds, where=where)
+
+
+FOLD_COLUMNS = {"round": ("round", "repeat", "repetition"),
+                "index": ("index", "row", "rowid", "row_id"), "fold": ("fold",)}
+"""A fold file's columns and the names they may go by (OpenML's task splits: repeat,
+rowid, fold, type)."""
+
+
+def read_fold_table(path: str | PathLike) -> dict[str, np.ndarray]:
+    """The fold-id matrices of a CSV or Parquet file of (round, index, fold) rows, keyed
+    by its ``dataset`` column (one key, ``""``, without it). Column names are matched
+    case-blind, with OpenML's names as aliases (repeat, rowid); with a ``type`` column
+    only its TEST rows count (a row's test fold). Errors name the file."""
+    p = Path(path)
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq  # (only for a Parquet fold file)
+
+            frame = pq.read_table(p).to_pandas()
+        else:
+            import pandas as pd
+
+            frame = pd.read_csv(p, dtype=str, skipinitialspace=True)
+    except FileNotFoundError:
+        raise WorkbenchError(f"{p}: no such fold file") from None
+    except Exception as exc:  # noqa: BLE001 - any reader failure is the file's fault
+        raise WorkbenchError(f"{p}: cannot read fold file ({exc})") from None
+    names = {str(c).strip().lower(): c for c in frame.columns}
+    picked = {}
+    for want, aliases in FOLD_COLUMNS.items():
+        found = [names[a] for a in aliases if a in names]
+        if not found:
+            raise WorkbenchError(f"{p}: no '{want}' column (columns: "
+                                 f"{', '.join(map(str, frame.columns))})")
+        picked[want] = found[0]
+    if "type" in names:
+        frame = frame[frame[names["type"]].astype(str).str.strip().str.upper() == "TEST"]
+    out = {}
+    groups = frame.groupby(names["dataset"], sort=False) if "dataset" in names else [
+        ("", frame)]
+    for name, part in groups:
+        where = f"{p} (data set {name})" if name != "" else str(p)
+        try:
+            cols = [part[picked[c]].astype(str).str.strip().astype(np.int64).to_numpy()
+                    for c in ("round", "index", "fold")]
+        except ValueError:
+            raise WorkbenchError(f"{where}: round, index and fold must be integers") from None
+        out[str(name)] = fold_matrix(*cols, where)
+    if not out:
+        raise WorkbenchError(f"{p}: no fold rows")
+    return out

@@ -15,6 +15,9 @@ Schema::
       #     by a loop of at least that many CPU seconds) | {type: sampled, n_train: 1000, n_test: 1000,
       #     repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
       #     | {type: prequential, window: 1000} (a stream, test-then-train)
+      #     | {splits: FILE} (the folds of a CSV / Parquet file of round, index, fold rows,
+      #       with a dataset column for several data sets: OpenML's or Weka's folds, or
+      #       another run's from `workbench status RUN --folds-out FILE`)
       # (`evaluation.protocols`; seed and discretize_sample apply to every type)
     learners:                           # display name -> {learner: REGISTRY_NAME, params...}
       NB: NB                            #   (a bare registry name is shorthand)
@@ -50,7 +53,7 @@ import itertools
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import yaml
 
@@ -76,6 +79,7 @@ TOP_LEVEL_KEYS = (
     "baselines",
     "out_of_core",
 )
+SPLITS_KEYS = ("type", "splits", "seed", "splits_sha256", "discretize_sample")
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "assignment": "shuffle", "discretize_sample": None}
 """The k-fold defaults (a protocol mapping without ``type``)."""
@@ -207,7 +211,7 @@ class ExperimentConfig:
             "name": self.name,
             "datasets": list(self.datasets),
             "data_dirs": [where(p) for p in self.data_dirs],
-            "protocol": self._protocol_dict(),
+            "protocol": self._protocol_dict(where),
             "learners": {
                 lc.display: {"learner": lc.learner, **dict(lc.params)} for lc in self.learners
             },
@@ -220,10 +224,12 @@ class ExperimentConfig:
              if self.baselines else {}) | (
                  {"out_of_core": dict(self.out_of_core)} if self.out_of_core else {})
 
-    def _protocol_dict(self) -> dict[str, Any]:
+    def _protocol_dict(self, where: Callable[[str], str] = str) -> dict[str, Any]:
         """The protocol as plain data; ``discretize_sample`` only when set, so configs
-        without it keep their config hash."""
+        without it keep their config hash; a fold file's path through `where`."""
         out: dict[str, Any] = self.protocol.plan.to_dict()
+        if "splits" in out:
+            out["splits"] = where(out["splits"])
         if self.protocol.discretize_sample is not None:
             out["discretize_sample"] = self.protocol.discretize_sample
         return out
@@ -244,9 +250,11 @@ class ExperimentConfig:
         parameters (registry defaults + overrides + preprocessing), so a changed default is
         detected too.
         """
+        protocol = {k: v for k, v in self._protocol_dict().items()
+                    if k != "splits"}  # a fold file enters by its content, not its path
         return {
             "datasets": sorted(set(self.datasets)),
-            "protocol": self.to_dict()["protocol"],
+            "protocol": protocol,
             "learners": {lc.display: _effective_params(lc) for lc in self.learners},
         } | ({"out_of_core_sample": self.out_of_core["sample"]} if self.out_of_core and
              self.protocol.plan.kind in ("kfold", "holdout") else {})
@@ -510,6 +518,31 @@ class _Validator:
             out[key] = self.positive_int(item, ("out_of_core", key))
         return out
 
+    def splits_protocol(self, value: dict) -> Protocol:
+        """``{splits: FILE, seed}``: the folds of a file (a path relative to the config's
+        folder); a stored config's ``splits_sha256`` must still match the file."""
+        for key in value:
+            if key not in SPLITS_KEYS:
+                raise self.error(("protocol", str(key)), "unknown key for a fold file "
+                                 f"protocol (allowed: {', '.join(SPLITS_KEYS)})")
+        if "splits" not in value:
+            raise self.error(("protocol", "splits"), "missing: the fold file")
+        text = self.nonempty_str(value["splits"], ("protocol", "splits"))
+        path = Path(text).expanduser()
+        path = (path if path.is_absolute() else self.base_dir / path).resolve()
+        sample = value.get("discretize_sample")
+        if sample is not None:
+            sample = self.positive_int(sample, ("protocol", "discretize_sample"))
+        try:
+            plan = protocols.SplitsFile(str(path), value.get("seed", 1))
+        except WorkbenchError as exc:
+            raise self.error(("protocol", "splits"), str(exc).split(": ", 1)[-1]) from None
+        stored = value.get("splits_sha256")
+        if stored is not None and stored != plan.digest:
+            raise self.error(("protocol", "splits"), f"{path} has changed since the run "
+                             "that recorded it (its sha256 differs)")
+        return Protocol(plan=plan, discretize_sample=sample)
+
     def protocol(self, value: Any, by_rows: bool = False) -> Protocol:
         if value is None:
             value = {}
@@ -517,7 +550,9 @@ class _Validator:
                     "a mapping with rounds, folds, seed, stratify, discretize_sample (or a "
                     f"'type': {', '.join(PROTOCOL_KEYS)})")
         value = dict(value)
-        kind = value.pop("type", "kfold")
+        kind = value.pop("type", "splits" if "splits" in value else "kfold")
+        if kind == "splits":
+            return self.splits_protocol(value)
         if kind not in PROTOCOL_KEYS:
             raise self.error(("protocol", "type"), f"unknown protocol {_show(kind)} (choose "
                              f"{', '.join(PROTOCOL_KEYS)})")

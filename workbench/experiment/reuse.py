@@ -134,7 +134,8 @@ def _find(runs: Sequence[StoredRun], dataset: str, name: str, sha: str,
     pairs stored under that display name cannot."""
     reasons = []
     for run in runs:
-        same_protocol = _canonical(run.protocol) == _canonical(protocol)
+        same_protocol = _canonical(_by_content(run.protocol)) == _canonical(
+            _by_content(protocol))
         columns = run.columns_like(effective, version)
         candidates = ([name] if name in columns else []) + [c for c in columns if c != name]
         for column in candidates:
@@ -199,6 +200,11 @@ def _diff(old: dict[str, Any], new: dict[str, Any], same=lambda key: False) -> s
     return ", ".join(f"{key}: {old.get(key)!r} → {new.get(key)!r}"
                      for key in dict.fromkeys([*old, *new])
                      if not same(key) and _canonical(old.get(key)) != _canonical(new.get(key)))
+
+
+def _by_content(protocol: dict[str, Any]) -> dict[str, Any]:
+    """A protocol mapping without a fold file's path (its sha256 says what it is)."""
+    return {k: v for k, v in protocol.items() if k != "splits"}
 
 
 def _canonical(value: Any) -> str:

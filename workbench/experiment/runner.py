@@ -476,7 +476,7 @@ def _inspect_datasets(refs: Sequence[DatasetRef], config: ExperimentConfig
         if ev.n_instances == 0:
             raise ConfigError(f"{ref.path}: no rows with a known class; nothing to evaluate")
         try:
-            config.protocol.plan.plan(ev.n_instances, ev.y)
+            config.protocol.plan.for_dataset(ref.name).plan(ev.n_instances, ev.y)
         except WorkbenchError as exc:
             where = f"{config.source}: " if config.source is not None else ""
             raise ConfigError(f"{where}protocol: cannot be laid on {ref.name} "
@@ -652,7 +652,8 @@ def _plan_tasks(run_dir: Path, config: ExperimentConfig, refs: Sequence[DatasetR
             for r, f in todo:
                 tasks.append(Task(
                     dataset=ref.name, path=str(Path(ref.path).resolve()), learner=name,
-                    recipe=recipes[name], round=r, fold=f, protocol=p.plan,
+                    recipe=recipes[name], round=r, fold=f,
+                    protocol=p.plan.for_dataset(ref.name),
                     discretize_sample=p.discretize_sample, data_sha256=sha,
                     out_of_core=ooc, n_rows=infos[ref.name].dims.n, folds=(f,),
                     run_dir=str(Path(run_dir).resolve()),
