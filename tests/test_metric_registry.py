@@ -96,14 +96,14 @@ def test_auc_by_hand_and_edge_cases():
 
 def test_stats_read_the_direction():
     a, b = np.array([0.9, 0.8, 0.7]), np.array([0.5, 0.6, 0.7])
-    assert win_draw_loss(a, b).wins == 0  # lower is better: A loses twice
+    assert win_draw_loss(a, b, lower_is_better=True).wins == 0  # lower is better: A loses twice
     rec = win_draw_loss(a, b, lower_is_better=False)
     assert (rec.wins, rec.draws, rec.losses) == (2, 1, 0)
     wide = pd.DataFrame({"A": a, "B": b}, index=["d1", "d2", "d3"])
     # ranks per data set (A, B): (1, 2), (1, 2), (1.5, 1.5)
     assert average_ranks(wide, lower_is_better=False).to_dict() == pytest.approx(
         {"A": 3.5 / 3, "B": 5.5 / 3})
-    assert average_ranks(wide).to_dict() == pytest.approx({"A": 5.5 / 3, "B": 3.5 / 3})
+    assert average_ranks(wide, lower_is_better=True).to_dict() == pytest.approx({"A": 5.5 / 3, "B": 3.5 / 3})
     summ = pd.DataFrame({"dataset": ["d1", "d2", "d1", "d2"], "learner": ["A", "A", "B", "B"],
                          "m": [0.9, 0.8, 0.5, 0.6]})
     t = wdl_table(summ, "m", ["A", "B"], lower_is_better=False)

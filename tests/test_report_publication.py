@@ -52,7 +52,7 @@ def test_figures_at_a_paper_width_keep_text_at_7_points(width):
     colls = collections(summary, {})
     ranks = pd.Series({"NB": 3.2, "A1DE": 2.4, "A2DE-SW": 1.9, "RF10": 2.5})
     wide = summary.pivot(index="dataset", columns="learner", values="zero_one_loss")
-    bay = [(a, "NB", signed_rank(wide[a], wide["NB"], 0.01, samples=500))
+    bay = [(a, "NB", signed_rank(wide[a], wide["NB"], 0.01, samples=500, lower_is_better=True))
            for a in LEARNERS[1:]]
     with fg.paper_width(inches):
         figs = [fg.normalised_bar_figure(summary, ["bias", "variance"], LEARNERS, "NB", colls,

@@ -59,7 +59,7 @@ def test_sign_test_matches_scipy_binomtest():
 def test_win_draw_loss_counts_lower_is_better_and_ignores_nan():
     a = [0.1, 0.2, 0.3, 0.4, np.nan, 0.5]
     b = [0.2, 0.2, 0.1, 0.5, 0.3, np.nan]
-    rec = win_draw_loss(a, b)
+    rec = win_draw_loss(a, b, lower_is_better=True)
     assert (rec.wins, rec.draws, rec.losses) == (2, 1, 1)
     assert rec.n == 4
     assert rec.p_value == sign_test(2, 1)
@@ -70,11 +70,11 @@ def test_win_draw_loss_counts_lower_is_better_and_ignores_nan():
 def test_win_draw_loss_rounding_makes_draws():
     a = [0.12341, 0.5, 0.70004]
     b = [0.12344, 0.4, 0.70001]
-    exact = win_draw_loss(a, b)
+    exact = win_draw_loss(a, b, lower_is_better=True)
     assert (exact.wins, exact.draws, exact.losses) == (1, 0, 2)
-    rounded = win_draw_loss(a, b, decimals=4)
+    rounded = win_draw_loss(a, b, decimals=4, lower_is_better=True)
     assert (rounded.wins, rounded.draws, rounded.losses) == (0, 2, 1)
-    coarse = win_draw_loss(a, b, decimals=0)
+    coarse = win_draw_loss(a, b, decimals=0, lower_is_better=True)
     assert (coarse.wins, coarse.draws, coarse.losses) == (0, 3, 0)
     assert coarse.p_value == 1.0
 
@@ -83,7 +83,8 @@ def test_win_draw_loss_is_mirror_symmetric():
     rng = np.random.default_rng(3)
     a, b = rng.random(40), rng.random(40)
     b[:5] = a[:5]
-    ab, ba = win_draw_loss(a, b), win_draw_loss(b, a)
+    ab, ba = (win_draw_loss(a, b, lower_is_better=True),
+              win_draw_loss(b, a, lower_is_better=True))
     assert ba == ab.mirrored()
     assert (ab.wins, ab.losses) == (ba.losses, ba.wins)
     assert ab.draws == ba.draws == 5
@@ -93,8 +94,8 @@ def test_win_draw_loss_is_mirror_symmetric():
 def test_win_draw_loss_significance_threshold():
     a = np.arange(12) * 0.0
     b = a + 1
-    assert win_draw_loss(a, b).significant is True
-    assert win_draw_loss(a, b, alpha=0.0001).significant is False
+    assert win_draw_loss(a, b, lower_is_better=True).significant is True
+    assert win_draw_loss(a, b, alpha=0.0001, lower_is_better=True).significant is False
 
 
 def _hand_table() -> pd.DataFrame:
@@ -186,16 +187,16 @@ def test_nemenyi_q_matches_demsar_table():
 def test_average_ranks_with_ties_lower_is_better():
     m = pd.DataFrame({"A": [0.1, 0.2, 0.3], "B": [0.2, 0.2, 0.1], "C": [0.3, 0.1, 0.2]},
                      index=["x", "y", "z"])
-    r = rank_matrix(m)
+    r = rank_matrix(m, lower_is_better=True)
     assert r.loc["x"].tolist() == [1.0, 2.0, 3.0]
     assert r.loc["y"].tolist() == [2.5, 2.5, 1.0]
-    assert average_ranks(m).tolist() == pytest.approx([(1 + 2.5 + 3) / 3, (2 + 2.5 + 1) / 3,
+    assert average_ranks(m, lower_is_better=True).tolist() == pytest.approx([(1 + 2.5 + 3) / 3, (2 + 2.5 + 1) / 3,
                                                         (3 + 1 + 2) / 3])
 
 
 def test_average_ranks_skip_incomplete_datasets():
     m = pd.DataFrame({"A": [0.1, np.nan], "B": [0.2, 0.1]})
-    assert average_ranks(m).tolist() == [1.0, 2.0]
+    assert average_ranks(m, lower_is_better=True).tolist() == [1.0, 2.0]
 
 
 def test_friedman_matches_scipy_and_iman_davenport():
@@ -204,7 +205,7 @@ def test_friedman_matches_scipy_and_iman_davenport():
     rng = np.random.default_rng(1)
     m = pd.DataFrame(rng.random((15, 4)) + np.array([0.0, 0.1, 0.2, 0.3]),
                      columns=list("ABCD"))
-    fr = friedman_test(m)
+    fr = friedman_test(m, lower_is_better=True)
     ref = friedmanchisquare(*[m[c] for c in m])
     assert fr.statistic == pytest.approx(ref.statistic)
     assert fr.p_value == pytest.approx(ref.pvalue)
@@ -217,9 +218,9 @@ def test_friedman_matches_scipy_and_iman_davenport():
 
 def test_friedman_degenerate():
     same = pd.DataFrame({"A": [1.0, 2.0], "B": [1.0, 2.0], "C": [1.0, 2.0]})
-    assert friedman_test(same).p_value == 1.0
+    assert friedman_test(same, lower_is_better=True).p_value == 1.0
     two = pd.DataFrame({"A": [1.0, 2.0], "B": [2.0, 3.0]})
-    assert math.isnan(friedman_test(two).p_value)
+    assert math.isnan(friedman_test(two, lower_is_better=True).p_value)
 
 
 def test_nemenyi_cliques():

@@ -93,15 +93,15 @@ def test_wekas_sd_rule_is_wekas_paired_stats_corrected():
 def test_bayesian_signed_rank_by_hand_and_shape():
     """One data set, z = −1 (A lower by 1): θ_A = w1² + 2 w0 w1·H(1 − 2r) + …; with a rope
     wider than the difference every mass is 'equivalent'."""
-    res = signed_rank([0.0], [1.0], rope=0.0, samples=2000, seed=3)
+    res = signed_rank([0.0], [1.0], rope=0.0, samples=2000, seed=3, lower_is_better=True)
     assert res.p_a_better > 0.5 and res.p_b_better == 0.0
-    wide = signed_rank([0.0], [1.0], rope=2.0, samples=500, seed=3)
+    wide = signed_rank([0.0], [1.0], rope=2.0, samples=500, seed=3, lower_is_better=True)
     assert wide.p_rope == 1.0
     np.testing.assert_allclose(wide.samples.sum(axis=1), 1.0)
     xy = simplex_xy(np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]))
     np.testing.assert_allclose(xy, [[0, 0], [0.5, math.sqrt(3) / 2], [1, 0]])
-    again = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9)
-    same = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9)
+    again = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9, lower_is_better=True)
+    same = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9, lower_is_better=True)
     assert (again.p_a_better, again.p_rope) == (same.p_a_better, same.p_rope)  # seeded
 
 
@@ -109,7 +109,7 @@ def test_bayesian_signed_rank_equals_baycomp_on_the_pakdd13_values():
     baycomp = pytest.importorskip("baycomp")
     wide = metric_matrix(_pakdd13().summary, "zero_one_loss", ["A2DE-SW", "A1DE", "RF10"])
     for a, b, rope in (("A2DE-SW", "A1DE", 0.01), ("RF10", "A1DE", 0.0), ("A1DE", "RF10", 0.005)):
-        ours = signed_rank(wide[a], wide[b], rope, samples=20000, seed=11)
+        ours = signed_rank(wide[a], wide[b], rope, samples=20000, seed=11, lower_is_better=True)
         # baycomp's scores are higher-is-better: its left (first better) = our A lower
         theirs = baycomp.SignedRankTest.probs(-wide[a].to_numpy(), -wide[b].to_numpy(), rope,
                                               nsamples=20000, random_state=11)

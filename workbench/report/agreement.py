@@ -170,7 +170,7 @@ def compare_with_paper(
                           bool(t.significant))
             else:
                 rec = win_draw_loss(wide[r].to_numpy(), wide[c].to_numpy(), dec, alpha, tails,
-                                    lower)
+                                    lower_is_better=lower)
             odir = int(np.sign(rec.wins - rec.losses))
             rows.append([
                 cell.metric, ours, cell.collection, cell.row, cell.col,

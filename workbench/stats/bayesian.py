@@ -42,7 +42,7 @@ class SignedRank:
 
 
 def signed_rank(a, b, rope: float = 0.0, *, prior: float = PRIOR, samples: int = SAMPLES,
-                seed: int = 1, chunk: int = 5_000, lower_is_better: bool = True) -> SignedRank:
+                seed: int = 1, chunk: int = 5_000, lower_is_better: bool) -> SignedRank:
     """Bayesian signed-rank comparison of paired values `a` and `b` (data sets; NaN pairs
     left out) with rope half-width `rope` in the metric's units. ``p_a_better`` is the
     probability that A is better: lower, or higher with ``lower_is_better=False``."""

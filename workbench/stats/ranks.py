@@ -41,7 +41,7 @@ def complete_rows(matrix: pd.DataFrame) -> pd.DataFrame:
     return matrix.dropna(axis=0, how="any")
 
 
-def rank_matrix(matrix: pd.DataFrame, lower_is_better: bool = True) -> pd.DataFrame:
+def rank_matrix(matrix: pd.DataFrame, *, lower_is_better: bool) -> pd.DataFrame:
     """Per-row ranks (1 = best: the lowest value, or the highest with
     ``lower_is_better=False``; ties get average ranks) of complete rows."""
     full = complete_rows(matrix)
@@ -54,15 +54,15 @@ def rank_matrix(matrix: pd.DataFrame, lower_is_better: bool = True) -> pd.DataFr
     return pd.DataFrame(ranks, index=full.index, columns=matrix.columns)
 
 
-def average_ranks(matrix: pd.DataFrame, lower_is_better: bool = True) -> pd.Series:
+def average_ranks(matrix: pd.DataFrame, *, lower_is_better: bool) -> pd.Series:
     """Average rank of each learner (column) over the complete data sets (rows)."""
-    ranks = rank_matrix(matrix, lower_is_better)
+    ranks = rank_matrix(matrix, lower_is_better=lower_is_better)
     if ranks.empty:
         return pd.Series(np.nan, index=matrix.columns, dtype=np.float64)
     return ranks.mean(axis=0)
 
 
-def friedman_test(matrix: pd.DataFrame, lower_is_better: bool = True) -> FriedmanResult:
+def friedman_test(matrix: pd.DataFrame, *, lower_is_better: bool) -> FriedmanResult:
     """Friedman test of a data set × learner matrix on complete rows (its statistic does
     not depend on the direction; the average ranks do: rank 1 = best).
 
@@ -73,7 +73,7 @@ def friedman_test(matrix: pd.DataFrame, lower_is_better: bool = True) -> Friedma
     """
     full = complete_rows(matrix)
     n, k = full.shape
-    avg = average_ranks(matrix, lower_is_better)
+    avg = average_ranks(matrix, lower_is_better=lower_is_better)
     nan = float("nan")
     if k < 3 or n < 2:
         return FriedmanResult(nan, nan, nan, nan, int(n), int(k), avg)

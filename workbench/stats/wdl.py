@@ -86,7 +86,7 @@ def sign_test(wins: int, losses: int, tails: int = 2) -> float:
     return min(1.0, p)
 
 
-def as_loss(values: np.ndarray, lower_is_better: bool = True) -> np.ndarray:
+def as_loss(values: np.ndarray, *, lower_is_better: bool) -> np.ndarray:
     """Values oriented so that lower is better: themselves, or negated for a metric
     where higher is better (AUC, kappa); every decision below compares these."""
     values = np.asarray(values, dtype=np.float64)
@@ -104,7 +104,8 @@ def win_draw_loss(
     decimals: int | None = None,
     alpha: float = ALPHA,
     tails: int = 2,
-    lower_is_better: bool = True,
+    *,
+    lower_is_better: bool,
 ) -> WDL:
     """W/D/L of values ``a`` (row learner) against paired values ``b``: a win is a
     lower value (a higher one with ``lower_is_better=False``).
@@ -112,8 +113,10 @@ def win_draw_loss(
     ``decimals``: round both to this many decimals before comparing (None = exact).
     Pairs with a NaN on either side are ignored. ``tails``: the sign test's (`sign_test`).
     """
-    x = as_loss(_rounded(np.asarray(a, dtype=np.float64), decimals), lower_is_better)
-    y = as_loss(_rounded(np.asarray(b, dtype=np.float64), decimals), lower_is_better)
+    x = as_loss(_rounded(np.asarray(a, dtype=np.float64), decimals),
+                lower_is_better=lower_is_better)
+    y = as_loss(_rounded(np.asarray(b, dtype=np.float64), decimals),
+                lower_is_better=lower_is_better)
     if x.shape != y.shape:
         raise ValueError(f"win_draw_loss: shapes differ ({x.shape} vs {y.shape})")
     keep = ~(np.isnan(x) | np.isnan(y))
@@ -169,7 +172,10 @@ def wdl_table(summary: pd.DataFrame, metric: str, learners: Sequence[str],
     ordered pair (row != col), so A vs B and B vs A both appear (mirrored records); or a
     list of (row, col) pairs (``workbench compare``: each new learner against each baseline).
     """
+    from workbench.evaluation.metrics import lower_is_better
+
     wide = metric_matrix(summary, metric, list(learners), datasets)
+    options.setdefault("lower_is_better", lower_is_better(metric))  # the metric's own
     return wdl_from_matrix(wide, learners, **options)
 
 
@@ -180,7 +186,8 @@ def wdl_from_matrix(
     alpha: float = ALPHA,
     pairs: Any = "lower",
     tails: int = 2,
-    lower_is_better: bool = True,
+    *,
+    lower_is_better: bool,
 ) -> pd.DataFrame:
     """`wdl_table` from a data set × learner matrix (as made by `metric_matrix`)."""
     learners = list(learners)
@@ -189,7 +196,8 @@ def wdl_from_matrix(
             else np.full(len(wide), np.nan) for name in learners}
     rows = []
     for r, c in pair_list:
-        rec = win_draw_loss(cols[r], cols[c], decimals, alpha, tails, lower_is_better)
+        rec = win_draw_loss(cols[r], cols[c], decimals, alpha, tails,
+                            lower_is_better=lower_is_better)
         rows.append([r, c, rec.wins, rec.draws, rec.losses, rec.n, rec.p_value, rec.significant])
     out = pd.DataFrame(rows, columns=WDL_COLUMNS)
     return out.astype(
@@ -402,7 +410,8 @@ def fold_outcomes(
     alpha: float = ALPHA,
     pairs: str = "lower",
     outcome=wilcoxon_fold_outcome,
-    lower_is_better: bool = True,
+    *,
+    lower_is_better: bool,
 ) -> dict[tuple[str, str], pd.Series]:
     """Per-data-set outcomes (+1/0/-1) per pair, by `outcome(a, b, alpha)` over the paired
     per-fold values (default: `wilcoxon_fold_outcome`; `corrected_t_outcome` with its
@@ -423,8 +432,9 @@ def fold_outcomes(
         for r, c in pair_list:
             if r not in block.columns or c not in block.columns:
                 continue
-            res = outcome(as_loss(block[r].to_numpy(), lower_is_better),
-                          as_loss(block[c].to_numpy(), lower_is_better), alpha)
+            res = outcome(as_loss(block[r].to_numpy(), lower_is_better=lower_is_better),
+                          as_loss(block[c].to_numpy(), lower_is_better=lower_is_better),
+                          alpha)
             if res is not None:
                 out[(r, c)][str(ds)] = res
     return {pair: pd.Series(v, dtype=np.int64) for pair, v in out.items()}
@@ -466,15 +476,17 @@ def fold_wdl_table(
     alpha: float = ALPHA,
     pairs: str = "lower",
     tails: int = 2,
-    lower_is_better: bool = True,
 ) -> pd.DataFrame:
     """Tidy W/D/L table where each data set is decided by a Wilcoxon test over its folds.
 
     Same columns as `wdl_table`; ``alpha`` is used both for the per-data-set Wilcoxon
-    tests and for the sign test over the resulting wins and losses.
+    tests and for the sign test over the resulting wins and losses; the metric's direction
+    is the registry's.
     """
+    from workbench.evaluation.metrics import lower_is_better
+
     outcomes = fold_outcomes(fold_metrics, metric, learners, alpha, pairs,
-                             lower_is_better=lower_is_better)
+                             lower_is_better=lower_is_better(metric))
     return wdl_from_outcomes(outcomes, learners, datasets, alpha, pairs, tails)
 
 

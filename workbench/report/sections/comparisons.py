@@ -48,7 +48,8 @@ def render(ctx: ReportContext, doc: Document) -> None:
     rf = opts.rank_figure or {}
     if rf.get("learners"):
         metrics = rf.get("metrics") or ["rmse_true_class", "zero_one_loss"]
-        ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"]), lower_is_better(m))
+        ranks = {m: rank_matrix(metric_matrix(data, m, rf["learners"]),
+                                 lower_is_better=lower_is_better(m))
                  for m in metrics if m in data.columns}
         fig = fg.rank_figure(ranks, "Average ranks" + cite("rank_figure"))
         rows = [[m, name, float(r[name].mean()), float(r[name].std(ddof=0)), r.shape[0]]

@@ -77,7 +77,7 @@ def _tests(ctx: ReportContext) -> dict[str, Any]:
             w.insert(0, "collection", c)
             w.insert(0, "metric", m)
             wil.append(w)
-            fr = friedman_test(wide, lower_is_better(m))
+            fr = friedman_test(wide, lower_is_better=lower_is_better(m))
             cd = nemenyi_cd(fr.n_learners, fr.n_datasets, alpha) if (
                 fr.n_learners >= 2 and fr.n_datasets >= 1) else float("nan")
             fried_rows.append([m, c, fr.n_datasets, fr.n_learners, fr.statistic, fr.p_value,
