@@ -9,6 +9,17 @@ class WorkbenchError(Exception):
     """
 
 
+class FieldError(WorkbenchError):
+    """A bad value of one named field (``protocol.folds``, ...): the field and the reason
+    travel apart, so a config reader can point at the field's line without parsing the
+    message."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
 class ArffError(WorkbenchError):
     """A malformed ARFF file (message names the file and line)."""
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench.errors import WorkbenchError
+from workbench.errors import FieldError, WorkbenchError
 from workbench.evaluation.splits import (
     check_splits,
     fold_indices,
@@ -54,9 +54,9 @@ use at most 100)."""
 
 def _int(where: str, value: Any, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise WorkbenchError(f"{where}: expected an integer >= {minimum}, got {value!r}")
+        raise FieldError(where, f"expected an integer >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
-        raise WorkbenchError(f"{where}: {value:,} is more than the {maximum:,} a run takes")
+        raise FieldError(where, f"{value:,} is more than the {maximum:,} a run takes")
     return int(value)
 
 
@@ -121,11 +121,11 @@ class KFold(Protocol):
         _int("protocol.folds", self.folds, 2)
         _int("protocol.seed", self.seed, 0)
         if self.assignment not in ("shuffle", "rows"):
-            raise WorkbenchError(f"protocol.assignment: expected 'shuffle' or 'rows', got "
-                                 f"{self.assignment!r}")
+            raise FieldError("protocol.assignment", "expected 'shuffle' or 'rows', got "
+                             f"{self.assignment!r}")
         if self.assignment == "rows" and self.stratify:
-            raise WorkbenchError("protocol.assignment: 'rows' (folds a function of the row "
-                                 "index) cannot stratify")
+            raise FieldError("protocol.assignment", "'rows' (folds a function of the row "
+                             "index) cannot stratify")
 
     def plan(self, n, labels=None):
         splits = make_splits(n, self.rounds, self.folds, self.seed, stratify=self.stratify,
@@ -198,13 +198,13 @@ class SplitsFile(Protocol):
         try:
             data = open(self.path, "rb").read()
         except OSError as exc:
-            raise WorkbenchError(f"protocol.splits: {self.path}: cannot read "
-                                 f"({exc.strerror})") from None
+            raise FieldError("protocol.splits", f"{self.path}: cannot read "
+                             f"({exc.strerror})") from None
         tables = read_fold_table(self.path)
         shapes = {(m.shape[0], int(m.max()) + 1) for m in tables.values()}
         if len(shapes) > 1:
-            raise WorkbenchError(f"protocol.splits: {self.path}: its data sets have different "
-                                 f"rounds × folds ({', '.join(f'{r}×{f}' for r, f in shapes)})")
+            raise FieldError("protocol.splits", f"{self.path}: its data sets have different "
+                             f"rounds × folds ({', '.join(f'{r}×{f}' for r, f in shapes)})")
         object.__setattr__(self, "tables", tables)
         object.__setattr__(self, "digest", hashlib.sha256(data).hexdigest())
 
@@ -263,13 +263,13 @@ class Holdout(Protocol):
     def __post_init__(self) -> None:
         if isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float)) \
                 or not 0 < self.fraction < 1:
-            raise WorkbenchError(
-                f"protocol.fraction: expected a number in (0, 1), got {self.fraction!r}")
+            raise FieldError("protocol.fraction",
+                             f"expected a number in (0, 1), got {self.fraction!r}")
         _int("protocol.seed", self.seed, 0)
         if isinstance(self.min_test_seconds, bool) or not isinstance(
                 self.min_test_seconds, (int, float)) or not 0 <= self.min_test_seconds <= 3600:
-            raise WorkbenchError("protocol.min_test_seconds: expected a number of seconds "
-                                 f"in [0, 3600], got {self.min_test_seconds!r}")
+            raise FieldError("protocol.min_test_seconds", "expected a number of seconds in "
+                             f"[0, 3600], got {self.min_test_seconds!r}")
 
     @property
     def rounds(self) -> int:
@@ -347,8 +347,8 @@ class LearningCurve(Protocol):
 
     def __post_init__(self) -> None:
         if not self.sizes or list(self.sizes) != sorted(set(self.sizes)):
-            raise WorkbenchError(f"protocol.sizes: expected increasing training sizes, got "
-                                 f"{list(self.sizes)!r}")
+            raise FieldError("protocol.sizes", "expected increasing training sizes, got "
+                             f"{list(self.sizes)!r}")
         for s in self.sizes:
             _int("protocol.sizes", s, 1)
         _int("protocol.n_test", self.n_test, 1)

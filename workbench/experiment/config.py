@@ -58,7 +58,7 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from workbench import yamlnum
-from workbench.errors import ConfigError, WorkbenchError
+from workbench.errors import ConfigError, FieldError, WorkbenchError
 from workbench.evaluation import protocols
 from workbench.store import safe_name
 from workbench.learners import registry
@@ -93,7 +93,7 @@ PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class Protocol:
+class ProtocolChoice:
     """The evaluation protocol of a config: `plan` (an `evaluation.protocols.Protocol`)
     plus the options every protocol shares."""
 
@@ -151,7 +151,7 @@ class ExperimentConfig:
     name: str
     datasets: tuple[str, ...]
     data_dirs: tuple[Path, ...]
-    protocol: Protocol
+    protocol: ProtocolChoice
     learners: tuple[LearnerConfig, ...]
     baseline: str
     output: Path
@@ -518,7 +518,7 @@ class _Validator:
             out[key] = self.positive_int(item, ("out_of_core", key))
         return out
 
-    def splits_protocol(self, value: dict) -> Protocol:
+    def splits_protocol(self, value: dict) -> ProtocolChoice:
         """``{splits: FILE, seed}``: the folds of a file (a path relative to the config's
         folder); a stored config's ``splits_sha256`` must still match the file."""
         for key in value:
@@ -535,15 +535,17 @@ class _Validator:
             sample = self.positive_int(sample, ("protocol", "discretize_sample"))
         try:
             plan = protocols.SplitsFile(str(path), value.get("seed", 1))
-        except WorkbenchError as exc:
-            raise self.error(("protocol", "splits"), str(exc).split(": ", 1)[-1]) from None
+        except FieldError as exc:
+            raise self.error(("protocol", exc.field.split(".")[-1]), exc.reason) from None
+        except WorkbenchError as exc:  # the fold file's own errors name the file
+            raise self.error(("protocol", "splits"), str(exc)) from None
         stored = value.get("splits_sha256")
         if stored is not None and stored != plan.digest:
             raise self.error(("protocol", "splits"), f"{path} has changed since the run "
                              "that recorded it (its sha256 differs)")
-        return Protocol(plan=plan, discretize_sample=sample)
+        return ProtocolChoice(plan=plan, discretize_sample=sample)
 
-    def protocol(self, value: Any, by_rows: bool = False) -> Protocol:
+    def protocol(self, value: Any, by_rows: bool = False) -> ProtocolChoice:
         if value is None:
             value = {}
         self.expect(value, dict, ("protocol",),
@@ -585,10 +587,11 @@ class _Validator:
             value["sizes"] = tuple(value["sizes"])
         try:
             plan = protocols.PROTOCOLS[kind](**value)
+        except FieldError as exc:
+            raise self.error(("protocol", exc.field.split(".")[-1]), exc.reason) from None
         except WorkbenchError as exc:
-            field_name = str(exc).split(":", 1)[0].split(".")[-1]
-            raise self.error(("protocol", field_name), str(exc).split(": ", 1)[-1]) from None
-        return Protocol(plan=plan, discretize_sample=sample)
+            raise self.error(("protocol",), str(exc)) from None
+        return ProtocolChoice(plan=plan, discretize_sample=sample)
 
     def datasets(self, value: Any) -> tuple[str, ...]:
         if isinstance(value, str):
