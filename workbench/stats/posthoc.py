@@ -24,11 +24,14 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from workbench.stats import scipy_stats
+
+if TYPE_CHECKING:  # (pandas only where a table is made: a run's config reads METHODS)
+    import pandas as pd
 
 METHODS = ("nemenyi", "holm", "shaffer")
 NAMES = {"nemenyi": "Nemenyi's test", "holm": "Holm's procedure",
@@ -75,6 +78,8 @@ def pairwise(avg_ranks: pd.Series, n_datasets: int, method: str,
              alpha: float = 0.05) -> pd.DataFrame:
     """Every learner pair (in rank-table order): z, p, the adjusted p and whether they
     differ at `alpha`."""
+    import pandas as pd
+
     if method not in METHODS:
         raise ValueError(f"posthoc: unknown method {method!r} (choose {', '.join(METHODS)})")
     names = list(avg_ranks.index)
