@@ -49,7 +49,7 @@ import yaml
 
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
-from workbench.evaluation.summary import fold_metric_names
+from workbench.evaluation.summary import CALIBRATION_KEY, CONFUSION_KEY, fold_metric_names
 from workbench.fileio import (PARQUET_OPTIONS, atomic_path, atomic_write_bytes,
                               atomic_write_text, parquet_file, read_parquet)
 from workbench.resources import run_dir_path
@@ -647,7 +647,8 @@ def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
     """The pair summaries (without their ``per_fold`` lists) in plan order, and their
     columns: dataset, learner, n_instances, then the others in order of first appearance."""
     rows = [{k: v for k, v in row.items()
-             if k not in (PER_FOLD_KEY, REUSED_KEY, VERSION_KEY, CODE_KEY, FILES_KEY)}
+             if k not in (PER_FOLD_KEY, REUSED_KEY, VERSION_KEY, CODE_KEY, FILES_KEY,
+                          CONFUSION_KEY, CALIBRATION_KEY)}
             for row in iter_summaries(run_dir)]
     first = ["dataset", "learner", "n_instances"]
     seen = dict.fromkeys(k for row in rows for k in row)
@@ -655,6 +656,18 @@ def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
     rank = _plan_rank(run_dir)
     rows.sort(key=lambda r: rank(r["dataset"], r["learner"]))
     return cols, rows
+
+
+def load_pair_arrays(run_dir: str | Path, key: str) -> dict[tuple[str, str], np.ndarray]:
+    """Each complete pair's array stored under `key` in its summary — ``confusion`` (the
+    confusion matrix summed over its rounds; rows true classes) or ``calibration`` (the
+    calibration bins' sums) — where it holds one (runs summarised before they did, and
+    copies committed without predictions, have none)."""
+    out = {}
+    for row in iter_summaries(Path(run_dir)):
+        if isinstance(row.get(key), list):
+            out[(str(row["dataset"]), str(row["learner"]))] = np.asarray(row[key])
+    return out
 
 
 def load_summary(run_dir: str | Path) -> pd.DataFrame:

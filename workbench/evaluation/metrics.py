@@ -163,6 +163,18 @@ def confusion_matrix(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.bincount(t * k + np.argmax(proba, axis=1), minlength=k * k).reshape(k, k)
 
 
+def per_class_precision_recall(confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(precision, recall) of each class from a K × K confusion matrix (rows true
+    classes, columns predictions): C_kk / Σ_i C_ik and C_kk / Σ_j C_kj, NaN where the
+    class was never predicted / never occurs (scikit-learn's ``zero_division=np.nan``)."""
+    c = np.asarray(confusion, dtype=np.float64)
+    tp = np.diag(c)
+    said, truth = c.sum(axis=0), c.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.where(said > 0, tp / np.where(said > 0, said, 1), np.nan),
+                np.where(truth > 0, tp / np.where(truth > 0, truth, 1), np.nan))
+
+
 def kappa_of(confusion: np.ndarray) -> float:
     """Cohen's kappa of a confusion matrix (see `cohen_kappa`)."""
     n = float(confusion.sum())
@@ -219,17 +231,48 @@ ECE_EDGES = np.linspace(0.1, 1.0, 10)
 (0.9, 1]."""
 
 
+CALIBRATION_COLUMNS = ("rows", "confidence", "correct", "confidence_squared",
+                       "confidence_correct")
+"""What `calibration_bins` sums per bin: rows, c, o, c² and c·o (c the top-label
+confidence, o = 1 when the first-maximum prediction is right)."""
+
+
 def calibration_bins(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per bin of the top-label confidence (`ECE_EDGES`): rows, their confidences' sum
-    and their correct predictions' count — (10, 3), additive over parts."""
+    """Per bin of the top-label confidence (`ECE_EDGES`) the sums of
+    `CALIBRATION_COLUMNS` — (10, 5), additive over parts: the expected calibration error,
+    the reliability diagram and the Brier score's decomposition come from them."""
     conf = np.max(proba, axis=1)
     correct = (np.argmax(proba, axis=1) == np.asarray(y, np.int64)).astype(np.float64)
     b = np.minimum(np.searchsorted(ECE_EDGES, conf, side="left"), ECE_EDGES.size - 1)
-    out = np.zeros((ECE_EDGES.size, 3))
-    out[:, 0] = np.bincount(b, minlength=ECE_EDGES.size)
-    out[:, 1] = np.bincount(b, weights=conf, minlength=ECE_EDGES.size)
-    out[:, 2] = np.bincount(b, weights=correct, minlength=ECE_EDGES.size)
+    out = np.zeros((ECE_EDGES.size, len(CALIBRATION_COLUMNS)))
+    for j, w in enumerate((None, conf, correct, conf * conf, conf * correct)):
+        out[:, j] = np.bincount(b, weights=w, minlength=ECE_EDGES.size)
     return out
+
+
+def brier_decomposition(bins: np.ndarray) -> dict[str, float]:
+    """Murphy's decomposition of the top-label Brier score B = mean (c − o)² from
+    `calibration_bins`: B = reliability − resolution + uncertainty + within-bin, with
+    reliability Σ_b (n_b/n)(c̄_b − ō_b)² (lower is better calibrated), resolution
+    Σ_b (n_b/n)(ō_b − ō)² (higher separates right from wrong better), uncertainty
+    ō(1 − ō), and the within-bin term Σ_b (n_b/n)(var_b c − 2 cov_b(c, o)) that binning the
+    confidences leaves (Stephenson et al. 2008). Exact up to rounding; NaN without rows."""
+    n = float(bins[:, 0].sum())
+    keys = ("brier_top", "reliability", "resolution", "uncertainty", "within_bin")
+    if not n:
+        return dict.fromkeys(keys, float("nan"))
+    rows, sc, so, scc, sco = (bins[:, j] for j in range(5))
+    full = rows > 0
+    nb = rows[full]
+    cbar, obar = sc[full] / nb, so[full] / nb
+    o_all = float(so.sum() / n)
+    within = (scc[full] / nb - cbar ** 2) - 2.0 * (sco[full] / nb - cbar * obar)
+    return dict(zip(keys, (
+        float((scc.sum() - 2.0 * sco.sum() + so.sum()) / n),
+        float((nb * (cbar - obar) ** 2).sum() / n),
+        float((nb * (obar - o_all) ** 2).sum() / n),
+        o_all * (1.0 - o_all),
+        float((nb * within).sum() / n))))
 
 
 def ece(proba: np.ndarray, y: np.ndarray) -> float:

@@ -40,6 +40,14 @@ every other ``compute`` metric is a mean over rounds of its value on the round's
 predictions."""
 
 
+CONFUSION_KEY = "confusion"
+"""A summary's K × K confusion matrix (rows true classes, columns predictions) summed over
+every round's tested rows: per-class precision and recall in the report."""
+CALIBRATION_KEY = "calibration"
+"""A summary's `metrics.calibration_bins` summed over every round's tested rows: the
+reliability diagrams and the Brier decomposition of the report."""
+
+
 def fold_metric_names() -> tuple[str, ...]:
     """Metrics with a value per fold, in registry order (read at each call: a metric a
     plugin registers later is included)."""
@@ -163,6 +171,10 @@ def summarize_assembled(ordered: list[FoldResult], preds: np.ndarray, y: np.ndar
             extra[m.name], values = _computed(m, ordered, y, rounds)
             if m.per_fold:
                 fold_extra[m.name] = values
+    confusion = sum(metrics.confusion_matrix(res.proba, y[res.test_index]) for res in ordered)
+    extra[CONFUSION_KEY] = np.asarray(confusion, np.int64).tolist()
+    extra[CALIBRATION_KEY] = sum(metrics.calibration_bins(res.proba, y[res.test_index])
+                                 for res in ordered).tolist()
     if bias_variance:  # over the rounds' predictions of the tested rows
         cols = slice(None) if test_rows is None else np.asarray(test_rows, dtype=np.int64)
         bv = metrics.bias_variance(preds[:, cols], y[cols], n_classes, weka_correction=True)
@@ -229,7 +241,8 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
     conf = np.zeros((len(rounds), folds, k2), np.int64)
     sq = np.zeros((len(rounds), folds))
     count = np.zeros((len(rounds), folds), np.int64)
-    cal = np.zeros((len(rounds), folds, metrics.ECE_EDGES.size, 3))
+    cal = np.zeros((len(rounds), folds, metrics.ECE_EDGES.size,
+                    len(metrics.CALIBRATION_COLUMNS)))
     acc = metrics.BiasVarianceSums(n_classes)
     for parts in zip(*(rows() for rows in rounds)):
         y = parts[0][1]
@@ -251,6 +264,8 @@ def streamed_extras(rounds: Sequence[Rows], n_classes: int, folds: int,
             for f in np.unique(fold):
                 mine = fold == f
                 cal[r, f] += metrics.calibration_bins(proba[mine], t[mine])
+    extra[CONFUSION_KEY] = conf.sum(axis=(0, 1)).reshape(n_classes, n_classes).tolist()
+    extra[CALIBRATION_KEY] = cal.sum(axis=(0, 1)).tolist()
     if bias_variance:
         bv = acc.result(weka_correction=True)
         extra |= {"bias": bv.bias, "variance": bv.variance,

@@ -909,3 +909,43 @@ def log_mean_time_figure(summary: pd.DataFrame, learners: Sequence[str],
                "(summed over folds), plus 1, on a natural-log scale (the 1 keeps every bar "
                "above 0); collections: all data sets and the config's own.")
     return fig, caption
+
+
+# ------------------------------------------------------------- reliability diagram
+@styled
+def reliability_figure(bins: Mapping[str, np.ndarray], title: str) -> Figure:
+    """Accuracy against mean top-label confidence per confidence bin (the
+    `metrics.calibration_bins` sums of each learner, pooled), one line per learner, the
+    diagonal the perfectly calibrated; a marker's area grows with its bin's rows."""
+    learners = list(bins)
+    width = _width(5.5)
+    legend_cols = _legend_columns(learners, width)
+    legend_rows = math.ceil(len(learners) / legend_cols)
+    heading, head = _title_block([title, "accuracy against mean confidence per bin of the "
+                                  "top-label probability; diagonal: calibrated"], width)
+    height = 3.6 + head + 0.55 + 0.25 * legend_rows
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.3 / width, top=1 - head / height,
+                        bottom=(0.55 + 0.25 * legend_rows + 0.35) / height)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=0.8)
+    colours = learner_colours(learners)
+    for name in learners:
+        b = np.asarray(bins[name], dtype=np.float64)
+        full = b[:, 0] > 0
+        if not full.any():
+            continue
+        share = b[full, 0] / b[:, 0].sum()
+        x, y = b[full, 1] / b[full, 0], b[full, 2] / b[full, 0]
+        ax.plot(x, y, color=colours[name], linewidth=1.0, label=name)
+        ax.scatter(x, y, s=8 + 80 * share, color=colours[name], zorder=3)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean confidence (largest probability)")
+    ax.set_ylabel("accuracy")
+    ax.grid(linewidth=0.3, alpha=0.6)
+    handles = [matplotlib.lines.Line2D([], [], color=colours[n], label=n) for n in learners]
+    fig.legend(handles=handles, loc="lower center", ncols=legend_cols, frameon=False,
+               bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
+    fig.suptitle(heading, y=1 - 0.15 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig

@@ -7,12 +7,13 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from workbench.evaluation.metrics import APPENDICES, metric_names
+from workbench.evaluation.metrics import APPENDICES, metric_names, per_class_precision_recall
 from workbench.report import tables as tb
 from workbench.report._io import write_csv, write_text
 from workbench.report.context import ReportContext
 from workbench.report.document import Document
 from workbench.stats.wdl import metric_matrix
+from workbench.store import load_pair_arrays
 
 
 def render(ctx: ReportContext, doc: Document) -> None:
@@ -53,6 +54,30 @@ def render(ctx: ReportContext, doc: Document) -> None:
                       "set and learner (Salem et al., Fig. 4a).")
 
     layout_test_times(ctx, doc)
+    per_class(ctx, doc)
+
+
+def per_class(ctx: ReportContext, doc: Document) -> None:
+    """Per-class precision and recall of every pair whose summary holds its confusion
+    matrix (pooled over the rounds), in ``tables/per_class.csv``."""
+    rows = []
+    for (dataset, learner), conf in load_pair_arrays(ctx.run_dir, "confusion").items():
+        if learner not in ctx.learners:
+            continue
+        precision, recall = per_class_precision_recall(conf)
+        for k in range(conf.shape[0]):
+            rows.append([dataset, learner, k, int(conf[k].sum()), precision[k], recall[k]])
+    if not rows:
+        return
+    table = pd.DataFrame(rows, columns=["dataset", "learner", "class", "support",
+                                        "precision", "recall"])
+    write_csv(ctx.out / "tables" / "per_class.csv", table)
+    doc.add("## Appendix: precision and recall per class",
+            "Per data set, learner and class (the class's index in the data set's header): "
+            "precision (of the rows predicted as the class, the share that are) and recall "
+            "(of the rows of the class, the share predicted as it), from the predictions of "
+            "every round pooled; support counts the class's rows over the rounds. In "
+            "`tables/per_class.csv`.")
 
 
 def layout_pairs(learners: Mapping[str, Any]) -> list[tuple[str, str]]:
