@@ -43,6 +43,7 @@ def test_tutorial_runs_end_to_end(tmp_path):
     script = tutorial_script()
     assert "file=" not in script and "laplace_nb.py" in script and "my-smoke.yaml" in script
     assert "check_learner" in script and "register_metric" in script
+    assert "register_protocol" in script and "register_section" in script
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path,
                           env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -79,6 +80,11 @@ def test_tutorial_runs_end_to_end(tmp_path):
     assert "12 pair(s) copied from baselines" in proc.stdout
     report = (mine / "report" / "report.md").read_text()
     assert "### LaplaceNB-alpha: alpha" in report
+    # section 9: a plugin protocol and a plugin section, the report re-rendered by `report`
+    extras = tmp_path / "my-experiment" / "results" / "my-extras"
+    assert set(pd.read_csv(extras / "summary.csv")["folds"]) == {1}
+    assert "## Lowest 0-1 loss per data set" in (extras / "report" / "report.md").read_text()
+    assert "- iris: " in proc.stdout
 
 
 @pytest.mark.parametrize("plugin_text, expected", [

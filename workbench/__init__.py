@@ -8,6 +8,8 @@ The public API for learner authors (stable; see docs/adding-a-learner.md):
 * `AnDECounts`, `BlockStore` — the shared counting layer of the count-based learners, so a
   new variant reuses the counts instead of copying them;
 * `load_plugins` — import plugin modules / files that register learners;
+* `register_metric`, `register_protocol`, `register_section` — a plugin's own metric,
+  evaluation protocol (``protocol: {type: ...}``) and report section;
 * `load_results` — a run directory's results as tidy pandas DataFrames;
 * `WorkbenchError` — the one user-facing error type.
 """
@@ -30,6 +32,9 @@ __all__ = [
     "load_plugins",
     "load_results",
     "register",
+    "register_metric",
+    "register_protocol",
+    "register_section",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -39,6 +44,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from workbench.learners.registry import create, register
     from workbench.plugins import load_plugins
     from workbench.store import load_results
+    from workbench.evaluation.metrics import register_metric
+    from workbench.evaluation.protocols import register_protocol
+    from workbench.report.render import register_section
 
 _LAZY = {
     "Attribute": "workbench.data.dataset",
@@ -50,6 +58,9 @@ _LAZY = {
     "BlockStore": "workbench.learners.counting",
     "load_plugins": "workbench.plugins",
     "load_results": "workbench.store",
+    "register_metric": "workbench.evaluation.metrics",
+    "register_protocol": "workbench.evaluation.protocols",
+    "register_section": "workbench.report.render",
 }
 
 

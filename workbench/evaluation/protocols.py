@@ -22,7 +22,7 @@ its rounds are the chunks.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -410,3 +410,34 @@ class Prequential(Protocol):
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     p.kind: p for p in (KFold, Holdout, RandomSampling, LearningCurve, Prequential)}
+"""The protocols a config's ``type`` names; a plugin adds its own by `register_protocol`."""
+
+
+def protocol_keys(kind: str) -> tuple[str, ...]:
+    """The config keys of protocol `kind`: its dataclass's fields (declared once)."""
+    return protocol_keys_of(PROTOCOLS[kind])
+
+
+def register_protocol(cls: type[Protocol]) -> type[Protocol]:
+    """Make a protocol class usable as ``protocol: {type: KIND, ...}`` (a plugin's; usable
+    as a decorator). It must be a frozen dataclass subclassing `Protocol`, with a new
+    ``kind``, a seed, and `rounds`, `plan`, `fold_sizes` and `to_dict` as the built-in
+    ones (`folds` defaults to 1)."""
+    if not (isinstance(cls, type) and issubclass(cls, Protocol) and is_dataclass(cls)):
+        raise WorkbenchError(f"register_protocol: {cls!r} is not a dataclass subclassing "
+                             "workbench.evaluation.protocols.Protocol")
+    kind = getattr(cls, "kind", None)
+    if not isinstance(kind, str) or not kind:
+        raise WorkbenchError(f"register_protocol: {cls.__name__} has no 'kind' name")
+    if kind in PROTOCOLS and PROTOCOLS[kind] is not cls:
+        raise WorkbenchError(f"register_protocol: protocol type '{kind}' already exists "
+                             f"({PROTOCOLS[kind].__module__}.{PROTOCOLS[kind].__name__})")
+    if "seed" not in protocol_keys_of(cls):
+        raise WorkbenchError(f"register_protocol: {cls.__name__} needs a 'seed' field")
+    PROTOCOLS[kind] = cls
+    return cls
+
+
+def protocol_keys_of(cls: type) -> tuple[str, ...]:
+    """A protocol dataclass's config keys."""
+    return tuple(f.name for f in fields(cls) if f.init)

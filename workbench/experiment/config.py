@@ -83,13 +83,6 @@ SPLITS_KEYS = ("type", "splits", "seed", "splits_sha256", "discretize_sample")
 PROTOCOL_DEFAULTS: dict[str, Any] = {"rounds": 10, "folds": 2, "seed": 1, "stratify": False,
                                      "assignment": "shuffle", "discretize_sample": None}
 """The k-fold defaults (a protocol mapping without ``type``)."""
-PROTOCOL_KEYS: dict[str, tuple[str, ...]] = {
-    "kfold": ("rounds", "folds", "seed", "stratify", "assignment"),
-    "holdout": ("fraction", "seed", "min_test_seconds"),
-    "sampled": ("n_train", "n_test", "repetitions", "seed"),
-    "learning_curve": ("sizes", "n_test", "seed"),
-    "prequential": ("window", "seed"),
-}
 
 
 @dataclass(frozen=True)
@@ -550,15 +543,15 @@ class _Validator:
             value = {}
         self.expect(value, dict, ("protocol",),
                     "a mapping with rounds, folds, seed, stratify, discretize_sample (or a "
-                    f"'type': {', '.join(PROTOCOL_KEYS)})")
+                    f"'type': {', '.join(protocols.PROTOCOLS)})")
         value = dict(value)
         kind = value.pop("type", "splits" if "splits" in value else "kfold")
         if kind == "splits":
             return self.splits_protocol(value)
-        if kind not in PROTOCOL_KEYS:
+        if kind not in protocols.PROTOCOLS:
             raise self.error(("protocol", "type"), f"unknown protocol {_show(kind)} (choose "
-                             f"{', '.join(PROTOCOL_KEYS)})")
-        allowed = (*PROTOCOL_KEYS[kind], "discretize_sample")
+                             f"{', '.join(protocols.PROTOCOLS)})")
+        allowed = (*protocols.protocol_keys(kind), "discretize_sample")
         for key in value:
             if key not in allowed:
                 raise self.error(("protocol", str(key)),
@@ -570,7 +563,7 @@ class _Validator:
         if kind == "kfold":
             written = dict(value)
             value = {k: v for k, v in {**PROTOCOL_DEFAULTS, **value}.items()
-                     if k in PROTOCOL_KEYS["kfold"]}
+                     if k in protocols.protocol_keys("kfold")}
             stratify = value["stratify"]
             if not isinstance(stratify, bool):
                 raise self.error(("protocol", "stratify"),

@@ -25,24 +25,41 @@ import contextlib
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from workbench.errors import WorkbenchError
 from workbench.report._io import write_text
 from workbench.report.context import prepare
 from workbench.report.document import Document
 from workbench.report.html import markdown_to_html
-from workbench.report.sections import (agreement, appendix, bayesian, comparisons, curves,
-                                       figures as figure_section, ranks, run, scatter,
-                                       sweeps, wdl)
+from workbench.report.sections import (agreement, appendix, bayesian, calibration,
+                                       comparisons, curves, figures as figure_section, ranks,
+                                       run, scatter, sweeps, wdl)
 
 REPORT_DIR = "report"
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
 
 SECTIONS = (wdl, figure_section, ranks, bayesian, comparisons, scatter, curves, sweeps,
-            agreement, appendix)
+            agreement, appendix, calibration)
 """After the Run section, in report order; each module's ``render(ctx, doc)``."""
+
+PLUGIN_SECTIONS: dict[str, Callable[[Any, Any], None]] = {}
+"""Sections plugins registered (`register_section`), rendered after the built-in ones in
+the order registered."""
+
+
+def register_section(name: str, render: Callable[[Any, Any], None]) -> Callable:
+    """Add a report section: ``render(ctx, doc)`` gets the `context.ReportContext` (the
+    run's summary as ``ctx.data``, its learners, collections, options, output folder) and
+    the `document.Document` to ``add`` Markdown to and ``place`` figures in, as the
+    built-in sections do. Registering a name again replaces that section."""
+    if not isinstance(name, str) or not name.strip() or not callable(render):
+        raise WorkbenchError("register_section: expected a name and a render(ctx, doc) "
+                             "function")
+    PLUGIN_SECTIONS[name] = render
+    return render
 
 
 def _timestamp() -> str:
@@ -50,6 +67,18 @@ def _timestamp() -> str:
     when = (datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch and epoch.isdigit()
             else datetime.now(timezone.utc))
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_run_plugins(run_dir: Path, config: Mapping[str, Any] | None = None) -> None:
+    """Import the plugins the run's config lists (its metrics, sections and learners: a
+    report of a run must know what the run knew); paths are relative to the run."""
+    from workbench.plugins import load_plugins
+    from workbench.report.options import read_config
+
+    cfg = config if config is not None else read_config(run_dir)
+    specs = [str(p) for p in (cfg.get("plugins") or [])]
+    if specs:
+        load_plugins(specs, base_dir=run_dir)
 
 
 def render_report(
@@ -72,6 +101,7 @@ def render_report(
     """
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir / REPORT_DIR
+    load_run_plugins(run_dir, config)
     ctx = prepare(run_dir, out, summary=summary, config=config, figures=figures,
                   fold_metrics=fold_metrics)
     with contextlib.ExitStack() as stack:
@@ -83,6 +113,14 @@ def render_report(
         run.render(ctx, doc, _timestamp(), TIMESTAMP_MARK)
         for section in SECTIONS:
             section.render(ctx, doc)
+        for name, render in PLUGIN_SECTIONS.items():
+            try:
+                render(ctx, doc)
+            except WorkbenchError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a plugin's bug, named
+                raise WorkbenchError(f"report section '{name}' (a plugin's) failed: "
+                                     f"{type(exc).__name__}: {exc}") from None
     text = doc.text()
     write_text(out / "report.md", text)
     write_text(out / "report.html", markdown_to_html(text, f"Report: {ctx.opts.name}", out))
