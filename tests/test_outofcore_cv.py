@@ -323,6 +323,11 @@ learners: [NB, KDB2]
               for f in (fa, fb))
     assert len(fa) == len(fb) == 2 * 15 * 10  # (10 of them per fold)
     np.testing.assert_allclose(fa["value"], fb["value"], rtol=1e-12)
+    for key in ("confusion", "calibration"):  # the report's per-class and calibration input
+        ma, mb = (store.load_pair_arrays(tmp_path / w, key) for w in ("mem", "ooc"))
+        assert set(ma) == set(mb) == {("nominal", "NB"), ("nominal", "KDB2")}
+        for pair in ma:
+            np.testing.assert_allclose(ma[pair], mb[pair], rtol=1e-12, err_msg=key)
     for learner in ("NB", "KDB2"):
         pair = store.pair_dir(tmp_path / "ooc", "nominal", learner)
         assert sorted(p.name for p in pair.iterdir()) == ["predictions.parquet",
