@@ -143,7 +143,8 @@ def test_a_run_stores_no_absolute_path_and_its_config_resolves_from_the_run(tmp_
     data.mkdir()
     shutil.copy(EMBEDDED / "iris.arff.gz", data / "flowers.arff.gz")
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("name: p\ndatasets: [flowers]\ndata_dirs: [data]\n"
+    shutil.copy(EMBEDDED / "labor.arff.gz", data / "work.arff.gz")
+    cfg.write_text("name: p\ndatasets: [flowers, data/work.arff.gz]\ndata_dirs: [data]\n"
                    "protocol: {rounds: 1, folds: 2}\nlearners: [NB]\noutput: out\n")
     assert main(["-q", "run", str(cfg), "--no-report"]) == 0
     run = tmp_path / "out"
@@ -152,10 +153,13 @@ def test_a_run_stores_no_absolute_path_and_its_config_resolves_from_the_run(tmp_
         assert not ABSOLUTE.findall(text), (name, ABSOLUTE.findall(text))
     stored = yaml.safe_load((run / "config.yaml").read_text())
     assert stored["data_dirs"] == ["../data"] and stored["output"] == "."
+    assert stored["datasets"] == ["flowers", "../data/work.arff.gz"]  # a file: relative too
     again = load_config(run / "config.yaml")
     assert again.data_dirs == ((tmp_path / "data").resolve(),)
+    assert again.datasets[1] == str((data / "work.arff.gz").resolve())
     meta = json.loads((run / "metadata.json").read_text())
-    assert meta["plan"]["dataset_files"] == {"flowers": "../data/flowers.arff.gz"}
+    assert meta["plan"]["dataset_files"] == {"flowers": "../data/flowers.arff.gz",
+                                             "work": "../data/work.arff.gz"}
 
 
 def test_committed_reproductions_name_no_absolute_path():

@@ -202,7 +202,7 @@ class ExperimentConfig:
 
         return {
             "name": self.name,
-            "datasets": list(self.datasets),
+            "datasets": [where(d) if looks_like_path(d) else d for d in self.datasets],
             "data_dirs": [where(p) for p in self.data_dirs],
             "protocol": self._protocol_dict(where),
             "learners": {
