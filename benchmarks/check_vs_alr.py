@@ -94,7 +94,7 @@ def weka_rmse(p: np.ndarray, y: np.ndarray) -> float:
 
 def fit_ours(name: str, params: dict, train, test):
     model = registry.create(name, **params).fit(train)
-    return model.predict_proba(test), model._report
+    return model.predict_proba(test), model.fit_report()
 
 
 def power_above(x: float) -> float:
