@@ -230,9 +230,7 @@ class SplitsFile(Protocol):
                                  "one through for_dataset")
         return self.for_dataset("").plan(n, labels)
 
-    def fold_sizes(self, n, round_):
-        n_test = max(n // self.folds, 1)
-        return n - n_test, n_test
+    fold_sizes = GivenSplits.fold_sizes  # (from rounds × folds alone)
 
     def to_dict(self):
         return {"type": "splits", "splits": self.path, "splits_sha256": self.digest,

@@ -237,11 +237,7 @@ def load_splits(path: str | PathLike, n: int | None = None,
         raise WorkbenchError(f"{p}: no split rows after the header")
     arr = np.array(rows, dtype=np.int64)
     size = n if n is not None else int(arr[:, 1].max()) + 1
-    twice = _first_duplicate(arr[:, 0], arr[:, 1], size)
-    if twice is not None:
-        r, i = arr[twice, 0], arr[twice, 1]
-        raise WorkbenchError(f"{p}:{lines[twice]}: index {i} listed twice in round {r}")
-    return fold_matrix(arr[:, 0], arr[:, 1], arr[:, 2], str(p), size, folds)
+    return fold_matrix(arr[:, 0], arr[:, 1], arr[:, 2], str(p), size, folds, lines)
 
 
 def _first_duplicate(rounds: np.ndarray, index: np.ndarray, size: int) -> int | None:
@@ -256,10 +252,12 @@ def _first_duplicate(rounds: np.ndarray, index: np.ndarray, size: int) -> int | 
 
 
 def fold_matrix(rounds: np.ndarray, index: np.ndarray, fold: np.ndarray, where: str,
-                size: int | None = None, folds: int | None = None) -> np.ndarray:
+                size: int | None = None, folds: int | None = None,
+                lines: list[int] | None = None) -> np.ndarray:
     """The (rounds, n) fold-id matrix of (round, index, fold) triples (0-based, any order),
     checked: rounds 0..R-1, every index 0..n-1 once per round (n = `size`, or 1 + the
-    largest index), no empty fold. Errors name `where`."""
+    largest index), no empty fold. Errors name `where` (and a triple's line, given
+    `lines`)."""
     rounds, index, fold = (np.asarray(a, dtype=np.int64) for a in (rounds, index, fold))
     if rounds.size == 0:
         raise WorkbenchError(f"{where}: no fold rows")
@@ -272,7 +270,8 @@ def fold_matrix(rounds: np.ndarray, index: np.ndarray, fold: np.ndarray, where: 
                              "instances")
     twice = _first_duplicate(rounds, index, size)
     if twice is not None:
-        raise WorkbenchError(f"{where}: index {int(index[twice])} listed twice in round "
+        at = f"{where}:{lines[twice]}" if lines is not None else where
+        raise WorkbenchError(f"{at}: index {int(index[twice])} listed twice in round "
                              f"{int(rounds[twice])}")
     n_rounds = int(rounds.max()) + 1
     out = np.full((n_rounds, size), -1, dtype=np.int64)

@@ -12,8 +12,8 @@ Schema::
     protocol: {rounds: 20, folds: 2, seed: 1, stratify: false,
                discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
       # or {type: holdout, fraction: 0.1, min_test_seconds: 0} (> 0: classification timed
-      #     by a loop of at least that many CPU seconds) | {type: sampled, n_train: 1000, n_test: 1000,
-      #     repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
+      #     by a loop of at least that many CPU seconds)
+      #     | {type: sampled, n_train: 1000, n_test: 1000, repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
       #     | {type: prequential, window: 1000} (a stream, test-then-train)
       #     | {splits: FILE} (the folds of a CSV / Parquet file of round, index, fold rows,
       #       with a dataset column for several data sets: OpenML's or Weka's folds, or
@@ -355,6 +355,11 @@ class _Validator:
             raise self.error(path, f"expected an integer >= {minimum}, got {_show(value)}")
         return value
 
+    def local_path(self, text: str) -> Path:
+        """A path as a config gives it: relative to the config's folder, made absolute."""
+        p = Path(text).expanduser()
+        return (p if p.is_absolute() else self.base_dir / p).resolve()
+
     def nonempty_str(self, value: Any, path: tuple[str, ...]) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.error(path, f"expected a non-empty string, got {_show(value)}")
@@ -431,9 +436,7 @@ class _Validator:
         self.expect(value, list, ("data_dirs",), "a list of directories")
         out = []
         for i, item in enumerate(value):
-            text = self.nonempty_str(item, ("data_dirs", str(i)))
-            p = Path(text).expanduser()
-            out.append((p if p.is_absolute() else self.base_dir / p).resolve())
+            out.append(self.local_path(self.nonempty_str(item, ("data_dirs", str(i)))))
         return tuple(out)
 
     def baselines(self, value: Any, output: Path) -> tuple[tuple[str, Path], ...]:
@@ -520,9 +523,7 @@ class _Validator:
                                  f"protocol (allowed: {', '.join(SPLITS_KEYS)})")
         if "splits" not in value:
             raise self.error(("protocol", "splits"), "missing: the fold file")
-        text = self.nonempty_str(value["splits"], ("protocol", "splits"))
-        path = Path(text).expanduser()
-        path = (path if path.is_absolute() else self.base_dir / path).resolve()
+        path = self.local_path(self.nonempty_str(value["splits"], ("protocol", "splits")))
         sample = value.get("discretize_sample")
         if sample is not None:
             sample = self.positive_int(sample, ("protocol", "discretize_sample"))

@@ -34,6 +34,7 @@ from workbench.report._io import write_text
 from workbench.report.context import prepare
 from workbench.report.document import Document
 from workbench.report.html import markdown_to_html
+from workbench.report.options import read_config
 from workbench.report.sections import (agreement, appendix, bayesian, calibration,
                                        comparisons, curves, figures as figure_section, ranks,
                                        run, scatter, sweeps, wdl)
@@ -69,14 +70,12 @@ def _timestamp() -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def load_run_plugins(run_dir: Path, config: Mapping[str, Any] | None = None) -> None:
+def load_run_plugins(run_dir: Path, config: Mapping[str, Any]) -> None:
     """Import the plugins the run's config lists (its metrics, sections and learners: a
     report of a run must know what the run knew); paths are relative to the run."""
     from workbench.plugins import load_plugins
-    from workbench.report.options import read_config
 
-    cfg = config if config is not None else read_config(run_dir)
-    specs = [str(p) for p in (cfg.get("plugins") or [])]
+    specs = [str(p) for p in (config.get("plugins") or [])]
     if specs:
         load_plugins(specs, base_dir=run_dir)
 
@@ -101,6 +100,8 @@ def render_report(
     """
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir / REPORT_DIR
+    if config is None:
+        config = read_config(run_dir)
     load_run_plugins(run_dir, config)
     ctx = prepare(run_dir, out, summary=summary, config=config, figures=figures,
                   fold_metrics=fold_metrics)
