@@ -103,7 +103,8 @@ def test_stats_read_the_direction():
     # ranks per data set (A, B): (1, 2), (1, 2), (1.5, 1.5)
     assert average_ranks(wide, lower_is_better=False).to_dict() == pytest.approx(
         {"A": 3.5 / 3, "B": 5.5 / 3})
-    assert average_ranks(wide, lower_is_better=True).to_dict() == pytest.approx({"A": 5.5 / 3, "B": 3.5 / 3})
+    assert average_ranks(wide, lower_is_better=True).to_dict() == pytest.approx(
+        {"A": 5.5 / 3, "B": 3.5 / 3})
     summ = pd.DataFrame({"dataset": ["d1", "d2", "d1", "d2"], "learner": ["A", "A", "B", "B"],
                          "m": [0.9, 0.8, 0.5, 0.6]})
     t = wdl_table(summ, "m", ["A", "B"], lower_is_better=False)

@@ -40,7 +40,8 @@ def test_shaffer_multipliers_and_adjusted_p_by_hand():
     assert posthoc.shaffer_multipliers(4) == [6, 3, 3, 3, 2, 1]
     assert posthoc.shaffer_multipliers(3) == [3, 1, 1]
     p = np.array([0.04, 0.001, 0.02, 0.3, 0.011, 0.009])  # k = 4, m = 6
-    # sorted 0.001, 0.009, 0.011, 0.02, 0.04, 0.3; Shaffer 6·, 3·, 3·, 3·, 2·, 1· (running max)
+    # sorted 0.001, 0.009, 0.011, 0.02, 0.04, 0.3; Shaffer 6·, 3·, 3·, 3·, 2·, 1·
+    # (running max)
     shaffer = [0.08, 0.006, 0.06, 0.3, 0.033, 0.027]
     holm = [0.08, 0.006, 0.06, 0.3, 0.045, 0.045]  # 6·, 5·, 4·, 3·, 2·, 1· (running max)
     np.testing.assert_allclose(posthoc.adjust(p, 4, "shaffer"), shaffer, rtol=1e-12)

@@ -107,7 +107,8 @@ def test_a_file_that_does_not_fit_is_one_clear_error(tmp_path):
         tmp_path / "twice.csv", index=False)
     with pytest.raises(ConfigError, match=r"protocol\.splits: .*index 1 listed twice"):
         load_config(_write(tmp_path, "{splits: twice.csv}", ["iris"]))
-    with pytest.raises(ConfigError, match=r"protocol\.splits: .*none\.csv: cannot read \(No such file"):
+    with pytest.raises(ConfigError,
+                       match=r"protocol\.splits: .*none\.csv: cannot read \(No such file"):
         load_config(_write(tmp_path, "{splits: none.csv}", ["iris"]))
     pd.DataFrame({"dataset": "labor", "round": 0, "index": range(57),
                   "fold": np.arange(57) % 2}).to_csv(tmp_path / "labor.csv", index=False)

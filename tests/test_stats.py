@@ -190,8 +190,8 @@ def test_average_ranks_with_ties_lower_is_better():
     r = rank_matrix(m, lower_is_better=True)
     assert r.loc["x"].tolist() == [1.0, 2.0, 3.0]
     assert r.loc["y"].tolist() == [2.5, 2.5, 1.0]
-    assert average_ranks(m, lower_is_better=True).tolist() == pytest.approx([(1 + 2.5 + 3) / 3, (2 + 2.5 + 1) / 3,
-                                                        (3 + 1 + 2) / 3])
+    assert average_ranks(m, lower_is_better=True).tolist() == pytest.approx(
+        [(1 + 2.5 + 3) / 3, (2 + 2.5 + 1) / 3, (3 + 1 + 2) / 3])
 
 
 def test_average_ranks_skip_incomplete_datasets():

@@ -100,8 +100,10 @@ def test_bayesian_signed_rank_by_hand_and_shape():
     np.testing.assert_allclose(wide.samples.sum(axis=1), 1.0)
     xy = simplex_xy(np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]))
     np.testing.assert_allclose(xy, [[0, 0], [0.5, math.sqrt(3) / 2], [1, 0]])
-    again = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9, lower_is_better=True)
-    same = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9, lower_is_better=True)
+    again = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9,
+                         lower_is_better=True)
+    same = signed_rank([0.1, 0.3, 0.2], [0.2, 0.25, 0.4], rope=0.01, samples=3000, seed=9,
+                        lower_is_better=True)
     assert (again.p_a_better, again.p_rope) == (same.p_a_better, same.p_rope)  # seeded
 
 

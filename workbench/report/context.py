@@ -209,7 +209,8 @@ def add_oracle(data: pd.DataFrame, folds: pd.DataFrame | None, oracle: Mapping[s
             vals = pd.to_numeric(g[m], errors="coerce")
             if vals.isna().all():
                 continue
-            best = g.iloc[int(np.nanargmin(as_loss(vals.to_numpy(), lower_is_better=lower_is_better(m))))]
+            loss = as_loss(vals.to_numpy(), lower_is_better=lower_is_better(m))
+            best = g.iloc[int(np.nanargmin(loss))]
             rec[m] = best[m]
             if f"{m}_std" in g.columns:
                 rec[f"{m}_std"] = best[f"{m}_std"]

@@ -24,8 +24,9 @@ What the report takes from the config (everything optional):
   the pairs of each W/D/L table for multiple comparisons; bold and printed p-values are the
   adjusted ones), ``posthoc`` (``nemenyi``, the default, ``holm`` or ``shaffer``: the
   all-pairs test after the Friedman test, `stats.posthoc`; its adjusted p-values are in
-  ``tables/posthoc.csv`` and its groups are the bars of the CD diagrams), ``wdl: corrected-t`` (a data set is decided by Weka's corrected resampled
-  t-test over the paired per-fold values, test/train ratio from the protocol),
+  ``tables/posthoc.csv`` and its groups are the bars of the CD diagrams), ``wdl:
+  corrected-t`` (a data set is decided by Weka's corrected resampled t-test over the
+  paired per-fold values, test/train ratio from the protocol),
   ``bayesian`` (true, or ``{rope, metrics, pairs, samples, seed}``: Bayesian signed-rank
   tests with a region of practical equivalence, with simplex plots; default rope 0.01,
   0-1 loss and RMSE, every learner against the baseline), ``figure_width`` (``screen``, the
