@@ -317,11 +317,25 @@ _rows1, _rows2, _rows3, _rows4, _rows5, _rows6, _rows7, _rows8 = (
     slp_vectorized(_rows_kernel(w)) for w in range(1, 9))
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def row_products(fac, coff, nch, rows, bases, nr, K, prod):
     """prod[i, y] = Π over row rows[i]'s active children of its factors of class y (from
-    offset bases[i] of fac), for i < nr: all classes at once for K ≤ 8, else in blocks of
-    8 and one of K mod 8. Called once per parent set and chunk, not per row."""
+    offset bases[i] of fac), for i < nr. Called once per parent set and chunk, not per row.
+    Inlined, so that in a kernel whose K is a compile-time constant (2 or 3,
+    `workbench.jit.by_classes`) numba prunes the other branches and compiles only that
+    block's loop, not all eight (a third of a cold A1DE run's compiling)."""
+    if K == 2:
+        _rows2(fac, coff, nch, rows, bases, nr, 0, prod)
+    elif K == 3:
+        _rows3(fac, coff, nch, rows, bases, nr, 0, prod)
+    else:
+        _row_blocks(fac, coff, nch, rows, bases, nr, K, prod)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _row_blocks(fac, coff, nch, rows, bases, nr, K, prod):
+    """`row_products` for any K: all classes at once for K ≤ 8, else in blocks of 8 and one
+    of K mod 8."""
     yb = 0
     while K - yb >= 8:
         _rows8(fac, coff, nch, rows, bases, nr, yb, prod)
