@@ -177,6 +177,7 @@ LONG_TESTS = frozenset({
     "tests/test_fetch_sources.py::test_each_source_gives_the_reference_content",
     "tests/test_jit.py::test_a_kernel_first_compiled_inside_a_fold_is_kept_out_of_its_times",
     "tests/test_jit.py::test_the_compile_clock_counts_the_compiling_threads_cpu_only",
+    "tests/test_jit.py::test_warm_up_leaves_nothing_to_compile_for_a_first_cv",
     "tests/test_kdb.py::test_constant_children_are_left_out_of_the_product",
     "tests/test_kdb.py::test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking",
     "tests/test_kdb.py::test_id_like_attributes_use_sparse_pair_counts",

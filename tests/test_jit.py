@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -267,3 +268,33 @@ def test_every_computing_command_says_it_is_compiling(tmp_path, command):
     assert "compiling numba kernels (once per installation" in cold.stderr
     warm = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert warm.returncode == 0 and "compiling" not in warm.stderr
+
+
+def test_warm_up_leaves_nothing_to_compile_for_a_first_cv(tmp_path):
+    """`warm-up` in a fresh kernel cache, then a first `cv` of the same learner on an
+    embedded data set: the cv compiles nothing (it does not say "compiling")."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    warm = subprocess.run([sys.executable, "-m", "workbench", "warm-up", "--learners", "NB",
+                           "--jobs", "1"], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=1200)
+    assert warm.returncode == 0, warm.stderr
+    assert "NB: " in warm.stderr and "kernel(s) compiled" in warm.stderr
+    cv = subprocess.run([sys.executable, "-m", "workbench", "cv", "--learner", "NB", "--data",
+                         "labor", "--rounds", "2", "--folds", "2"], capture_output=True,
+                        text=True, cwd=tmp_path, env=env, timeout=600)
+    assert cv.returncode == 0, cv.stderr
+    assert "compiling" not in cv.stderr
+
+
+def test_warm_up_covers_every_class_count_path_and_leaves_out_the_comparators():
+    from workbench.evaluation import warmup
+
+    names = warmup.default_learners()
+    assert {"NB", "A1DE", "A2DE-SW", "KDB1", "TAN", "RF10", "WANBIA-C"} <= set(names)
+    assert not {"weka", "vw", "VWLF", "sklearn"} & set(names)  # other programs' code
+    for K in warmup.CLASS_COUNTS:
+        data = warmup.synthetic(K)
+        assert data.n_classes == K and set(np.unique(data.y)) == set(range(K))
+        assert np.isnan(data.X).any() and (data.X[:, 3] == 0).all()  # missing; a constant
+    assert {2, 3} < set(warmup.CLASS_COUNTS) and max(warmup.CLASS_COUNTS) > 3

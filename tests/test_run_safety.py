@@ -455,6 +455,8 @@ def test_cost_model_orders_and_refines():
     # done work = 2·1.5 + 2·0.5 = 4 refined units in 8 s; remaining = 2·1.5 + 2·0.5 = 4
     assert m.remaining() == pytest.approx(4.0)
     assert m.eta(8.0) == pytest.approx(8.0)
+    # 6 of 14 elapsed seconds went to compiling kernels: the rate is from the other 8
+    assert m.eta(14.0, compiling=6.0) == pytest.approx(8.0)
 
 
 # ----- 9. exit codes are documented ------------------------------------------------------------

@@ -38,12 +38,14 @@ SUBCOMMANDS: dict[str, str] = {
     "datasets": "list the paper's data sets and where they are found",
     "fetch": "download catalog data sets from their public sources into the cache",
     "discretize": "fit MDL / equal-frequency discretisation and apply it",
+    "warm-up": "compile every learner's kernels ahead (e.g. after pip install)",
 }
 
 PLUGIN_COMMANDS = ("learners", "predict", "cv", "fit", "evaluate", "compare")
 """Subcommands that take ``--plugin`` (run/report get plugins from the config)."""
 
-COMPUTING_COMMANDS = ("predict", "cv", "fit", "evaluate", "compare", "discretize")
+COMPUTING_COMMANDS = ("predict", "cv", "fit", "evaluate", "compare", "discretize",
+                      "warm-up")
 """Subcommands that train or classify in their own process: they say when kernels are
 being compiled, as `run`'s workers do (`jit.note_compiling`)."""
 
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     _verbosity_flags(parser, default=NORMAL)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
-        module = importlib.import_module(f"workbench.cli.{name}")
+        module = importlib.import_module(f"workbench.cli.{name.replace('-', '_')}")
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG)
         _verbosity_flags(p, default=argparse.SUPPRESS)
         module.add_arguments(p)

@@ -102,10 +102,12 @@ class CostModel:
         """Refined estimate of the unfinished work (prior seconds, rescaled per learner)."""
         return sum(max(left, 0.0) * self._factor(l) for l, left in self._left.items())
 
-    def eta(self, elapsed: float) -> float | None:
+    def eta(self, elapsed: float, compiling: float = 0.0) -> float | None:
         """Seconds left: the remaining work at the rate achieved so far (None before any
-        task finished)."""
+        task finished). `compiling`, the part of `elapsed` spent compiling kernels, is left
+        out of the rate: first use is paid once, not per task."""
         done = sum(p * self._factor(l) for l, p in self._done_prior.items())
+        working = elapsed - max(compiling, 0.0)
         if done <= 0 or elapsed <= 0:
             return None
-        return self.remaining() * elapsed / done
+        return self.remaining() * max(working, 1e-3) / done

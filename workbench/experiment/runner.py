@@ -814,12 +814,20 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     p = config.protocol
     failed_pairs: set[tuple[str, str]] = set()
     rounds = bool(config.out_of_core) and p.plan.kind == "kfold"  # a task a round
+    compiled = [0.0]  # kernel compiling and loading the finished tasks reported (CPU s)
+
+    def eta(elapsed: float) -> float | None:
+        """The cost model's ETA from the elapsed time less the compiling it held (shared
+        by the jobs): first use is paid once, so it must not set the rate."""
+        return model.eta(elapsed, compiling=compiled[0] / max(jobs, 1))
+
     progress = Progress(len(tasks), stream=info, interval=progress_interval,
-                        label="rounds" if rounds else "folds",
-                        eta=model.eta)
+                        label="rounds" if rounds else "folds", eta=eta)
 
     def take(task: Task, rec: dict[str, Any]) -> None:
         key = (task.dataset, task.learner)
+        compiled[0] += sum(float(one.get("compile_seconds") or 0.0)
+                           for one in rec.get("records", [rec]))
         if "records" in rec:  # an out-of-core round: its folds one by one
             model.observe(task, sum(float(one["train_wall_seconds"]) +
                                     float(one["test_wall_seconds"]) for one in rec["records"]))

@@ -1,0 +1,118 @@
+"""Compile the kernels ahead: `workbench warm-up` (`compile_kernels`).
+
+A learner compiles its numba kernels on first use, per class-count path (two, three, any:
+`workbench.jit.by_classes`) and per scoring path (row-major for a few test rows,
+parent-major for many), and caches them for the installation (`workbench.jit`). This
+module runs each learner through every such path once on small synthetic data sets, so
+that a later run loads every kernel from the cache: one fold per (learner, class count,
+test size) through `evaluation.pipeline.run_fold` — MDL discretisation included — on data
+with nominal and numeric attributes, missing values and a constant attribute.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable
+
+import numpy as np
+
+from workbench.data.dataset import Attribute, Dataset
+from workbench.learners import registry
+
+CLASS_COUNTS = (2, 3, 5)
+"""One per compiled class-count path (2 and 3 have their own kernels, 5 the general one)."""
+
+TEST_SIZES = (3, 2000)
+"""A few test rows (row-major scoring) and many (parent-major scoring)."""
+
+_DONE: set[str] = set()
+
+_COMPARATOR_MODULES = ("workbench.learners.weka", "workbench.learners.vw",
+                       "workbench.learners.external")
+"""Learners that run other programs: nothing of ours to compile."""
+
+
+def default_learners() -> list[str]:
+    """Every built-in learner whose work is our own compiled code."""
+    return [name for name in registry.names()
+            if registry.get(name).source == "builtin"
+            and registry.get(name).factory.__module__ not in _COMPARATOR_MODULES]
+
+
+def synthetic(K: int, n_train: int = 300, n_test: int = max(TEST_SIZES),
+              seed: int = 0) -> Dataset:
+    """A seeded data set with K classes: three nominal attributes (2, 3 and 4 values, 5 %
+    missing), a constant one, and two numeric ones that depend on the class (so MDL cuts
+    them), with missing values."""
+    rng = np.random.default_rng(seed)
+    n = n_train + n_test
+    y = np.arange(n) % K
+    rng.shuffle(y)
+    cols = []
+    for card in (2, 3, 4):
+        col = (y + rng.integers(0, 2, n)) % card
+        cols.append(np.where(rng.random(n) < 0.05, np.nan, col))
+    cols.append(np.zeros(n))
+    for shift in (1.0, 2.0):
+        col = y * shift + rng.normal(0.0, 1.0, n)
+        cols.append(np.where(rng.random(n) < 0.05, np.nan, col))
+    atts = (Attribute("a", ("0", "1")), Attribute("b", ("0", "1", "2")),
+            Attribute("c", ("0", "1", "2", "3")), Attribute("const", ("only",)),
+            Attribute("u"), Attribute("v"))
+    cls = Attribute("class", tuple(f"k{k}" for k in range(K)))
+    return Dataset(f"warm-up-{K}", atts, cls, np.column_stack(cols), y)
+
+
+def compile_kernels(learners: Iterable[str],
+            say: Callable[[str], None] = lambda text: None) -> dict[str, float]:
+    """Run every learner on every class count and test size once; returns the CPU seconds
+    each learner spent compiling or loading kernels (`workbench.jit.compile_clock`)."""
+    from workbench.evaluation.pipeline import run_fold
+    from workbench.jit import compile_clock
+
+    clock = compile_clock()
+    if "loaded" not in _DONE:  # the ARFF reader's kernels, numeric and nominal columns
+        from workbench.data.catalog import load_dataset
+
+        for name in ("iris", "labor"):
+            load_dataset(name)
+        _DONE.add("loaded")
+    data = {K: synthetic(K) for K in CLASS_COUNTS}
+    train = np.arange(300)
+    spent: dict[str, float] = {}
+    for name in learners:
+        before, t0 = clock.read(), time.monotonic()
+        for K in CLASS_COUNTS:
+            for size in TEST_SIZES:
+                run_fold(data[K], name, {}, train, np.arange(300, 300 + size))
+        got = clock.read() - before
+        spent[name] = got.cpu_seconds
+        say(f"{name}: {got.compiled} kernel(s) compiled, {got.cpu_seconds:.1f} s CPU "
+            f"compiling or loading ({time.monotonic() - t0:.1f} s in all)")
+    return spent
+
+
+def compile_in_processes(learners: list[str], jobs: int,
+                         say: Callable[[str], None] = lambda text: None) -> dict[str, float]:
+    """`compile_kernels` in `jobs` processes, learners of one family (factory) in one
+    process, so that no two processes compile a family's shared kernels at once (the
+    cache is safe for it, `workbench.jit`, but the work would be done twice)."""
+    if jobs <= 1 or len(learners) <= 1:
+        return compile_kernels(learners, say)
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing
+
+    groups: dict[str, list[str]] = {}
+    for name in learners:
+        groups.setdefault(registry.get(name).factory.__qualname__, []).append(name)
+    spent: dict[str, float] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [pool.submit(compile_kernels, names) for names in
+                   sorted(groups.values(), key=len, reverse=True)]
+        for future in as_completed(futures):
+            got = future.result()
+            for name, seconds in got.items():
+                say(f"{name}: {seconds:.1f} s CPU compiling or loading")
+            spent.update(got)
+    return spent
