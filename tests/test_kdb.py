@@ -458,7 +458,7 @@ def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_
             got = []  # all depths on the full space, the first few (40 cells), none
             for cells in (head, 0):
                 monkeypatch.setattr(tables_mod, "MIXED_CELLS", cells)
-                got.append(tables_mod._build_table(X, y, child, parents, cards, K, loo=loo,
+                got.append(tables_mod.build_table(X, y, child, parents, cards, K, loo=loo,
                                                    weights=w))
             (a, *la), (b, *lb) = (g if loo else (g,) for g in got)
             for f in ("cfg_keys", "cfg_counts", "cell_keys", "cell_counts", "offsets"):

@@ -195,12 +195,12 @@ def _numbers(column: list, name: str, where: str) -> np.ndarray:
     try:
         return np.array([np.nan if v is None else float(v) for v in column], dtype=np.float64)
     except ValueError:
-        bad = next(v for v in column if v is not None and not _is_number(v))
+        bad = next(v for v in column if v is not None and not is_number(v))
         raise WorkbenchError(f"{where}: attribute '{name}' is numeric but has the value "
                              f"{bad!r}") from None
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
     try:
         float(text)
         return True

@@ -50,7 +50,7 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
         and math.isfinite(float(v))
 
@@ -73,7 +73,7 @@ def number(name: str, default: float, low: float = -math.inf,
     rule = "float" + ("" if low == -math.inf else f" {'>' if strict else '≥'} {low:g}") + \
         " (finite)"
     return Param(name, default, rule,
-                 lambda v: _is_number(v) and (v > low if strict else v >= low), float)
+                 lambda v: is_number(v) and (v > low if strict else v >= low), float)
 
 
 def boolean(name: str, default: bool) -> Param:

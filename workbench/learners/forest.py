@@ -20,7 +20,7 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.base import Learner, Param, choice, integer, number
 from workbench.learners.jrandom import JavaRandom, next_double
-from workbench.learners.randomtree import Tree, _attribute_kinds, build_tree, default_k
+from workbench.learners.randomtree import Tree, attribute_kinds, build_tree, default_k
 from workbench.learners.registry import register
 
 WEKA_VERSIONS = ("3.6.14", "3.5.7")
@@ -116,7 +116,7 @@ class RandomForest(Learner):
 
 
 def tree_predictions(trees: list[Tree], data: Dataset) -> list[np.ndarray]:
-    is_nom, _ = _attribute_kinds(data)
+    is_nom, _ = attribute_kinds(data)
     X = np.ascontiguousarray(data.X, dtype=np.float64)
     return [t.predict(X, is_nom, data.n_classes) for t in trees]
 

@@ -749,7 +749,7 @@ def build_tree(data: Dataset, rows: np.ndarray, seed: int, K: int, min_num: floa
         j = int(next_int_bound(rng, m))
         h = java_string_hash(instance_string(data, int(rows[j])))
         rng[0] = seed_state(h + seed)
-    is_nom, n_values = _attribute_kinds(data)
+    is_nom, n_values = attribute_kinds(data)
     window = np.arange(data.n_attributes, dtype=np.int64)
     arrays = grow_tree(np.ascontiguousarray(data.X, dtype=np.float64),
                        np.ascontiguousarray(data.y, dtype=np.int64), is_nom, n_values,
@@ -758,7 +758,7 @@ def build_tree(data: Dataset, rows: np.ndarray, seed: int, K: int, min_num: floa
     return Tree(*arrays)
 
 
-def _attribute_kinds(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+def attribute_kinds(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
     is_nom = np.array([a.values is not None for a in data.attributes], dtype=np.bool_)
     n_values = np.array([len(a.values) if a.values is not None else 0
                          for a in data.attributes], dtype=np.int64)

@@ -10,14 +10,14 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.anje.objective import softmax_rows
-from workbench.learners.base import Learner, Param, _is_number, integer
+from workbench.learners.base import Learner, Param, is_number, integer
 from workbench.learners.joins import missing_as_first_value
 from workbench.learners.registry import register
 
 
 def _weight_list(v: object) -> bool:
     return v is None or (isinstance(v, (list, tuple)) and
-                         all(_is_number(w) and 0.0 <= float(w) <= 1.0 for w in v))
+                         all(is_number(w) and 0.0 <= float(w) <= 1.0 for w in v))
 
 
 class WanbiaBnc(Learner):

@@ -11,7 +11,7 @@ from workbench.errors import LearnerError
 from workbench.learners.anje.objective import (
     OBJECTIVES,
     Problem,
-    _objective_pass,
+    objective_pass,
     score_rows,
     softmax_rows,
 )
@@ -19,7 +19,7 @@ from workbench.learners.anje.optimize import (
     OPTIMIZERS,
     LbfgsSettings,
     Outcome,
-    _sgd_pass,
+    sgd_pass,
     lbfgs,
     stochastic,
     stochastic_outcome,
@@ -195,14 +195,14 @@ class AnJE(MultiPassLearner):
         problem = self._empty_problem
         if pass_no < self.n_passes() - 1:  # an SGD pass, θ updated in place
             tc, ts = problem.split(self.theta_)
-            _sgd_pass(slots, y, np.arange(len(y), dtype=np.int64), problem.log_prior,
+            sgd_pass(slots, y, np.arange(len(y), dtype=np.int64), problem.log_prior,
                       problem.log_cond, tc, ts, *self._adagrad, problem.parameterisation ==
                       "weighted", self.optimizer == "adagrad", self.eta)
         elif self.model == "generative":
             self._objective += _objective_of(score_rows(slots, *self._terms), y, self.objective)
         else:
             c, e = self._terms[:2]
-            self._objective += _objective_pass(slots, y, np.ascontiguousarray(c),
+            self._objective += objective_pass(slots, y, np.ascontiguousarray(c),
                                                np.ascontiguousarray(e), False, *self._scratch)
         self._rows += len(y)
 

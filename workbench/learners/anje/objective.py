@@ -48,7 +48,7 @@ def shifted_exp(s, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _objective_pass(slots, y, c, E, mse, per_class, per_slot):
+def objective_pass(slots, y, c, E, mse, per_class, per_slot):
     """One pass over the rows: Σ_i of the row objective (CLL without the −ln K offset, or
     the squared error), and r_iy = ∂f_i/∂s_iy summed per class and per slot."""
     N, S = slots.shape
@@ -175,7 +175,7 @@ class Problem:
         c, e = self.effective(theta)
         per_class = np.empty(self.K)
         per_slot = np.empty((self.J, self.K))
-        f = _objective_pass(self.slots, self.y, np.ascontiguousarray(c),
+        f = objective_pass(self.slots, self.y, np.ascontiguousarray(c),
                             np.ascontiguousarray(e), self.objective == "mse", per_class,
                             per_slot)
         if self.objective == "cll":

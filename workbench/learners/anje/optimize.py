@@ -69,7 +69,7 @@ def lbfgs(problem: Problem, theta0: np.ndarray, settings: LbfgsSettings,
 
 
 @numba.njit(cache=True, nogil=True)
-def _sgd_pass(slots, y, order, log_prior, log_cond, tc, ts, gc, gs, weighted, adagrad, eta):
+def sgd_pass(slots, y, order, log_prior, log_cond, tc, ts, gc, gs, weighted, adagrad, eta):
     """One pass of per-row updates in `order`; every update of a row uses the same p_t."""
     K = log_prior.shape[0]
     S = slots.shape[1]
@@ -115,7 +115,7 @@ def stochastic(problem: Problem, theta0: np.ndarray, adagrad: bool,
     for _ in range(passes):
         order = (np.arange(problem.N, dtype=np.int64) if rng is None
                  else rng.permutation(problem.N).astype(np.int64))
-        _sgd_pass(problem.slots, problem.y, order, problem.log_prior, problem.log_cond,
+        sgd_pass(problem.slots, problem.y, order, problem.log_prior, problem.log_cond,
                   tc, ts, gc, gs, problem.parameterisation == "weighted", adagrad, eta)
     return stochastic_outcome(theta, problem.value(theta), passes, problem.N, adagrad)
 

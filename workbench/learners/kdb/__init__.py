@@ -37,7 +37,7 @@ The package follows the computation:
 - `model`: the learners (`KDB`, `TAN`, `SKDB`) and their registered variants.
 """
 
-from workbench.learners.kdb.model import KDB, SKDB, TAN, _BayesNetBase
+from workbench.learners.kdb.model import KDB, SKDB, TAN, BayesNetBase
 from workbench.learners.kdb.structure import (
     conditional_mutual_information,
     kdb_parents,
@@ -50,7 +50,7 @@ __all__ = [
     "KDB",
     "SKDB",
     "TAN",
-    "_BayesNetBase",
+    "BayesNetBase",
     "mutual_information",
     "conditional_mutual_information",
     "mi_order",

@@ -21,9 +21,9 @@ from workbench.learners.kdb.structure import (
 )
 from workbench.learners.kdb.scoring import Scorer
 from workbench.learners.kdb.tables import (
-    _build_table,
-    _loo_factors,
-    _loo_step,
+    build_table,
+    loo_factors,
+    loo_step,
 )
 from workbench.learners.registry import register
 from workbench.learners.tuples import TupleCounts
@@ -52,7 +52,7 @@ def _with_missing(codes_t: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
 # ================================================================================================
 # Learners
 # ================================================================================================
-class _BayesNetBase(Learner):
+class BayesNetBase(Learner):
     """Common fit/predict for KDB-like models: structure + per-attribute count tables."""
 
     preprocessing = "ef:5"
@@ -101,7 +101,7 @@ class _BayesNetBase(Learner):
     def _fit_tables(self, X: np.ndarray, y: np.ndarray, attributes: list[int]) -> None:
         X = np.asfortranarray(X)  # (each table reads whole columns)
         self.tables_ = {
-            a: _build_table(X, y, a, self.parents_[a], self.cards_, self.n_classes_)
+            a: build_table(X, y, a, self.parents_[a], self.cards_, self.n_classes_)
             for a in attributes
         }
 
@@ -164,7 +164,7 @@ class _BayesNetBase(Learner):
         self.order_ = mi_order(self.mi_)
 
 
-class _PassTrained(_BayesNetBase, MultiPassLearner):
+class _PassTrained(BayesNetBase, MultiPassLearner):
     """KDB-like learners trained in passes over chunks of rows (`MultiPassLearner`), as the
     JMLR 2016 paper sells them for data larger than memory:
 
@@ -289,10 +289,10 @@ class _PassTrained(_BayesNetBase, MultiPassLearner):
         self._stage[a].add(rows, counts)
 
     def _family_table(self, a: int, counts: TupleCounts, loo: bool = False):
-        """`_build_table` of attribute `a` on its family's distinct tuples, weighted."""
+        """`build_table` of attribute `a` on its family's distinct tuples, weighted."""
         rows = counts.decode()
         f = rows.shape[1] - 1  # parents..., child, class
-        out = _build_table(np.asfortranarray(rows[:, :f]), rows[:, f], f - 1,
+        out = build_table(np.asfortranarray(rows[:, :f]), rows[:, f], f - 1,
                            list(range(f - 1)),
                            self.cards_[self.parents_[a] + [a]], self.n_classes_, loo=loo,
                            weights=counts.counts.astype(np.float64))
@@ -388,14 +388,14 @@ class SKDB(_PassTrained):
             S = self._prior_losses(y, losses)
         for l, a in enumerate(order, start=1):
             if n == 0:
-                self.tables_[a] = _build_table(X, y, a, self.parents_[a], self.cards_, K)
+                self.tables_[a] = build_table(X, y, a, self.parents_[a], self.cards_, K)
                 continue
-            table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = _build_table(
+            table, cell_ids, cell_cfg, cell_counts, cfg_counts, depth = build_table(
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
-            F, own = _loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
-            _loo_step(S, y, depth, cell_ids, F, own, self.loss == "zero_one", losses[l])
+            F, own = loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
+            loo_step(S, y, depth, cell_ids, F, own, self.loss == "zero_one", losses[l])
         self._select(losses)
         return self
 
@@ -444,7 +444,7 @@ class SKDB(_PassTrained):
                 a, stage[a], loo=True)
             self.tables_[a] = table
             self._loo[a] = (stage[a], cell_ids, depth,
-                            *_loo_factors(table.card, cell_cfg, cell_counts, cfg_counts))
+                            *loo_factors(table.card, cell_cfg, cell_counts, cfg_counts))
         self._losses = np.zeros((len(self.attributes_) + 1, self._kmax() + 1))
 
     def _learn_loo(self, X: np.ndarray, y: np.ndarray) -> None:
@@ -457,7 +457,7 @@ class SKDB(_PassTrained):
             if (idx < 0).any():
                 raise LearnerError("SKDB: pass 3 reads a row pass 2 did not count: every "
                                    "pass must read the same rows")
-            _loo_step(S, y, depth[idx], np.ascontiguousarray(cell_ids[:, idx]), F, own,
+            loo_step(S, y, depth[idx], np.ascontiguousarray(cell_ids[:, idx]), F, own,
                       self.loss == "zero_one", self._losses[l])
 
     def _finish_loo(self) -> None:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from workbench.jit import numba
-from workbench.learners.kdb.tables import _AttributeTable
+from workbench.learners.kdb.tables import AttributeTable
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NO_FACTORS = np.zeros((0, 0, 0))
@@ -43,7 +43,7 @@ class _Lookups(NamedTuple):
     unseen: np.ndarray  # (K,) the factor of a configuration not seen
 
 
-def _flat(t: _AttributeTable, K: int, rows: int = 0) -> _Lookups:
+def _flat(t: AttributeTable, K: int, rows: int = 0) -> _Lookups:
     """The table's lookups as arrays for the kernels (built once — for `rows` rows to
     classify, `FACTOR_TABLE_CELLS` —, kept on the table): every
     depth's pair keys and direct index (length 0: none, search the keys) — `Scorer` lays
@@ -501,7 +501,7 @@ call is kept for the next. (Measured: replacing a tabulated attribute's search f
 deepest seen configuration saves little; copying its factors costs more.)"""
 
 
-def _varying(tables: list[_AttributeTable]) -> tuple[list[_AttributeTable], np.ndarray]:
+def _varying(tables: list[AttributeTable]) -> tuple[list[AttributeTable], np.ndarray]:
     """The tables whose child takes more than one code, and after each of them how many
     underflow checks `_products` makes (`_LIFT_EVERY`). A constant child's factor is 1
     exactly for every row — (#(π, y) + 1) / (#(π, y) + 1), or a missing value's 1 — so
@@ -526,7 +526,7 @@ class Scorer:
     factors (`FACTOR_TABLE_CELLS`; fac_at), a row of unseen factors per attribute, a row
     of ones, then the direct tables filled so far (`DIRECT_CELLS`; dir_at)."""
 
-    def __init__(self, tables: list[_AttributeTable], cards: np.ndarray, K: int, cap: int,
+    def __init__(self, tables: list[AttributeTable], cards: np.ndarray, K: int, cap: int,
                  backoff: bool, rows: int = 0) -> None:
         self.tables, self.cap = tables, cap
         tables, self.checks = _varying(tables)

@@ -174,7 +174,7 @@ def _dense_index(keys: np.ndarray, size: int) -> np.ndarray | None:
 
 
 @dataclass
-class _AttributeTable:
+class AttributeTable:
     """Counts of one child attribute for every prefix of its parent list (see module doc)."""
 
     child: int
@@ -274,12 +274,12 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
 
 @numba.njit(cache=True, nogil=True)
 def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
-    """The tables of `_build_table` from `_mixed_counts`: a configuration seen in training
+    """The tables of `build_table` from `_mixed_counts`: a configuration seen in training
     (any count) gets the rank of its mixed-radix index among the seen ones of its depth —
     the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
     and the counted cells become the same sorted keys. With `loo`, also each row's cell
     at every depth, the cells' configurations, their count rows, the configurations'
-    count rows and the rows' back-off depth (see `_build_table`); and, when `key` (each
+    count rows and the rows' back-off depth (see `build_table`); and, when `key` (each
     row's mixed-radix index at the deepest depth) has rows, each row's configuration id
     there (for the depths ranked after these)."""
     L = parents.shape[0]
@@ -440,7 +440,7 @@ def _deeper(cell, cinv, j, ok, depth):
         depth[r] = j if o else depth[r]
 
 
-def _build_table(
+def build_table(
     X: np.ndarray,
     y: np.ndarray,
     child: int,
@@ -531,7 +531,7 @@ def _build_table(
             if j > 0:
                 _deeper(cell, cinv, j, ok_prev, depth)
         offset += n_cfg
-    table = _AttributeTable(
+    table = AttributeTable(
         child=child,
         parents=list(parents),
         card=card,
@@ -555,11 +555,11 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
                                                                           copy=False)
 
 
-def _finish(table: _AttributeTable, cards: np.ndarray, known: list | None,
+def _finish(table: AttributeTable, cards: np.ndarray, known: list | None,
             loo: tuple | None = None):
     """Index the table (`known`: the first depths' direct indexes, made while counting);
     with the LOO pass's arrays (cell ids, cells' configurations, cell and configuration
-    count rows, depths), return them with it (`_build_table`)."""
+    count rows, depths), return them with it (`build_table`)."""
     table.index(cards, known)
     if loo is None:
         return table
@@ -570,7 +570,7 @@ def _finish(table: _AttributeTable, cards: np.ndarray, known: list | None,
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _loo_factors(card, cell_cfg, cell_counts, cfg_counts):
+def loo_factors(card, cell_cfg, cell_counts, cfg_counts):
     """The LOO pass's factors of every cell c and class y: F = (#cell + 1/|X_i|) /
     (#cfg + 1), with all rows, and own = (#cell − 1 + 1/|X_i|) / (#cfg − 1 + 1), the
     factor of a held-out row of class y in that cell (its own count taken out; a class
@@ -589,12 +589,12 @@ def _loo_factors(card, cell_cfg, cell_counts, cfg_counts):
 
 
 @numba.njit(cache=True, nogil=True)
-def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
+def loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
     """Extend every candidate k's LOO class distributions by one attribute, add the losses.
 
     S (n, k_max+1, K) holds normalised distributions; for row r and candidate k the factor
     is P_loo(x_i | π at depth min(k, depth[r]), y) of the row's cell c there: F[c, y] for
-    the other classes and own[c, y] for the row's class (`_loo_factors`). The loss of each
+    the other classes and own[c, y] for the row's class (`loo_factors`). The loss of each
     k (Σ (1 − P(y*|x))² or the number of errors) is added to out[k], row by row in order,
     so that chunks of rows in file order sum exactly as all rows at once do. A row's
     candidates lie side by side in S: one pass over the rows. With two or three classes
@@ -614,7 +614,7 @@ def _loo_step(S, y, depth, cell_ids, F, own, zero_one, out):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
-    """`_loo_step` for K classes."""
+    """`loo_step` for K classes."""
     n, n_k = S.shape[0], S.shape[1]
     acc = out.copy()
     f = np.empty((cell_ids.shape[0], K))  # the row's factors at each depth it uses
