@@ -273,21 +273,12 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
 
 
 @numba.njit(cache=True, nogil=True)
-def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
-    """The tables of `build_table` from `_mixed_counts`: a configuration seen in training
-    (any count) gets the rank of its mixed-radix index among the seen ones of its depth —
-    the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
-    and the counted cells become the same sorted keys. With `loo`, also each row's cell
-    at every depth, the cells' configurations, their count rows, the configurations'
-    count rows and the rows' back-off depth (see `build_table`); and, when `key` (each
-    row's mixed-radix index at the deepest depth) has rows, each row's configuration id
-    there (for the depths ranked after these)."""
-    L = parents.shape[0]
-    card = cards[child]
+def _rank_seen(cells, at, P, L, card, K):
+    """Ranks of the seen configurations and (configuration, value)s of `_mixed_tables`'
+    counts, depth by depth: per (depth, k, x) its cell rank (−1: unseen), per (depth, k)
+    its configuration rank, per (depth, k, y) #(π, y), per depth the seen configurations
+    and cells, and the counted configuration and cell keys in all."""
     block = card * K
-    n = X.shape[0]
-    need_ids = key.shape[0] > 0
-    # ranks of the seen configurations (and, with loo, of the seen (configuration, value))
     crank = np.full(at[L + 1] // K, -1, dtype=np.int64)  # per (depth, k, x): cell rank
     grank = np.empty(at[L + 1] // block, dtype=np.int64)  # per (depth, k): config rank
     csum = np.zeros(at[L + 1] // card)  # per (depth, k, y): #(π, y) (seen configurations)
@@ -315,6 +306,69 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
                 n_cfg[j] += 1
                 for c in range(K):
                     n_cfg_keys += csum[s0 + c] != 0.0
+    return crank, grank, csum, n_cfg, n_cell, n_cfg_keys, n_cell_keys
+
+
+@numba.njit(cache=True, nogil=True)
+def _loo_cells(cells, at, L, card, K, X, child, parents, cards, n_cell, crank, cell_ids,
+               depth):
+    """`_mixed_tables`' leave-one-out part: each row's cell at every depth into cell_ids
+    and its back-off depth into depth (the deepest whose (configuration, value) is
+    counted at least twice, so that it stays seen without the row); returns each row's
+    mixed-radix index at the deepest depth."""
+    n = X.shape[0]
+    # per depth: where its (k, x) entries start in crank, the rank of its first cell
+    # among all depths', its last parent and that parent's cardinality
+    base = np.empty(L + 1, dtype=np.int64)
+    first = np.empty(L + 1, dtype=np.int64)
+    pj = np.zeros(L + 1, dtype=np.int64)
+    cpj = np.ones(L + 1, dtype=np.int64)
+    twice = np.zeros(at[L + 1] // K, dtype=np.bool_)  # a (k, x) counted ≥ 2 times
+    cb = 0
+    for j in range(L + 1):
+        base[j] = at[j] // K
+        first[j] = cb
+        cb += n_cell[j]
+        if j > 0:
+            pj[j] = parents[j - 1]
+            cpj[j] = cards[parents[j - 1]]
+    for i in range(at[L + 1] // K):
+        tot = 0.0
+        for c in range(K):
+            tot += cells[i * K + c]
+        twice[i] = tot >= 2.0
+    key = np.zeros(n, dtype=np.int64)
+    ok = np.ones(n, dtype=np.bool_)
+    for r in range(n):
+        cell_ids[0, r] = first[0] + crank[np.uint64(base[0] + X[r, child])]
+    for j in range(1, L + 1):  # (depth by depth over the rows: columns read in order)
+        p, cp, b0, f0 = pj[j], cpj[j], base[j], first[j]
+        for r in range(n):
+            key[r] = key[r] * cp + X[r, p]
+            i = np.uint64(b0 + key[r] * card + X[r, child])  # (unsigned: no wrap code)
+            cell_ids[j, r] = f0 + crank[i]
+            ok[r] = ok[r] and twice[i]
+            depth[r] = j if ok[r] else depth[r]  # (a select: no branch per row)
+    return key
+
+
+@numba.njit(cache=True, nogil=True)
+def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
+    """The tables of `build_table` from `_mixed_counts`: a configuration seen in training
+    (any count) gets the rank of its mixed-radix index among the seen ones of its depth —
+    the order of the keys (previous id, parent value) the depth-by-depth ranking sorts —
+    and the counted cells become the same sorted keys. With `loo`, also each row's cell
+    at every depth, the cells' configurations, their count rows, the configurations'
+    count rows and the rows' back-off depth (see `build_table`); and, when `key` (each
+    row's mixed-radix index at the deepest depth) has rows, each row's configuration id
+    there (for the depths ranked after these)."""
+    L = parents.shape[0]
+    card = cards[child]
+    block = card * K
+    n = X.shape[0]
+    need_ids = key.shape[0] > 0
+    crank, grank, csum, n_cfg, n_cell, n_cfg_keys, n_cell_keys = _rank_seen(
+        cells, at, P, L, card, K)
     offsets = np.zeros(L + 1, dtype=np.int64)
     for j in range(1, L + 1):
         offsets[j] = offsets[j - 1] + n_cfg[j - 1]
@@ -386,38 +440,8 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
     cell_ids = np.empty((L + 1 if loo else 0, n), dtype=np.int32)
     depth = np.zeros(n if loo else 0, dtype=np.int64)
     if loo:
-        # per depth: where its (k, x) entries start in crank, the rank of its first cell
-        # among all depths', its last parent and that parent's cardinality
-        base = np.empty(L + 1, dtype=np.int64)
-        first = np.empty(L + 1, dtype=np.int64)
-        pj = np.zeros(L + 1, dtype=np.int64)
-        cpj = np.ones(L + 1, dtype=np.int64)
-        twice = np.zeros(at[L + 1] // K, dtype=np.bool_)  # a (k, x) counted ≥ 2 times
-        cb = 0
-        for j in range(L + 1):
-            base[j] = at[j] // K
-            first[j] = cb
-            cb += n_cell[j]
-            if j > 0:
-                pj[j] = parents[j - 1]
-                cpj[j] = cards[parents[j - 1]]
-        for i in range(at[L + 1] // K):
-            tot = 0.0
-            for c in range(K):
-                tot += cells[i * K + c]
-            twice[i] = tot >= 2.0
-        key = np.zeros(n, dtype=np.int64)
-        ok = np.ones(n, dtype=np.bool_)
-        for r in range(n):
-            cell_ids[0, r] = first[0] + crank[np.uint64(base[0] + X[r, child])]
-        for j in range(1, L + 1):  # (depth by depth over the rows: columns read in order)
-            p, cp, b0, f0 = pj[j], cpj[j], base[j], first[j]
-            for r in range(n):
-                key[r] = key[r] * cp + X[r, p]
-                i = np.uint64(b0 + key[r] * card + X[r, child])  # (unsigned: no wrap code)
-                cell_ids[j, r] = f0 + crank[i]
-                ok[r] = ok[r] and twice[i]
-                depth[r] = j if ok[r] else depth[r]  # (a select: no branch per row)
+        key = _loo_cells(cells, at, L, card, K, X, child, parents, cards, n_cell, crank,
+                         cell_ids, depth)
     ids = np.empty(n if need_ids else 0, dtype=np.int64)
     gL = at[L] // block
     for r in range(ids.shape[0]):
