@@ -5,6 +5,7 @@ values, and the compiled pass that multiplies a row's factors (`Scorer`)."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +28,30 @@ instead of two counts and a division. A sparser table (deep parent lists over
 many-valued attributes, an ID-like parent: most configurations seen with one child value)
 would cost more to fill than it saves for a few rows; its counts are read per row. The
 factors are the same either way."""
+
+
+Lookup = namedtuple("Lookup", ["cards", "par_at", "parents", "off_at", "offsets", "pk",
+                               "pk_at", "pk_len", "pp", "pp_at", "pp_len"])
+"""Every table's parent configurations as the kernels search them (`Scorer`): the
+attributes' cardinalities; each table's parents (from par_at[a]) and depth offsets (from
+off_at[a]); each depth's pair keys pk[pk_at[e]: + pk_len[e]] and direct index
+pp[pp_at[e]: + pp_len[e]] (depth j of attribute a is entry e = par_at[a] + j − 1).
+The kernels take it whole and its arrays out of it once (a read from a tuple in a loop
+costs a reference count)."""
+
+Counts = namedtuple("Counts", ["keys", "counts", "start", "cfg", "count_at"])
+"""The counts of the attributes whose factors are computed per row (`_ratio`), end to end:
+sorted cell keys and their counts, where each configuration's cells start, #(g, y), and
+per attribute where its three begin (count_at[a])."""
+
+Factors = namedtuple("Factors", ["fac_at", "dir_at", "fa", "unseen_at", "ones_at"])
+"""The factor rows a row's product reads (`Scorer._with_direct`): fa, with each
+attribute's tabulated factors at fac_at[a] and direct table at dir_at[a] (−1: none), the
+unseen rows from unseen_at and a row of ones at ones_at."""
+
+Prefixes = namedtuple("Prefixes", ["pre_at", "pre_h", "pre_local", "pre_gid"])
+"""The prefix tables (`_prefix_fill`): attribute a's from pre_at[a] over its first
+pre_h[a] parents (−1 / 0: none)."""
 
 
 class _Lookups(NamedTuple):
@@ -186,10 +211,95 @@ def _mixed_index(T, parents, pa, h, cards, nb, local, alive):
 
 
 @numba.njit(cache=True, nogil=True)
-def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
-              pp, pp_at, pp_len, prior, child, card, fac_at, dir_at, fa, unseen_at, ones_at,
-              keys, counts, start, cfg, count_at, pre_at, pre_h, pre_local, pre_gid, checks,
-              normalise, out):
+def _direct_rows(T, parents, cards, c, pa, da, cap, ca, K, ones_at, nb, local, alive, fi):
+    """`_products`' factor rows of child c for the block's nb rows in its direct table (at
+    da), from the mixed-radix index of the row's first `cap` parent values, into fi: the
+    ones for a missing child, −1 when a parent value is missing (searched by `_walk_rows`);
+    True if some row is."""
+    if cap <= 2:  # (one or two parents in registers; selects, no branches)
+        p0 = parents[pa] if cap > 0 else c
+        p1 = parents[pa + 1] if cap > 1 else c
+        r1 = cards[p1] if cap > 1 else 0
+        m0 = 1 if cap > 0 else 0
+        nwalk = 0
+        for i in range(nb):
+            x = T[c, i]
+            v0 = T[p0, i] * m0
+            v1 = T[p1, i] if cap > 1 else 0
+            q = da + ((v0 * r1 + v1 if cap > 1 else v0) * ca + x) * K
+            q = -1 if (v0 | v1) < 0 else q
+            q = ones_at if x < 0 else q
+            nwalk += q < 0
+            fi[i] = q
+        return nwalk > 0
+    else:
+        _mixed_index(T, parents, pa, cap, cards, nb, local, alive)
+        nwalk = 0
+        for i in range(nb):  # (selects, no branches)
+            x = T[c, i]
+            q = da + (local[i] * ca + x) * K if alive[i] else -1
+            q = ones_at if x < 0 else q
+            nwalk += q < 0
+            fi[i] = q
+        return nwalk > 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk_rows(T, lk, pre, a, cap, backoff, nb, local, gid, alive):
+    """`_products`' search for the configuration of attribute a's first `cap` parents of
+    the block's nb rows, depth by depth (the first ones at once through its prefix table,
+    if any): each row's global id into gid (−1: none seen; with `backoff` the deepest seen
+    prefix), through the depth's direct index where it has one, else binary search."""
+    cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at, pp_len = lk
+    pre_at, pre_h, pre_local, pre_gid = pre
+    pa = par_at[a]
+    first = 1
+    h = pre_h[a]
+    # the first h depths at once: the prefix table (`_prefix_fill`); a block
+    # with a parent value missing among them walks from depth 1
+    if h > 0 and _mixed_index(T, parents, pa, h, cards, nb, local, alive):
+        po = pre_at[a]
+        for i in range(nb):
+            q = po + local[i]
+            lo = pre_local[q]
+            gid[i] = pre_gid[q]
+            alive[i] = lo >= 0
+            local[i] = lo if lo >= 0 else 0
+        first = h + 1
+    if first == 1:
+        for i in range(nb):
+            local[i] = 0
+            gid[i] = 0
+            alive[i] = True
+    for j in range(first, cap + 1):
+        p = parents[pa + j - 1]
+        cp = cards[p]
+        size = pk_len[pa + j - 1]
+        plen = pp_len[pa + j - 1]
+        pat = pp_at[pa + j - 1]
+        kat = pk_at[pa + j - 1]
+        base = offsets[off_at[a] + j]
+        if size > 0 and plen > 0:  # through the depth's direct index
+            for i in range(nb):
+                xp = T[p, i]
+                idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
+                _advance(local, alive, gid, i, idx,
+                         alive[i] and xp >= 0 and idx >= 0, base, backoff)
+        else:  # by binary search among its keys (none: nothing seen)
+            for i in range(nb):
+                xp = T[p, i]
+                q = local[i] * cp + xp
+                found = False
+                idx = 0
+                if size > 0:
+                    idx = min(_lower_bound(pk, kat, size, q), size - 1)
+                    found = alive[i] and xp >= 0 and pk[kat + idx] == q
+                _advance(local, alive, gid, i, idx, found, base, backoff)
+
+
+@numba.njit(cache=True, nogil=True)
+def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, pre, normalise,
+              out):
     """out[r, y] = P(y) · Π over the attributes, in order, of P(x_i | π_i, y) for row r,
     times a power of two common to the row's classes (or divided by the row's sum with
     `normalise`).
@@ -215,6 +325,9 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
     product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its largest
     class is below 2^-600 keeps it from underflowing: checks[a] such checks follow
     attribute a (`Scorer`)."""
+    cards, par_at, parents = lk.cards, lk.par_at, lk.parents
+    keys, counts, start, cfg, count_at = cn
+    fac_at, dir_at, fa, unseen_at, ones_at = fx
     n, K = out.shape
     m = child.shape[0]
     d = XT.shape[0]
@@ -246,76 +359,10 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
             ca = card[a]
             walk = da < 0
             if da >= 0:  # the mixed-radix index of the row's parent values: its factor row
-                cap = caps[a]  # (−1 when a parent value is missing: searched below)
-                if cap <= 2:  # (one or two parents in registers; selects, no branches)
-                    p0 = parents[pa] if cap > 0 else c
-                    p1 = parents[pa + 1] if cap > 1 else c
-                    r1 = cards[p1] if cap > 1 else 0
-                    m0 = 1 if cap > 0 else 0
-                    nwalk = 0
-                    for i in range(nb):
-                        x = T[c, i]
-                        v0 = T[p0, i] * m0
-                        v1 = T[p1, i] if cap > 1 else 0
-                        q = da + ((v0 * r1 + v1 if cap > 1 else v0) * ca + x) * K
-                        q = -1 if (v0 | v1) < 0 else q
-                        q = ones_at if x < 0 else q
-                        nwalk += q < 0
-                        fi[i] = q
-                    walk = nwalk > 0
-                else:
-                    _mixed_index(T, parents, pa, cap, cards, nb, local, alive)
-                    nwalk = 0
-                    for i in range(nb):  # (selects, no branches)
-                        x = T[c, i]
-                        q = da + (local[i] * ca + x) * K if alive[i] else -1
-                        q = ones_at if x < 0 else q
-                        nwalk += q < 0
-                        fi[i] = q
-                    walk = nwalk > 0
+                walk = _direct_rows(T, parents, cards, c, pa, da, caps[a], ca, K, ones_at, nb,
+                                    local, alive, fi)
             if walk:
-                first = 1
-                h = pre_h[a]
-                # the first h depths at once: the prefix table (`_prefix_fill`); a block
-                # with a parent value missing among them walks from depth 1
-                if h > 0 and _mixed_index(T, parents, pa, h, cards, nb, local, alive):
-                    po = pre_at[a]
-                    for i in range(nb):
-                        q = po + local[i]
-                        lo = pre_local[q]
-                        gid[i] = pre_gid[q]
-                        alive[i] = lo >= 0
-                        local[i] = lo if lo >= 0 else 0
-                    first = h + 1
-                if first == 1:
-                    for i in range(nb):
-                        local[i] = 0
-                        gid[i] = 0
-                        alive[i] = True
-                for j in range(first, caps[a] + 1):
-                    p = parents[pa + j - 1]
-                    cp = cards[p]
-                    size = pk_len[pa + j - 1]
-                    plen = pp_len[pa + j - 1]
-                    pat = pp_at[pa + j - 1]
-                    kat = pk_at[pa + j - 1]
-                    base = offsets[off_at[a] + j]
-                    if size > 0 and plen > 0:  # through the depth's direct index
-                        for i in range(nb):
-                            xp = T[p, i]
-                            idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
-                            _advance(local, alive, gid, i, idx,
-                                     alive[i] and xp >= 0 and idx >= 0, base, backoff)
-                    else:  # by binary search among its keys (none: nothing seen)
-                        for i in range(nb):
-                            xp = T[p, i]
-                            q = local[i] * cp + xp
-                            found = False
-                            idx = 0
-                            if size > 0:
-                                idx = min(_lower_bound(pk, kat, size, q), size - 1)
-                                found = alive[i] and xp >= 0 and pk[kat + idx] == q
-                            _advance(local, alive, gid, i, idx, found, base, backoff)
+                _walk_rows(T, lk, pre, a, caps[a], backoff, nb, local, gid, alive)
             fa_a = fac_at[a]
             computed = False
             for i in range(nb if walk else 0):
@@ -370,14 +417,16 @@ def _products(XT, miss, caps, backoff, cards, par_at, parents, off_at, offsets, 
                 out[r0 + i, y] = Q[y, i] / tot if normalise else Q[y, i]
 
 
+
+
 @numba.njit(cache=True, nogil=True)
-def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len,
-                 pp, pp_at, pp_len, card, fac_at, factors, unseen, keys, counts, start, cfg,
-                 count_at, K, out):
+def _direct_fill(a, cap, backoff, lk, card, fac_at, factors, unseen, cn, K, out):
     """Attribute a's factors for every combination of its first `cap` parents' values
     (mixed radix, the first parent most significant) and child value: the configuration
     `_products` finds for those values (deepest seen prefix with `backoff`, else the full
     one or none), read as it reads it."""
+    cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at, pp_len = lk
+    keys, counts, start, cfg, count_at = cn
     pa = par_at[a]
     P = 1
     for j in range(cap):
@@ -434,14 +483,14 @@ def _direct_fill(a, cap, backoff, cards, par_at, parents, off_at, offsets, pk, p
 
 
 @numba.njit(cache=True, nogil=True)
-def _prefix_fill(a, h, cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at,
-                 pp_len, out_local, out_gid):
+def _prefix_fill(a, h, lk, out_local, out_gid):
     """Attribute a's search (with back-off) through its first h parents for every
     combination of their values (mixed radix, the first parent most significant), as
     `_products` walks it: out_local = the local id at depth h (−1: some depth ≤ h not
     seen), out_gid = the global id of the deepest seen configuration. Depth by depth, each
     combination extends its prefix's state by one step (one lookup per combination and
     depth)."""
+    cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at, pp_len = lk
     pa = par_at[a]
     loc = np.zeros(1, dtype=np.int64)  # the states at the previous depth
     gid = np.zeros(1, dtype=np.int64)
@@ -575,6 +624,11 @@ class Scorer:
         self.direct_cells = np.array(
             [math.prod(int(self.cards[p]) for p in t.parents[:self.caps[a]]) * t.card * K
              for a, t in enumerate(tables)], dtype=np.int64)
+        self.lookup = Lookup(self.cards, self.par_at, self.parents, self.off_at, self.offsets,
+                             self.pk, self.pk_at, self.pk_len, self.pp, self.pp_at,
+                             self.pp_len)
+        self.count_tables = Counts(self.keys, self.counts, self.start, self.cfg,
+                                   self.count_at)
         self._state: tuple = (np.full(m, -1, dtype=np.int64), None)
         self._prefix: tuple | None = None
 
@@ -608,11 +662,8 @@ class Scorer:
         fa = grown
         dir_at = dir_at.copy()
         for a, at in new:
-            _direct_fill(a, self.caps[a], self.backoff, self.cards, self.par_at, self.parents,
-                         self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                         self.pp_at, self.pp_len, self.card, self.fac_at, fa,
-                         self.unseen, self.keys, self.counts, self.start, self.cfg,
-                         self.count_at, self.K, fa[at:])
+            _direct_fill(a, self.caps[a], self.backoff, self.lookup, self.card, self.fac_at,
+                         fa, self.unseen, self.count_tables, self.K, fa[at:])
             dir_at[a] = at
         self._state = (dir_at, fa)  # (one assignment: a concurrent call sees one or other)
         return dir_at, fa
@@ -637,11 +688,9 @@ class Scorer:
         pre_local = np.empty(total, dtype=np.int64)
         pre_gid = np.empty(total, dtype=np.int64)
         for a, h, at, size in plan:
-            _prefix_fill(a, h, self.cards, self.par_at, self.parents, self.off_at,
-                         self.offsets, self.pk, self.pk_at, self.pk_len, self.pp, self.pp_at,
-                         self.pp_len, pre_local[at:at + size], pre_gid[at:at + size])
+            _prefix_fill(a, h, self.lookup, pre_local[at:at + size], pre_gid[at:at + size])
             pre_at[a], pre_h[a] = at, h
-        self._prefix = (pre_at, pre_h, pre_local, pre_gid)
+        self._prefix = Prefixes(pre_at, pre_h, pre_local, pre_gid)
         return self._prefix
 
     def products(self, codes_t: np.ndarray, missing_code: np.ndarray, prior: np.ndarray,
@@ -651,11 +700,8 @@ class Scorer:
         of its own, or divided by its sum with `normalise` (`_products`)."""
         out = np.empty((codes_t.shape[1], self.K))
         dir_at, fa = self._with_direct(codes_t.shape[1])
-        pre_at, pre_h, pre_local, pre_gid = self._prefixes(codes_t.shape[1], dir_at)
-        _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff, self.cards, self.par_at, self.parents,
-                  self.off_at, self.offsets, self.pk, self.pk_at, self.pk_len, self.pp,
-                  self.pp_at, self.pp_len, prior, self.child, self.card, self.fac_at,
-                  dir_at, fa, self.unseen_at, self.ones_at, self.keys, self.counts,
-                  self.start, self.cfg, self.count_at, pre_at, pre_h, pre_local, pre_gid,
-                  self.checks, bool(normalise), out)
+        _products(codes_t, np.asarray(missing_code, dtype=np.int64), self.caps, self.backoff,
+                  prior, self.child, self.card, self.checks, self.lookup, self.count_tables,
+                  Factors(self.fac_at, dir_at, fa, self.unseen_at, self.ones_at),
+                  self._prefixes(codes_t.shape[1], dir_at), bool(normalise), out)
         return out
