@@ -33,13 +33,15 @@ splice (60 nucleotides and a 3,178-valued instance name) A1DE 6×.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from workbench.jit import by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
-from workbench.learners.ande.predict import (active_values, combine_orders, mark_listed,
-                                             nb_scores, value_scratch)
+from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
+                                             mark_listed, nb_scores, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -169,12 +171,12 @@ def _log_total(acc, mx, sm, r, y):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fill_cell(tb, est, lev, q, idx, cell, cstart, rowlen, nsl, rep, cb, vals, S, cnt, mc, cc,
-               fac, pcnt):
+def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, fac, pcnt):
     """Cell `cell` of parent set q (attributes idx[0:lev], colex rank q; cell = mixed
     radix of the parents' value slots, `value_slots`): its #(y, x_s) into pcnt and, when
     that reaches the frequency limit (returned), its child factors into fac
     (fac[cell · rowlen + (cstart[c] + slot of x_c) · K + y])."""
+    cb, rep, nsl, cstart = slots
     d = tb.cards.shape[0]
     K = tb.K
     m = est.m
@@ -358,10 +360,16 @@ def _row_blocks(fac, coff, nch, rows, bases, nr, K, prod):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale, scale1, pos,
-                weighted, acc, mx, sm, acc1, mx1, sm1, pr0, pr1, e0, e1):
+def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, terms, pos, weighted, sums,
+                sums1, chains):
     """One row's term of one parent set when its product may leave the normal range: two
-    chains renormalised every `step` factors (`_renormalise`), terms added by `_add_term`."""
+    chains renormalised every `step` factors (`_renormalise`), terms added by `_add_term`
+    (terms = (prior, scale, scale1); sums, sums1 = (acc, mx, sm) of the used and the
+    equally weighted sets; chains = (pr0, pr1, e0, e1), work arrays)."""
+    prior, scale, scale1 = terms
+    acc, mx, sm = sums
+    acc1, mx1, sm1 = sums1
+    pr0, pr1, e0, e1 = chains
     for y in range(K):
         pr0[y] = 1.0
         pr1[y] = 1.0
@@ -391,6 +399,68 @@ def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, prior, scale, scale
             _add_term(acc1, mx1, sm1, r, y, joint * scale1, e0[y] + e1[y])
 
 
+@numba.njit(cache=True, nogil=True)
+def _slot_layout(X, n, tb, lev, cnt):
+    """`_score`'s factors by value slot (`value_slots`), not by value: (same, slot, cb, rep,
+    nsl, cstart) — `same` when each declared value gets its own slot (nothing to find);
+    attribute a's values from cb[a], its nsl[a] slots' factors from cstart[a]."""
+    cards = tb.cards
+    d = cards.shape[0]
+    cb = np.zeros(d + 1, dtype=np.int64)
+    for a in range(d):
+        cb[a + 1] = cb[a] + cards[a]
+    slot = np.full(cb[d], -1, dtype=np.int64)
+    rep = np.empty(cb[d], dtype=np.int64)
+    nsl = np.zeros(d, dtype=np.int64)
+    same = build_ok(cards, lev, n, d)
+    if same:  # a slot per declared value (nothing to find)
+        for a in range(d):
+            nsl[a] = cards[a]
+            for v in range(cards[a]):
+                slot[cb[a] + v] = v
+                rep[cb[a] + v] = v
+    else:
+        value_slots(X, n, tb, cb, slot, rep, nsl, cnt)
+    cstart = np.zeros(d, dtype=np.int64)
+    for a in range(1, d):
+        cstart[a] = cstart[a - 1] + nsl[a - 1]
+    return same, slot, cb, rep, nsl, cstart
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, child_ok, xt, coff, nch, wout):
+    """Per active attribute a of each row r < n its value slot xt[a, r], and the row's
+    children's factor offsets coff[r, 0:nch[r]]; wout[r] = 0."""
+    for r in range(n):
+        wout[r] = 0.0
+        k = 0
+        for t in range(nact[r]):
+            a = actl[r, t]
+            sa = X[r, a] if same else slot[cb[a] + X[r, a]]
+            xt[a, r] = sa
+            if child_ok[a]:
+                coff[r, k] = (cstart[a] + sa) * K
+                k += 1
+        nch[r] = k
+
+
+@numba.njit(cache=True, nogil=True)
+def _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp):
+    """`_score`'s results: done[r] = row r used some parent set; lp[r] = the log of its
+    sums (those of equal weights when its used sets all weigh 0 and `weighted`)."""
+    acc, mx, sm = sums
+    acc1, mx1, sm1 = sums1
+    for r in range(n):
+        done[r] = nused[r] > 0
+        if not done[r]:
+            continue
+        for y in range(K):
+            if weighted and wout[r] <= 0.0:
+                lp[r, y] = _log_total(acc1, mx1, sm1, r, y)
+            else:
+                lp[r, y] = _log_total(acc, mx, sm, r, y)
+
+
 def _score_kernel(kc: int):
     """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables)."""
 
@@ -416,25 +486,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     d = cards.shape[0]  # reference count, an atomic instruction, per row)
     m = est.m
     cnt = np.empty(K, dtype=np.int64)
-    # factors by value slot (`value_slots`), not by value
-    cb = np.zeros(d + 1, dtype=np.int64)
-    for a in range(d):
-        cb[a + 1] = cb[a] + cards[a]
-    slot = np.full(cb[d], -1, dtype=np.int64)
-    rep = np.empty(cb[d], dtype=np.int64)
-    nsl = np.zeros(d, dtype=np.int64)
-    same = build_ok(cards, lev, n, d)
-    if same:  # a slot per declared value (nothing to find)
-        for a in range(d):
-            nsl[a] = cards[a]
-            for v in range(cards[a]):
-                slot[cb[a] + v] = v
-                rep[cb[a] + v] = v
-    else:
-        value_slots(X, n, tb, cb, slot, rep, nsl, cnt)
-    cstart = np.zeros(d, dtype=np.int64)
-    for a in range(1, d):
-        cstart[a] = cstart[a - 1] + nsl[a - 1]
+    same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
     rowlen = (cstart[d - 1] + nsl[d - 1]) * K
     idx = np.arange(lev)
     maxcell = 1
@@ -466,21 +518,14 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     cells = np.empty(n, dtype=np.int64)
     bases = np.empty(n, dtype=np.int64)
     prod = np.empty((n, K))
-    for r in range(n):
-        wout[r] = 0.0
-        k = 0
-        for t in range(nact[r]):
-            a = actl[r, t]
-            sa = X[r, a] if same else slot[cb[a] + X[r, a]]
-            xt[a, r] = sa
-            if est.child_ok[a]:
-                coff[r, k] = (cstart[a] + sa) * K
-                k += 1
-        nch[r] = k
+    _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, est.child_ok, xt, coff, nch, wout)
     pr0 = np.empty(K)
     pr1 = np.empty(K)
     e0 = np.empty(K, dtype=np.int64)
     e1 = np.empty(K, dtype=np.int64)
+    chains = (pr0, pr1, e0, e1)  # (`_scaled_row`'s arrays, handed on as tuples)
+    sums, sums1 = (acc, mx, sm), (acc1, mx1, sm1)
+    slots = (cb, rep, nsl, cstart)
     lfmin = _log_fmin(est, tb)
     step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
     q = 0
@@ -516,8 +561,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 cu = np.uint64(cell)  # (unsigned: see `rows_products`)
                 if not filled[cu]:
                     filled[cu] = True
-                    cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, cstart, rowlen, nsl, rep,
-                                         cb, vals, S, cnt, mc, cc, fac, pcnt)
+                    cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S,
+                                         cnt, mc, cc, fac, pcnt)
                 if not cok[cu]:
                     continue
                 nused[r] += 1
@@ -534,9 +579,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 for y in range(K):
                     low |= prod[i, y] < lim
                 if low:  # (rare) again, with renormalised chains
-                    _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell, prior,
-                                scale, scale1, w > 0.0, weighted, acc, mx, sm, acc1, mx1, sm1,
-                                pr0, pr1, e0, e1)
+                    _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell,
+                                (prior, scale, scale1), w > 0.0, weighted, sums, sums1, chains)
                     continue
                 if w > 0.0:
                     for y in range(K):
@@ -547,29 +591,23 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
         q += 1
         if not next_colex(idx, lev, d):
             break
-    for r in range(n):
-        done[r] = nused[r] > 0
-        if not done[r]:
-            continue
-        for y in range(K):
-            if weighted and wout[r] <= 0.0:
-                lp[r, y] = _log_total(acc1, mx1, sm1, r, y)
-            else:
-                lp[r, y] = _log_total(acc, mx, sm, r, y)
+    _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp)
 
 
 @numba.njit(cache=True, nogil=True)
 def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl, nact, ux,
-                   vc, deleted, isu, hit, cnt):
+                   sc):
     """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take part,
-    ux[r] = how many left-out single-valued ones (XUb) do and may be parents."""
+    ux[r] = how many left-out single-valued ones (XUb) do and may be parents (`sc`: the
+    work arrays, `ValueScratch`)."""
+    isu, hit = sc.isu, sc.hit
     dU = XUb.shape[1]
     need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
     for rr in range(nb):
         if need_counts:  # subsumption resolution from the counts (left-out attributes too)
             na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen,
-                                  actl, vc, deleted, isu, hit, cnt, True)
+                                  actl, sc, True)
         else:  # the present values, less those their generalisation lists delete (the
             na = 0  # general helper costs 3× here, its call's reference counts more)
             u = 0
@@ -596,11 +634,17 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
         ux[rr] = u
 
 
+Levels = namedtuple("Levels", ["lp", "done", "w"])
+"""Each level's scores of a chunk's rows (lp[lev, r]), whether some parent set is used
+(done[lev, r]) and their total weight (w[lev, r]), as `score_parent_major` fills them."""
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
-             cnt, prod, out):
+def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels, cnt, prod,
+             out):
     """Each row's score from its levels (`combine_orders`; naive Bayes over the children is
     level 0) or, when no order has a used parent set, naive Bayes over all its values."""
+    llp, ldone, lw = levels
     n_ok = est.N >= est.F
     K = out.shape[1]
     lp0 = llp[0]  # (a view taken once, not per row: each costs a reference count)
@@ -639,16 +683,18 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     nact = np.empty(B, dtype=np.int64)
     ux = np.empty(B, dtype=np.int64)
     vc, deleted, isu, hit, _, _, cnt = value_scratch(0, d + dU, K)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt)
     llp = np.zeros((top + 1, B, K))
     ldone = np.zeros((top + 1, B), dtype=np.bool_)
     lw = np.zeros((top + 1, B))
+    levels = Levels(llp, ldone, lw)
     prod = np.empty(K)
     score = score_parent_major(K)
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
         _chunk_actives(Xb, XU[r0:r0 + nb], uparent, iidx, uidx, np.int64(est.N), nb, tb, sr,
-                       crit, gen, actl, nact, ux, vc, deleted, isu, hit, cnt)
+                       crit, gen, actl, nact, ux, sc)
         ldone[:, :nb] = False
         score(Xb, actl, nact, nb, top, tb, est, weighted, ldone[top], llp[top], lw[top])
         need = (ux[:nb] > 0) | ~ldone[top, :nb]
@@ -657,8 +703,8 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
             for lev in range(top - 1, 0, -1):
                 score(Xb, actl, low, nb, lev, tb, est, weighted, ldone[lev], llp[lev],
                       lw[lev])
-        _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, llp, ldone, lw,
-                 cnt, prod, out[r0:r0 + nb])
+        _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels, cnt, prod,
+                 out[r0:r0 + nb])
     return out
 
 
@@ -697,6 +743,7 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
     for y in range(K):
         lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
     vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt)
     C = min(max(n, 1), _NB_CHUNK)
     actl = np.empty((C, d), dtype=np.int64)
     act1 = np.empty((1, d), dtype=np.int64)
@@ -713,7 +760,7 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
             r = r0 + i
             if sr:
                 na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, 0, 0, sr, crit,
-                                      gen, act1, vc, deleted, isu, hit, cnt, need_counts)
+                                      gen, act1, sc, need_counts)
                 for t in range(na):
                     a = act1[0, t]
                     actl[i, t] = a

@@ -20,8 +20,7 @@ _NO_UNDERFLOW = np.log(1e-280)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc, deleted, isu,
-                  hit, cnt, counts):
+def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc, counts):
     """The attributes of row r that take part, in increasing order of attribute index.
 
     X holds the counted attributes (attribute iidx[i] is column i), XU[r, j] whether the
@@ -33,7 +32,8 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, vc,
     attribute index). A left-out value occurs in all N rows: #(x_u) = N, #(x_i, x_u) = #(x_i).
     Between two counted attributes the outcome depends only on their values, so when
     `generalisations` could list them (gen.ptr non-empty), each present value deletes the
-    values on its list that the row has."""
+    values on its list that the row has. `sc`: the work arrays (`ValueScratch`)."""
+    vc, deleted, isu, hit, cnt = sc
     d = X.shape[1]
     dU = XU.shape[1]
     na = 0
@@ -125,6 +125,12 @@ def mark_listed(gen, X, r, actl, na, isu, hit):
             for e in range(gen.ptr[v], gen.ptr[v + 1]):
                 if X[r, gen.attr[e]] == gen.val[e]:
                     hit[gen.attr[e]] = True
+
+
+ValueScratch = namedtuple("ValueScratch", ["vc", "deleted", "isu", "hit", "cnt"])
+ValueScratch.__doc__ = """`active_values`' work arrays (one tuple: a kernel takes at most 16
+parameters): vc[t] = the class-free count of the row's t-th active value, deleted[t],
+isu[t] = it is a left-out attribute, hit[a] (marked by `mark_listed`), cnt (K counts)."""
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -424,6 +430,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     B = ws.used.shape[1]
     out = np.empty((n, K))
     vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt)
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     act = np.zeros((d, B), dtype=np.bool_)
@@ -443,7 +450,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
             seen[:, :] = False
         for rr in range(nb):
             na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen, actl,
-                                  vc, deleted, isu, hit, cnt, need_counts)
+                                  sc, need_counts)
             nact[rr] = na
             if top >= 1:
                 for t in range(na):
@@ -540,6 +547,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     isu = np.zeros(d + dU, dtype=np.bool_)
     hit = np.zeros(max(d, 1), dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt)
     actl = np.empty((B, d + dU), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     ux = np.empty(B, dtype=np.int64)
@@ -561,7 +569,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
         seen[:, :] = False
         for rr in range(nb):
             na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen, actl,
-                                  vc, deleted, isu, hit, cnt, True)
+                                  sc, True)
             nact[rr] = na
             ux[rr] = u
             for t in range(na):
