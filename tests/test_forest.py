@@ -127,9 +127,8 @@ def _numeric(values, y, w=None):
     n = len(values)
     rows, wts = np.arange(n), np.ones(n) if w is None else np.array(w, float)
     T, P, cur = np.empty((2, 2)), np.empty(2), np.empty((2, 2))
-    scratch = (np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-               np.empty(n), np.empty(4 * n + 16, dtype=np.int64))
-    thr = rt._eval_numeric(X, np.array(y), 0, 2, rows, wts, 0, n, T, P, cur, *scratch, False)
+    thr = rt._eval_numeric(X, np.array(y), 0, 2, rows, wts, 0, n, T, P, cur,
+                           rt._sort_scratch(n), False)
     return thr, T, P, rows
 
 

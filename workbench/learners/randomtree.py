@@ -21,6 +21,7 @@ reproducible (SPEC: Java's and C's logarithms may differ in the last bit).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass
 
 from workbench.jit import numba
@@ -222,12 +223,18 @@ def _eval_nominal(X, y, att, nb, C, rows, wts, off, n, T, P):
                     T[b, cls] += P[b] * wts[p]
 
 
+Sorting = namedtuple("Sorting", ["keys", "perm", "tmp_r", "tmp_w", "qstack"])
+"""Work arrays for sorting a node's list of n entries: keys, permutation, rows, weights and
+the quicksort's stack (`_sort_scratch`)."""
+
+
 @numba.njit(cache=True, nogil=True)
-def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, keys, perm, tmp_r, tmp_w,
-                  qstack, old_rules):
+def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, srt, old_rules):
     """Re-order the node's list by the attribute (missing last), find the best threshold;
     returns it (NaN when all known values are equal or none is known). Under the 3.5.7
-    rules the list is the attribute's own, already in root-sorted order (RF-V rule 6)."""
+    rules the list is the attribute's own, already in root-sorted order (RF-V rule 6).
+    `srt`: the sorting work arrays (`Sorting`)."""
+    keys, perm, tmp_r, tmp_w, qstack = srt
     f = 0
     if old_rules:
         for p in range(off, off + n):
@@ -388,10 +395,12 @@ def _partition(X, rows, wts, off, n, nl, att, nominal, thr, props, nb, counts, s
 
 @numba.njit(cache=True, nogil=True)
 def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window,
-                old_rules, T, P, bestT, bestP, cur, keys, perm, tmp_r, tmp_w, qstack):
+                old_rules, tables, srt):
     """T3: draw attributes from the window (RNG advanced in place) until K are tried and one
     has gain > eps; returns (gain, attribute, branches, threshold) of the best (equal gains:
-    the lower index), its table and branch proportions in bestT / bestP."""
+    the lower index), its table and branch proportions in bestT / bestP (`tables` = (T, P,
+    bestT, bestP, cur): the tried attribute's and the best one's; `srt`: `Sorting`)."""
+    T, P, bestT, bestP, cur = tables
     a = X.shape[1]
     best_gain = -DBL_MAX
     best_att = 0
@@ -414,8 +423,7 @@ def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, w
             thr = np.nan
         else:
             nb = 2
-            thr = _eval_numeric(X, y, at, C, rows, wts, lo, n, T, P, cur, keys, perm,
-                                tmp_r, tmp_w, qstack, old_rules)
+            thr = _eval_numeric(X, y, at, C, rows, wts, lo, n, T, P, cur, srt, old_rules)
         g = _h_cols(T, nb, C, old_rules) - _h_rows(T, nb, C, old_rules)
         if g > eps:
             seen = True
@@ -433,9 +441,9 @@ def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, w
 
 @numba.njit(cache=True, nogil=True)
 def _sort_scratch(n):
-    """Work arrays for sorting a list of n entries (keys, permutation, rows, weights, stack)."""
-    return (np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-            np.empty(n), np.empty(4 * n + 16, dtype=np.int64))
+    """Work arrays for sorting a list of n entries (`Sorting`)."""
+    return Sorting(np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                   np.empty(n), np.empty(4 * n + 16, dtype=np.int64))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -517,7 +525,8 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
     cur = np.empty((2, C))
     counts = np.empty(vmax, dtype=np.int64)
     starts = np.empty(vmax, dtype=np.int64)
-    keys, perm, tmp_r, tmp_w, qstack = _sort_scratch(max(n0, 1))
+    srt = _sort_scratch(max(n0, 1))
+    tables = (T, P, bestT, bestP, cur)
     eps = 0.0 if old_rules else GAIN_EPS
     while sp > 0:
         sp -= 1
@@ -529,12 +538,12 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         kind[node] = KIND_LEAF
         if _stays_leaf(dist, cn_off[node], C, min_num, depth, max_depth):
             continue  # T2
-        if n > keys.shape[0]:
-            keys, perm, tmp_r, tmp_w, qstack = _sort_scratch(n)
+        if n > srt.keys.shape[0]:
+            srt = _sort_scratch(n)
         # T3: attribute search
         best_gain, best_att, best_nb, best_thr = _best_split(
             X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window, old_rules,
-            T, P, bestT, bestP, cur, keys, perm, tmp_r, tmp_w, qstack)
+            tables, srt)
         if best_gain <= eps:
             continue  # T4: leaf
         # T4: split; children get contiguous node ids
