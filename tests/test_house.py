@@ -9,9 +9,8 @@
   named tuples: one transposed positional argument would be silent);
 * no private name (``_x``) is imported from another module, beyond `PRIVATE_ALLOWED`.
 
-`OVERSIZE` lists the functions and kernels that break a size rule today, each to be split
-(issue 57); it may only shrink: an entry that no longer breaks its rule fails the test
-too, so a fixed one is taken off.
+There is no exemption list for the size rules: a function that needs more lines is split
+into named steps, a kernel that needs more inputs takes them as named tuples.
 """
 
 from __future__ import annotations
@@ -42,14 +41,6 @@ same floor or down, never up."""
 PRIVATE_ALLOWED: set[tuple[str, str]] = set()
 """(importing module, imported private name) pairs allowed across modules — at most five,
 each with a comment saying why. None today."""
-
-OVERSIZE: dict[str, str] = {
-    # module:function → the rule it breaks today (issue 57: to be split)
-    "learners/ande/selection.py:_row_from_counts": "parameters",
-    "learners/ande/selection.py:_gather": "parameters",
-    "learners/ande/scoring.py:_children_general": "parameters",
-}
-
 
 def _modules(package: Path = PACKAGE) -> dict[str, ast.Module]:
     """Dotted module name → its syntax tree, for every module of the package."""
@@ -130,16 +121,14 @@ def _where(module: str, function: str) -> str:
     return "/".join(path) + ".py:" + function if path else function
 
 
-def house_problems(package: Path = PACKAGE, oversize: dict[str, str] | None = None,
+def house_problems(package: Path = PACKAGE,
                    allowed: set[tuple[str, str]] | None = None) -> list[str]:
     """Every broken house rule of `package`, one line each."""
-    oversize = OVERSIZE if oversize is None else oversize
     allowed = PRIVATE_ALLOWED if allowed is None else allowed
     modules = _modules(package)
     known = set(modules)
     problems = []
     arrows: dict[str, set[str]] = defaultdict(set)
-    broken: dict[str, set[str]] = defaultdict(set)
     for name, tree in modules.items():
         here = _room(name)
         for target, member, line in _imports(name, tree, known):
@@ -161,17 +150,10 @@ def house_problems(package: Path = PACKAGE, oversize: dict[str, str] | None = No
             key = _where(name, node.name)
             lines = node.end_lineno - node.lineno + 1
             if lines > MAX_LINES:
-                broken[key].add("lines")
+                problems.append(f"{key} has {lines} lines (at most {MAX_LINES})")
             if _is_kernel(node) and len(node.args.args) > MAX_KERNEL_PARAMETERS:
-                broken[key].add("parameters")
-    for key in sorted(set(broken) | set(oversize)):
-        listed = set(oversize.get(key, "").split())
-        for rule in sorted(broken[key] - listed):
-            problems.append(f"{key} breaks the {rule} rule (over {MAX_LINES} lines or "
-                            f"{MAX_KERNEL_PARAMETERS} kernel parameters)")
-        for rule in sorted(listed - broken[key]):
-            problems.append(f"{key} is listed in OVERSIZE for {rule} but keeps the rule: "
-                            "take it off the list")
+                problems.append(f"{key} is a kernel of {len(node.args.args)} parameters (at "
+                                f"most {MAX_KERNEL_PARAMETERS})")
     problems += [f"import circle: {' -> '.join(c)}" for c in _circles(arrows)]
     if len(allowed) > 5:
         problems.append(f"PRIVATE_ALLOWED has {len(allowed)} entries (at most 5)")
@@ -223,14 +205,14 @@ def test_each_rule_fails_when_broken(tmp_path):
         "evaluation/__init__.py": "import workbench.stats\n",
         "stats/__init__.py": "def f():\n    import workbench.evaluation\n",  # a circle
     })
-    problems = "\n".join(house_problems(root, oversize={}, allowed=set()))
+    problems = "\n".join(house_problems(root, allowed=set()))
     assert "workbench.data:1 imports workbench.learners.model (floor 3) from floor 1" \
         in problems
     assert "imports the private workbench.learners.tables._helper" in problems
     assert "workbench.learners.other:3 uses the private workbench.learners.tables._helper" \
         in problems
-    assert "learners/model.py:fit breaks the lines rule" in problems
-    assert "learners/model.py:k breaks the parameters rule" in problems
+    assert "learners/model.py:fit has 121 lines (at most 120)" in problems
+    assert "learners/model.py:k is a kernel of 17 parameters (at most 16)" in problems
     assert "import circle: evaluation -> stats -> evaluation" in problems
     # a 120-line function and a 16-parameter kernel keep the rules; an allowed private name
     ok = _toy(tmp_path / "ok", {
@@ -242,11 +224,6 @@ def test_each_rule_fails_when_broken(tmp_path):
                               "):\n    pass\n"),
         "learners/tables.py": "def _helper():\n    pass\n",
     })
-    assert house_problems(ok, oversize={}, allowed={("workbench.learners.model", "_helper")}) \
-        == []
-    # an allow-list entry taken away, or an OVERSIZE entry that no longer breaks its rule
-    assert "private" in " ".join(house_problems(ok, oversize={}, allowed=set()))
-    stale = house_problems(ok, oversize={"learners/model.py:fit": "lines"},
-                           allowed={("workbench.learners.model", "_helper")})
-    assert stale == ["learners/model.py:fit is listed in OVERSIZE for lines but keeps the "
-                     "rule: take it off the list"]
+    assert house_problems(ok, allowed={("workbench.learners.model", "_helper")}) == []
+    # the allow-list entry taken away
+    assert "private" in " ".join(house_problems(ok, allowed=set()))

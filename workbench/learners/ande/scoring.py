@@ -148,10 +148,14 @@ def _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, o_block, tb, w
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb, est, ws,
-                      resc, rows, loc, small, ccb, mc, s):
+def _children_general(X, act, seen, nb, lev, combo, b2, tb, est, ws, resc, scratch):
     """Child factors from one (lev+1)-block of any storage, with missing-child denominators
-    (#(y, x_s) − #(y, x_s, x_c ?) + m); sparse blocks are searched only for seen values."""
+    (#(y, x_s) − #(y, x_s, x_c ?) + m); sparse blocks are searched only for seen values.
+    combo = (idx, qs, madd, mbase, child): the block's attributes and, per member t as
+    child, the rank of the others, its m-share, missing-count base and whether it may be
+    one; scratch = (rows, loc, small, ccb, mc, s), work arrays."""
+    idx, qs, madd, mbase, child = combo
+    rows, loc, small, ccb, mc, s = scratch
     K = tb.K
     L1 = lev + 1
     m = est.m
@@ -263,8 +267,8 @@ def _child_blocks(X, act, seen, nb, lev, d, tb, est, ws, resc, allact):
                     _children_dense(X, act, allact, nb, L1, idx, qs, madd, child, tb.off[b2],
                                     tb, ws, resc, rows, loc, small)
             else:
-                _children_general(X, act, seen, nb, lev, idx, qs, madd, mbase, child, b2, tb,
-                                  est, ws, resc, rows, loc, small, ccb, mc, s)
+                _children_general(X, act, seen, nb, lev, (idx, qs, madd, mbase, child), b2, tb,
+                                  est, ws, resc, (rows, loc, small, ccb, mc, s))
         q2 += 1
         if not next_colex(idx, L1, d):
             return

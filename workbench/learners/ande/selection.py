@@ -207,14 +207,15 @@ def _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk, ccard):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard, cnt, pc,
-            gofs, fac, g0, h, n, scale):
+def _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, gofs, fac, g0, h, n, scale):
     """Parent set Q's scores from fac[g0] on, for a held-out row of another class than y
     at fac[i] and of class y at fac[h + i] (its own count taken out). From gofs[d] = g0,
     per cell of Q: the K start values (#(x_Q, y) + 1/(K·cells)) / n · scale and #(x_Q);
     then child s's factors at gofs[s], laid out by (Q's cell · |X_c| + x_c) · K + y:
     (#(x_Q, x_c, y) + 1/|X_c|) · 1/(#(x_Q, y) + 1). The operations the row loop would do,
-    so the same bits; a row reads one value per class. Returns the end offset."""
+    so the same bits; a row reads one value per class. Returns the end offset. kids =
+    (member, catt, cstr, cblk, ccard): the children of Q as `_parent_set` lays them out."""
+    member, catt, cstr, cblk, ccard = kids
     d = member.shape[0]
     K = tb.K
     den = np.empty(K)
@@ -328,8 +329,8 @@ def gather_sets(tb, order, lev, n, scale, fac, goffs, starts, j0, j1):
     for j in range(j0, j1):
         bq, cells, _ = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
                                    ccard)
-        _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk, ccard, cnt, pc,
-                goffs[j], fac, starts[j], starts[-1], n, scale)
+        _gather(tb, qa, qst, lev, bq, cells, order, (member, catt, cstr, cblk, ccard), cnt,
+                pc, goffs[j], fac, starts[j], starts[-1], n, scale)
         next_colex(pos, lev, d)
 
 
@@ -396,11 +397,14 @@ def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, g
 
 
 @numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff, catt, cinv,
-                     cblk, cnt, prod, den, acc, K):
+def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, rowkids, work, acc, K):
     """Row r's leave-one-out running products over the children, read from the count
     tables (parent set Q = block bq, the row's cell qv), added into acc[b]; False when no
-    other row shares its cell (Q unusable for it)."""
+    other row shares its cell (Q unusable for it). rowkids = (member, coff, catt, cinv,
+    cblk): the children of Q, their dense tables' offsets and 1/|X_c|; work = (cnt, prod,
+    den)."""
+    member, coff, catt, cinv, cblk = rowkids
+    cnt, prod, den = work
     d = X.shape[1]
     dense = tb.dense
     read_call(tb, bq, qv, cnt)
@@ -460,6 +464,9 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
     flag = np.zeros(chunk, dtype=np.bool_)
     prod = np.empty(K)
     den = np.empty(K)
+    kids = (member, catt, cstr, cblk, ccard)  # (filled in place by `_parent_set`)
+    rowkids = (member, coff, catt, cinv, cblk)
+    work = (cnt, prod, den)
     e2 = np.empty(d)
     for r0 in range(0, nrows, chunk):
         nb = min(chunk, nrows - r0)
@@ -485,8 +492,8 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
             else:  # small enough for the chunk: gathered for it
                 gathered = total <= nb * d // 4 and ones + cells * (K + 1) + total * K <= h
                 if gathered:
-                    _gather(tb, qa, qst, lev, bq, cells, member, order, catt, cstr, cblk,
-                            ccard, cnt, pc, gofs, fac, ones, h, n, scale)
+                    _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, gofs, fac,
+                            ones, h, n, scale)
             j += 1
             for s in range(d):  # a parent of Q as child: x_s · K into the factors 1.0
                 gb[s] = 0 if member[s] else gofs[s]
@@ -538,8 +545,8 @@ def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac,
                             prod[ys] = keep * fac[h + o + ys]  # the row's own class
                             a_[ys] = akeep + prod[ys]
                     continue
-                if _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, member, coff,
-                                    catt, cinv, cblk, cnt, prod, den, acc, K):
+                if _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, rowkids, work,
+                                    acc, K):
                     flag[b] = True
             top = pos[lev - 1]
             more = next_colex(pos, lev, d)
