@@ -11,6 +11,7 @@ with nominal and numeric attributes, missing values and a constant attribute.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable, Iterable
 
@@ -25,7 +26,8 @@ CLASS_COUNTS = (2, 3, 5)
 TEST_SIZES = (3, 2000)
 """A few test rows (row-major scoring) and many (parent-major scoring)."""
 
-_DONE: set[str] = set()
+TRAIN_ROWS = 300
+"""Training rows of each synthetic data set (its first rows; the test rows follow)."""
 
 _COMPARATOR_MODULES = ("workbench.learners.weka", "workbench.learners.vw",
                        "workbench.learners.external")
@@ -34,12 +36,12 @@ _COMPARATOR_MODULES = ("workbench.learners.weka", "workbench.learners.vw",
 
 def default_learners() -> list[str]:
     """Every built-in learner whose work is our own compiled code."""
-    return [name for name in registry.names()
-            if registry.get(name).source == "builtin"
-            and registry.get(name).factory.__module__ not in _COMPARATOR_MODULES]
+    specs = [registry.get(name) for name in registry.names()]
+    return [s.name for s in specs
+            if s.source == "builtin" and s.factory.__module__ not in _COMPARATOR_MODULES]
 
 
-def synthetic(K: int, n_train: int = 300, n_test: int = max(TEST_SIZES),
+def synthetic(K: int, n_train: int = TRAIN_ROWS, n_test: int = max(TEST_SIZES),
               seed: int = 0) -> Dataset:
     """A seeded data set with K classes: three nominal attributes (2, 3 and 4 values, 5 %
     missing), a constant one, and two numeric ones that depend on the class (so MDL cuts
@@ -63,28 +65,32 @@ def synthetic(K: int, n_train: int = 300, n_test: int = max(TEST_SIZES),
     return Dataset(f"warm-up-{K}", atts, cls, np.column_stack(cols), y)
 
 
+@functools.cache
+def _load_readers() -> None:
+    """The ARFF reader's kernels, numeric and nominal columns (once per process)."""
+    from workbench.data.catalog import load_dataset
+
+    for name in ("iris", "labor"):
+        load_dataset(name)
+
+
 def compile_kernels(learners: Iterable[str],
-            say: Callable[[str], None] = lambda text: None) -> dict[str, float]:
+                    say: Callable[[str], None] = lambda text: None) -> dict[str, float]:
     """Run every learner on every class count and test size once; returns the CPU seconds
     each learner spent compiling or loading kernels (`workbench.jit.compile_clock`)."""
     from workbench.evaluation.pipeline import run_fold
     from workbench.jit import compile_clock
 
     clock = compile_clock()
-    if "loaded" not in _DONE:  # the ARFF reader's kernels, numeric and nominal columns
-        from workbench.data.catalog import load_dataset
-
-        for name in ("iris", "labor"):
-            load_dataset(name)
-        _DONE.add("loaded")
+    _load_readers()
     data = {K: synthetic(K) for K in CLASS_COUNTS}
-    train = np.arange(300)
+    train = np.arange(TRAIN_ROWS)
     spent: dict[str, float] = {}
     for name in learners:
         before, t0 = clock.read(), time.monotonic()
         for K in CLASS_COUNTS:
             for size in TEST_SIZES:
-                run_fold(data[K], name, {}, train, np.arange(300, 300 + size))
+                run_fold(data[K], name, {}, train, np.arange(TRAIN_ROWS, TRAIN_ROWS + size))
         got = clock.read() - before
         spent[name] = got.cpu_seconds
         say(f"{name}: {got.compiled} kernel(s) compiled, {got.cpu_seconds:.1f} s CPU "

@@ -13,7 +13,8 @@ Schema::
                discretize_sample: null}  # fit discretisers on <= N training rows (null = all)
       # or {type: holdout, fraction: 0.1, min_test_seconds: 0} (> 0: classification timed
       #     by a loop of at least that many CPU seconds)
-      #     | {type: sampled, n_train: 1000, n_test: 1000, repetitions: 10} | {type: learning_curve, sizes: [...], n_test: 1000}
+      #     | {type: sampled, n_train: 1000, n_test: 1000, repetitions: 10}
+      #     | {type: learning_curve, sizes: [...], n_test: 1000}
       #     | {type: prequential, window: 1000} (a stream, test-then-train)
       #     | {splits: FILE} (the folds of a CSV / Parquet file of round, index, fold rows,
       #       with a dataset column for several data sets: OpenML's or Weka's folds, or

@@ -322,6 +322,7 @@ def gather_sets(tb, order, lev, n, scale, fac, goffs, starts, j0, j1):
     """Parent sets j0 .. j1 − 1's scores into fac at `starts`, their offsets into goffs."""
     d = order.shape[0]
     pos, qa, qst, member, catt, cstr, cblk, ccard, cnt, pc = _work(d, lev, tb.K)
+    kids = (member, catt, cstr, cblk, ccard)  # (filled in place by `_parent_set`)
     for t in range(lev):
         pos[t] = t
     for j in range(j0):
@@ -329,8 +330,8 @@ def gather_sets(tb, order, lev, n, scale, fac, goffs, starts, j0, j1):
     for j in range(j0, j1):
         bq, cells, _ = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk,
                                    ccard)
-        _gather(tb, qa, qst, lev, bq, cells, order, (member, catt, cstr, cblk, ccard), cnt,
-                pc, goffs[j], fac, starts[j], starts[-1], n, scale)
+        _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, goffs[j], fac, starts[j],
+                starts[-1], n, scale)
         next_colex(pos, lev, d)
 
 
