@@ -113,6 +113,14 @@ def test_missing_values_are_the_training_mode_and_estimates_weka_s():
     p1 = (4.5 / 8) * (1.5 / 5) * (0.5 / 5)
     np.testing.assert_allclose(model.predict_proba(test), [[p0 / (p0 + p1), p1 / (p0 + p1)]],
                                rtol=1e-14)
+    # Weka's -A: alpha = 1 gives (N_jv + 1) / (N_j + r) on the same structure
+    one = registry.create("BayesNet", max_parents=1, reverse=False, alpha=1.0).fit(data)
+    assert one.parents_ == model.parents_
+    p0, p1 = (4 / 9) * (4 / 5) * (4 / 5), (5 / 9) * (2 / 6) * (1 / 6)
+    np.testing.assert_allclose(one.predict_proba(test), [[p0 / (p0 + p1), p1 / (p0 + p1)]],
+                               rtol=1e-14)
+    with pytest.raises(Exception, match="alpha"):
+        registry.create("BayesNet", alpha=0)
     with pytest.raises(Exception, match="reverse.*true or false"):
         registry.create("BayesNet", reverse=1)
 

@@ -64,9 +64,10 @@ def random_data(n, d, card, K, seed, missing=0.0, dep=True):
 # brute-force reference (plain Python, dict counts) — follows SPEC §4 literally
 # ----------------------------------------------------------------------------------------------
 class Ref:
-    """Value coding + counting straight from the SPEC text."""
+    """Value coding + counting straight from the SPEC text (m-estimates with `m`)."""
 
-    def __init__(self, data: Dataset):
+    def __init__(self, data: Dataset, m: float = 1.0):
+        self.m = m
         train = data.without_missing_class()
         self.K = data.n_classes
         self.d = data.n_attributes
@@ -134,7 +135,7 @@ class Ref:
             x = self.code_row(r)
             logs = []
             for cls in range(self.K):
-                s = math.log((self.y.count(cls) + 1 / self.K) / (N + 1))
+                s = math.log((self.y.count(cls) + self.m / self.K) / (N + self.m))
                 for a in order:
                     if x[a] is None:
                         continue
@@ -148,7 +149,7 @@ class Ref:
                                 break
                         par = par[:depth]
                     num, den = self.cond(self.rows, self.y, a, par, x, cls)
-                    s += math.log((num + 1 / self.card[a]) / (den + 1))
+                    s += math.log((num + self.m / self.card[a]) / (den + self.m))
                 logs.append(s)
             out.append(logs)
         return out
@@ -163,7 +164,8 @@ class Ref:
             rows = self.rows[:h] + self.rows[h + 1:]
             yl = self.y[:h] + self.y[h + 1:]
             for k in range(kmax + 1):
-                logs = [math.log((yl.count(c) + 1 / K) / (n - 1 + 1)) for c in range(K)]
+                logs = [math.log((yl.count(c) + self.m / K) / (n - 1 + self.m))
+                        for c in range(K)]
                 for l in range(d + 1):
                     if l > 0:
                         a = order[l - 1]
@@ -181,7 +183,7 @@ class Ref:
                         use = par[: min(k, depth)]
                         for c in range(K):
                             num, den = self.cond(rows, yl, a, use, x, c)
-                            logs[c] += math.log((num + 1 / self.card[a]) / (den + 1))
+                            logs[c] += math.log((num + self.m / self.card[a]) / (den + self.m))
                     m = max(logs)
                     e = [math.exp(v - m) for v in logs]
                     p = [v / sum(e) for v in e]
@@ -611,11 +613,59 @@ def test_prefix_tables_equal_the_depth_by_depth_search(name, monkeypatch):
 # ----------------------------------------------------------------------------------------------
 # SKDB
 # ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,m", [("KDB0", 0.5), ("KDB2", 0.5), ("KDB2", 3.0), ("TAN", 0.25),
+                                    ("KDB3", 1e-3)])
+def test_m_estimate_equals_the_reference(name, m):
+    """KDB and TAN take the m of the m-estimate (SPEC §4 with m for 1): the probabilities
+    equal the log-space brute force with that m, and differ from m = 1's."""
+    train = random_data(60, 6, 3, 3, seed=31, missing=0.05)
+    test = random_data(25, 6, 3, 3, seed=32, missing=0.1)
+    model = registry.create(name, m=m).fit(train)
+    cap, backoff = (model.depth_cap_, True) if name != "TAN" else (1, False)
+    expect = Ref(train, m).predict(test, list(model.attributes_), model.parents_, cap, backoff)
+    got = model.predict_proba(test)
+    np.testing.assert_allclose(got, expect, rtol=0, atol=1e-13)
+    assert np.abs(got - registry.create(name).fit(train).predict_proba(test)).max() > 1e-3
+
+
+def test_m_estimate_by_hand():
+    """m = 0.5 on one attribute: P(y) = (#y + m/K)/(N + m), P(x|y) = (#(x,y) + m/|X|)/(#y + m)."""
+    rows = [[0, 0], [0, 0], [1, 0], [1, 1]]
+    p = KDB(k=1, m=0.5).fit(make(rows, 2)).predict_proba(make([[0, 0]], 2, cards=[2]))
+    s0 = (3 + 0.25) / 4.5 * (2 + 0.25) / (3 + 0.5)
+    s1 = (1 + 0.25) / 4.5 * (0 + 0.25) / (1 + 0.5)
+    assert p[0] == pytest.approx([s0 / (s0 + s1), s1 / (s0 + s1)], abs=1e-15)
+
+
+@pytest.mark.parametrize("m", [2.0 ** -20, 0.01])
+def test_small_m_products_far_below_the_smallest_double(m):
+    """A small m lowers the smallest factor to (m/|X_i|)/(N + m): the products are checked
+    for underflow after fewer attributes (every third at m = 2^-20) and still equal the
+    log-space brute force on 400 attributes."""
+    train = random_data(40, 400, 8, 3, seed=53, missing=0.02)
+    test = random_data(8, 400, 8, 3, seed=54, missing=0.05)
+    model = registry.create("KDB2", m=m).fit(train)
+    ref = Ref(train, m)
+    logs = ref.joint_logs(test, list(model.attributes_), model.parents_, 2)
+    assert max(max(row) for row in logs) < math.log(2.0 ** -1074)
+    np.testing.assert_allclose(model.predict_proba(test),
+                               ref.predict(test, list(model.attributes_), model.parents_, 2),
+                               rtol=0, atol=1e-12)
+
+
+def test_m_below_the_lifting_bound_is_refused():
+    with pytest.raises(LearnerError, match="m"):
+        registry.create("KDB2", m=2.0 ** -21)
+    with pytest.raises(LearnerError, match="m"):
+        registry.create("TAN", m=0)
+
+
 @pytest.mark.parametrize("zero_one", [False, True])
-def test_incremental_loo_equals_naive_retraining(zero_one):
+@pytest.mark.parametrize("m", [1.0, 0.3])
+def test_incremental_loo_equals_naive_retraining(zero_one, m):
     ds = random_data(40, 4, 3, 2, seed=21, missing=0.05)
-    sk = SKDB(k_max=3, loss="zero_one" if zero_one else "rmse").fit(ds)
-    ref = Ref(ds)
+    sk = SKDB(k_max=3, loss="zero_one" if zero_one else "rmse", m=m).fit(ds)
+    ref = Ref(ds, m)
     naive = ref.loo_losses([int(a) for a in sk.order_], sk.parents_, 3, zero_one=zero_one)
     np.testing.assert_allclose(sk.losses_, naive, rtol=0, atol=1e-12)
 
@@ -867,20 +917,22 @@ def test_jmlr16_config_validates():
 # training in passes over chunks (out of core)
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["KDB0", "KDB1", "KDB3", "TAN", "SKDB", "SKDB-k",
-                                  "SKDB-atts"])
+                                  "SKDB-atts", "SKDB:0.5", "KDB3:0.5"])
 @pytest.mark.parametrize("chunk,restart", [(1, False), (7, True), (10_000, True)])
 def test_passes_over_chunks_equal_fit_in_memory(name, chunk, restart):
     """Two passes (KDB, TAN) or three (SKDB) over chunks, resumed from a pickle between
     passes: the same tables, structure, selection, LOO losses (to the last bit) and
     probabilities as `fit` on all rows — with missing values, unlabelled rows and an
-    ID-like attribute whose pair tables are sparse."""
+    ID-like attribute whose pair tables are sparse; with m = 1 and 0.5."""
+    name, _, m = name.partition(":")
+    params = {"m": float(m)} if m else {}
     for data in (random_data(400, 7, 4, 3, seed=5, missing=0.08),
                  random_data(150, 4, 300, 2, seed=6, missing=0.02)):
         y = data.y.copy()
         y[::13] = -1
         data = data.replace(y=y)
-        ref = registry.create(name).fit(data)
-        got, _ = train_in_passes(registry.create(name), data, chunk, restart)
+        ref = registry.create(name, **params).fit(data)
+        got, _ = train_in_passes(registry.create(name, **params), data, chunk, restart)
         assert got.n_passes() == (3 if name.startswith("SKDB") else 2)
         np.testing.assert_array_equal(got.predict_proba(data), ref.predict_proba(data))
         assert got.parents_ == ref.parents_ and got.attributes_ == ref.attributes_

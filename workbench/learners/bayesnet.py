@@ -51,11 +51,13 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.base import Learner, boolean, choice, integer
+from workbench.learners.ande.estimates import m_estimate
+from workbench.learners.base import Learner, boolean, choice, integer, number
 from workbench.learners.registry import register
 
 ADD, DELETE, REVERSE = 0, 1, 2
-ESTIMATOR_ALPHA = 0.5  # Weka's SimpleEstimator -A 0.5
+ESTIMATOR_ALPHA = 0.5  # Weka's SimpleEstimator -A 0.5 (parameter `alpha`: the m-estimate
+# with share α and m = r·α)
 
 
 SCORES = {"k2": 1.0, "bayes": 0.5}
@@ -227,6 +229,7 @@ class BayesNet(Learner):
         choice("search", "hill_climber", ("hill_climber", "k2")),
         choice("score", "bayes", tuple(SCORES)),
         boolean("reverse", True),
+        number("alpha", ESTIMATOR_ALPHA, 0.0, strict=True),
     )
 
     def _codes(self, data: Dataset) -> np.ndarray:
@@ -305,13 +308,13 @@ class BayesNet(Learner):
     def _log_factor(self, Z: np.ndarray, node: int) -> np.ndarray:
         """log P(node's value | its parents' values) per row of Z (the class in column d)."""
         seen, n_cfg, cells = self.tables_[node]
-        r, a = int(self.cards_[node]), ESTIMATOR_ALPHA
+        r, a = int(self.cards_[node]), self.alpha
         keys = _radix_keys(Z, self.cards_, self.parents_[node])
         at = np.minimum(np.searchsorted(seen, keys), max(seen.size - 1, 0))
         hit = seen[at] == keys if seen.size else np.zeros(Z.shape[0], dtype=bool)
         count = np.where(hit, cells[at, Z[:, node]] if seen.size else 0.0, 0.0)
         total = np.where(hit, n_cfg[at] if seen.size else 0.0, 0.0)
-        return np.log((count + a) / (total + r * a))
+        return np.log(m_estimate.py_func(count, a, total, r * a))
 
     def model_bytes(self) -> int | None:
         """Bytes of every node's table (keys, configuration counts, cell counts)."""

@@ -22,6 +22,7 @@ from math import comb
 import numpy as np
 
 from workbench.jit import numba
+from workbench.learners.ande.estimates import m_estimate
 from workbench.learners.counting.combinations import binomial_table, next_colex
 
 
@@ -206,7 +207,8 @@ def _score(codes, offsets, missing_slot, cards, size, top, binom, attr_binom, pe
                             inset[idx[t]] = True
                         for k in range(K):
                             cy = table[k * per_class + prank] if level else class_counts[k]
-                            lp[k] = np.log((cy + m / (K * vprod)) / (present[level, arank] + m))
+                            lp[k] = np.log(m_estimate(cy, m / (K * vprod),
+                                                      present[level, arank], m))
                         for c in range(d):
                             if inset[c] or codes[r, c] < 0:
                                 continue
@@ -217,8 +219,8 @@ def _score(codes, offsets, missing_slot, cards, size, top, binom, attr_binom, pe
                             for k in range(K):
                                 cy = table[k * per_class + prank] if level else class_counts[k]
                                 miss = table[k * per_class + mrank] if mrank >= 0 else 0
-                                lp[k] += np.log((table[k * per_class + jrank] + m / cards[c])
-                                                / (cy - miss + m))
+                                lp[k] += np.log(m_estimate(table[k * per_class + jrank],
+                                                           m / cards[c], cy - miss, m))
                         for t in range(level):
                             inset[idx[t]] = False
                         for k in range(K):  # log-sum-exp into acc

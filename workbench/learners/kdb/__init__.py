@@ -17,11 +17,13 @@ Shared machinery (all-nominal data, missing values as a distinct value):
   space is small the counts are taken on it directly (one increment per row, the shallower
   depths summed from the deepest); otherwise each depth ranks its keys by marking a dense
   array or sorting. Memory is O(N · depths) per attribute whatever the cardinalities.
-* **Estimates** (m = 1) — P(y) = (#y + 1/K)/(N + 1); P(x_i | π, y) = (#(x_i, π, y) + 1/|X_i|) /
-  (#(π, y) + 1). Classification multiplies the factors (no logarithms), lifting a row's
-  product by an exact power of two before it could underflow, and normalises once. A
-  factor is read from a direct table (indexed by the row's parent values), a table of the
-  attribute's seen configurations × child values, or computed from the counts.
+* **Estimates** (m = 1 by default, parameter `m`; the AnDE family's `estimates` helpers) —
+  P(y) = (#y + m/K)/(N + m); P(x_i | π, y) = (#(x_i, π, y) + m/|X_i|) / (#(π, y) + m); SKDB's
+  leave-one-out the same with the held-out row's counts taken out. Classification multiplies the
+  factors (no logarithms), lifting a row's product by an exact power of two before it could
+  underflow, and normalises once. A factor is read from a direct table (indexed by the row's
+  parent values), a table of the attribute's seen configurations × child values, or computed
+  from the counts.
 
 SKDB evaluates every candidate (attribute prefix l, k) with incremental leave-one-out: per
 attribute (in MI order) every training row's count cell at each depth comes with the

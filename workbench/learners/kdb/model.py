@@ -11,7 +11,8 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande import AnDE
 from workbench.learners.counting import code_dtype
-from workbench.learners.base import Learner, MultiPassLearner, choice, integer
+from workbench.learners.ande.estimates import m_estimate
+from workbench.learners.base import Learner, MultiPassLearner, choice, integer, number
 from workbench.learners.kdb.structure import (
     StructureCounts,
     kdb_parents,
@@ -19,7 +20,7 @@ from workbench.learners.kdb.structure import (
     mi_order,
     tan_parents,
 )
-from workbench.learners.kdb.scoring import Scorer
+from workbench.learners.kdb.scoring import M_MIN, Scorer
 from workbench.learners.kdb.tables import (
     build_table,
     loo_factors,
@@ -53,9 +54,11 @@ def _with_missing(codes_t: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
 # Learners
 # ================================================================================================
 class BayesNetBase(Learner):
-    """Common fit/predict for KDB-like models: structure + per-attribute count tables."""
+    """Common fit/predict for KDB-like models: structure + per-attribute count tables,
+    estimated with the m-estimate's `m` (SPEC §4: m = 1; at least `scoring.M_MIN`)."""
 
     preprocessing = "ef:5"
+    parameters = (number("m", 1.0, M_MIN),)
 
     # set by _prepare
     n_classes_: int
@@ -121,7 +124,7 @@ class BayesNetBase(Learner):
 
     def _prior(self) -> np.ndarray:
         K = self.n_classes_
-        return (self.class_counts_ + 1.0 / K) / (self.n_train_ + 1.0)
+        return m_estimate.py_func(self.class_counts_, self.m / K, self.n_train_, self.m)
 
     def _products(self, data: Dataset, normalise: bool = False) -> np.ndarray:
         """P(y) · Π_i P(x_i | π_i, y) per row and class, times a power of two per row (or
@@ -130,9 +133,10 @@ class BayesNetBase(Learner):
         made = getattr(self, "_scorer", None)  # (built once per fitted structure)
         if made is None or len(made.tables) != len(tables) or \
                 made.backoff != bool(self.backoff_) or made.cap != self.depth_cap_ or \
+                made.m != self.m or \
                 any(u is not v for u, v in zip(made.tables, tables)):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
-                                  self.backoff_, data.n_instances)
+                                  self.backoff_, data.n_instances, self.m)
         return self._scorer.products(data.column_codes(code_dtype(self.cards_)),
                                      self.missing_code_,
                                      self._prior(), normalise)
@@ -313,7 +317,7 @@ class _PassTrained(BayesNetBase, MultiPassLearner):
 class KDB(_PassTrained):
     """k-dependence Bayesian classifier (Sahami 1996) with the JMLR 2016 semantics."""
 
-    parameters = (integer("k", 1, 0),)
+    parameters = (integer("k", 1, 0), *BayesNetBase.parameters)
 
     def _k(self) -> int:
         return min(self.k, max(len(self._header.attributes) - 1, 0))
@@ -352,6 +356,7 @@ class SKDB(_PassTrained):
         integer("k_max", 5, 0),
         choice("select", "both", ("both", "k", "attributes")),
         choice("loss", "rmse", ("rmse", "zero_one")),
+        *BayesNetBase.parameters,
     )
 
     def n_passes(self) -> int:
@@ -394,7 +399,7 @@ class SKDB(_PassTrained):
                 X, y, a, self.parents_[a], self.cards_, K, loo=True
             )
             self.tables_[a] = table
-            F, own = loo_factors(table.card, cell_cfg, cell_counts, cfg_counts)
+            F, own = loo_factors(table.card, cell_cfg, cell_counts, cfg_counts, self.m)
             loo_step(S, y, depth, cell_ids, F, own, self.loss == "zero_one", losses[l])
         self._select(losses)
         return self
@@ -404,7 +409,8 @@ class SKDB(_PassTrained):
         return the rows' LOO priors repeated for every k: (n, k_max+1, K)."""
         K = self.n_classes_
         onehot = np.arange(K)[None, :] == y[:, None]
-        prior = (self.class_counts_[None, :] - onehot + 1.0 / K) / self.n_train_
+        prior = m_estimate.py_func(self.class_counts_[None, :] - onehot, self.m / K,
+                                   self.n_train_ - 1.0, self.m)
         prior /= prior.sum(axis=1, keepdims=True)
         if self.loss == "zero_one":
             add = float(np.count_nonzero(np.argmax(prior, axis=1) != y))
@@ -444,7 +450,7 @@ class SKDB(_PassTrained):
                 a, stage[a], loo=True)
             self.tables_[a] = table
             self._loo[a] = (stage[a], cell_ids, depth,
-                            *loo_factors(table.card, cell_cfg, cell_counts, cfg_counts))
+                            *loo_factors(table.card, cell_cfg, cell_counts, cfg_counts, self.m))
         self._losses = np.zeros((len(self.attributes_) + 1, self._kmax() + 1))
 
     def _learn_loo(self, X: np.ndarray, y: np.ndarray) -> None:

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from workbench.jit import numba
+from workbench.learners.ande.estimates import m_estimate
 from workbench.learners.kdb.tables import AttributeTable
 
 _NONE = np.zeros(0, dtype=np.int64)
@@ -39,10 +40,10 @@ pp[pp_at[e]: + pp_len[e]] (depth j of attribute a is entry e = par_at[a] + j −
 The kernels take it whole and its arrays out of it once (a read from a tuple in a loop
 costs a reference count)."""
 
-Counts = namedtuple("Counts", ["keys", "counts", "start", "cfg", "count_at"])
+Counts = namedtuple("Counts", ["keys", "counts", "start", "cfg", "count_at", "m"])
 """The counts of the attributes whose factors are computed per row (`_ratio`), end to end:
 sorted cell keys and their counts, where each configuration's cells start, #(g, y), and
-per attribute where its three begin (count_at[a])."""
+per attribute where its three begin (count_at[a]); and the m of the m-estimate."""
 
 Factors = namedtuple("Factors", ["fac_at", "dir_at", "fa", "unseen_at", "ones_at"])
 """The factor rows a row's product reads (`Scorer._with_direct`): fa, with each
@@ -66,17 +67,19 @@ class _Lookups(NamedTuple):
     cfg_counts: np.ndarray  # (configurations · K,) #(g, y), dense
     factors: np.ndarray  # (configurations, |X_i|, K) factors; empty: not tabulated
     unseen: np.ndarray  # (K,) the factor of a configuration not seen
+    m: float  # the m of the m-estimate the factors were computed with
 
 
-def _flat(t: AttributeTable, K: int, rows: int = 0) -> _Lookups:
+def _flat(t: AttributeTable, K: int, m: float, rows: int = 0) -> _Lookups:
     """The table's lookups as arrays for the kernels (built once — for `rows` rows to
     classify, `FACTOR_TABLE_CELLS` —, kept on the table): every
     depth's pair keys and direct index (length 0: none, search the keys) — `Scorer` lays
     all tables' end to end, one copy —, the counted cells by configuration (sorted keys
     and where each configuration's start) and the configuration counts as a dense array,
     for `_ratio`, and the factors of every configuration and child value
-    (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration."""
-    if t.flat is None:
+    (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration, all
+    with the m-estimate's `m`."""
+    if t.flat is None or t.flat.m != m:
         keys = [np.asarray(k, dtype=np.int64) for k in t.pair_keys]
         pos = [np.asarray(p, dtype=np.int64) if p is not None else _NONE
                for p in t.pair_pos] + [_NONE] * (len(keys) - len(t.pair_pos))
@@ -88,10 +91,10 @@ def _flat(t: AttributeTable, K: int, rows: int = 0) -> _Lookups:
             or 3 * cells <= (2 * K + 20) * rows)
         cell_counts, cell_start, cfg_counts, factors = _flat_arrays(
             t.card, K, configs, cell_keys, t.cell_counts, np.asarray(t.cfg_keys, np.int64),
-            t.cfg_counts, tabulate)
-        unseen = np.full(K, (0.0 + 1.0 / t.card) / (0.0 + 1.0))
+            t.cfg_counts, tabulate, m)
+        unseen = np.full(K, m_estimate.py_func(0.0, m / t.card, 0.0, m))
         t.flat = _Lookups(keys, pos, np.asarray(t.parents, dtype=np.int64), cell_keys,
-                          cell_counts, cell_start, cfg_counts, factors, unseen)
+                          cell_counts, cell_start, cfg_counts, factors, unseen, m)
     return t.flat
 
 
@@ -109,13 +112,13 @@ def _lower_bound(keys, lo, size, q):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _ratio(g, v, card, K, keys, counts, start, cfg, out, i):
-    """out[i, y] = (#(g, v, y) + 1/|X_i|) / (#(g, y) + 1) for configuration g ≥ 0 and
+def _ratio(g, v, card, K, keys, counts, start, cfg, m, out, i):
+    """out[i, y] = (#(g, v, y) + m/|X_i|) / (#(g, y) + m) for configuration g ≥ 0 and
     child value v ≥ 0 (0 where a cell was not counted) — the operations, in their order,
     of the tables' numpy formula. Configuration g's counted cells are keys[start[g] :
     start[g + 1]] (sorted): one binary search among them finds the first of the K keys of
     (g, v), a forward scan the others; cfg holds #(g, y) densely."""
-    inv = 1.0 / card
+    share = m / card
     q0 = (g * card + v) * K
     lo, hi = start[g], start[g + 1]
     a = lo + _lower_bound(keys, lo, hi - lo, q0)
@@ -125,11 +128,11 @@ def _ratio(g, v, card, K, keys, counts, start, cfg, out, i):
         c = 0.0
         if a < hi and keys[a] == q0 + y:
             c = counts[a]
-        out[i, y] = (c + inv) / (cfg[g * K + y] + 1.0)
+        out[i, y] = m_estimate(c, share, cfg[g * K + y], m)
 
 
 @numba.njit(cache=True, nogil=True)
-def _flat_arrays(card, K, configs, cell_keys, cell_counts, cfg_keys, cfg_counts, tabulate):
+def _flat_arrays(card, K, configs, cell_keys, cell_counts, cfg_keys, cfg_counts, tabulate, m):
     """`_flat`'s arrays in one compiled call: the cell counts as float64, where each
     configuration's cells start among the sorted cell keys, #(g, y) dense (configs · K)
     and, with `tabulate`, every factor (`_all_ratios`; else an empty array)."""
@@ -145,22 +148,22 @@ def _flat_arrays(card, K, configs, cell_keys, cell_counts, cfg_keys, cfg_counts,
         cfg[cfg_keys[i]] = cfg_counts[i]
     factors = np.empty((configs if tabulate else 0, card, K))
     if tabulate:
-        _all_ratios(card, K, cell_keys, counts, cfg, factors)
+        _all_ratios(card, K, cell_keys, counts, cfg, m, factors)
     return counts, start, cfg, factors
 
 
 @numba.njit(cache=True, nogil=True)
-def _all_ratios(card, K, keys, counts, cfg, out):
+def _all_ratios(card, K, keys, counts, cfg, m, out):
     """out[g, v] = `_ratio` of every configuration g and child value v (the tabulated
-    factors), in O(cells + keys): every cell first as never counted, (0 + 1/|X_i|) /
-    (#(g, y) + 1), then the counted ones from the sorted cell keys."""
-    inv = 1.0 / card
+    factors), in O(cells + keys): every cell first as never counted, (0 + m/|X_i|) /
+    (#(g, y) + m), then the counted ones from the sorted cell keys."""
+    share = m / card
     configs = out.shape[0]
     flat = out.reshape(configs * card * K)
     zero = np.empty(K)
     for g in range(configs):
         for y in range(K):  # (one division per configuration and class, not per cell)
-            zero[y] = (0.0 + inv) / (cfg[g * K + y] + 1.0)
+            zero[y] = m_estimate(0.0, share, cfg[g * K + y], m)
         for v in range(card):
             at = (g * card + v) * K
             for y in range(K):
@@ -168,12 +171,32 @@ def _all_ratios(card, K, keys, counts, cfg, out):
     for i in range(keys.shape[0]):
         k = keys[i]
         g = k // K // card
-        flat[k] = (counts[i] + inv) / (cfg[g * K + k % K] + 1.0)
+        flat[k] = m_estimate(counts[i], share, cfg[g * K + k % K], m)
 
 
 _TINY = 2.0 ** -600
 _LIFT = 2.0 ** 600
 _LIFT_EVERY = 4
+M_MIN = 2.0 ** -20
+"""The smallest m of the m-estimate KDB takes. Its products are kept in linear space with
+one power of two per row (`_products`): a class far below the row's best can underflow
+and is lost if later attributes would bring it back. With m = 1 one attribute moves a
+class against another by at most 2^84; m = 2^-20 allows 2^104, a smaller m far more (a
+test value unseen with a class gets (m/|X_i|) / (#(π, y) + m)) and the products would no
+longer equal the log-space computation."""
+
+
+def lift_every(m: float) -> int:
+    """After how many attributes `_products` checks its products for underflow with the
+    m-estimate's m: with m = 1 every factor lies in (2^-84, 1] (1/|X_i| over a count + 1),
+    so 4 attributes take a product lifted to at least 2^-600 no lower than 2^-936, a normal
+    double. A smaller m lowers that bound by at most m ((m/|X_i|) / (#(π, y) + m) ≥ m ·
+    2^-84 for m ≤ 1; a larger m only raises it), so fewer attributes go between checks
+    (3 at m = `M_MIN`)."""
+    if not m >= M_MIN:
+        raise ValueError(f"the m-estimate's m must be at least 2^-20, got {m!r}")
+    bits = 84 + max(0, math.ceil(-math.log2(m)))
+    return max(1, (_LIFT_EVERY * 84) // bits)
 _ROWS = 2048
 
 
@@ -321,12 +344,12 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
       0), else computed from its counts (`_ratio`); `unseen` for a configuration not
       seen;
     - the ones for a missing value (left out).
-    Every factor lies in (2^-84, 1] (1/|X_i| over a count + 1), so lifting a row's
-    product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its largest
-    class is below 2^-600 keeps it from underflowing: checks[a] such checks follow
-    attribute a (`Scorer`)."""
+    Every factor lies in (2^-84, 1] with m = 1 (1/|X_i| over a count + 1), so lifting a
+    row's product by 2^600 (exactly) whenever, after every `_LIFT_EVERY` attributes, its
+    largest class is below 2^-600 keeps it from underflowing (`lift_every`: fewer
+    attributes for m < 1): checks[a] such checks follow attribute a (`Scorer`)."""
     cards, par_at, parents = lk.cards, lk.par_at, lk.parents
-    keys, counts, start, cfg, count_at = cn
+    keys, counts, start, cfg, count_at, mest = cn
     fac_at, dir_at, fa, unseen_at, ones_at = fx
     n, K = out.shape
     m = child.shape[0]
@@ -395,7 +418,7 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                 for i in range(nb):
                     if calc[i]:
                         _ratio(gid[i], T[c, i], ca, K, keys[k0:], counts[k0:], start[s0:],
-                               cfg[c0:], f, 0)
+                               cfg[c0:], mest, f, 0)
                         for y in range(K):
                             Q[y, i] *= f[0, y]
             for _ in range(checks[a]):
@@ -426,7 +449,7 @@ def _direct_fill(a, cap, backoff, lk, card, fac_at, factors, unseen, cn, K, out)
     `_products` finds for those values (deepest seen prefix with `backoff`, else the full
     one or none), read as it reads it."""
     cards, par_at, parents, off_at, offsets, pk, pk_at, pk_len, pp, pp_at, pp_len = lk
-    keys, counts, start, cfg, count_at = cn
+    keys, counts, start, cfg, count_at, m = cn
     pa = par_at[a]
     P = 1
     for j in range(cap):
@@ -471,15 +494,15 @@ def _direct_fill(a, cap, backoff, lk, card, fac_at, factors, unseen, cn, K, out)
                 out[at + i] = factors[src + i]
         else:  # every cell as never counted, then the counted ones (as `_all_ratios`)
             k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
-            inv = 1.0 / ca
+            share = m / ca
             for y in range(K):
-                zero[y] = (0.0 + inv) / (cfg[c0 + g * K + y] + 1.0)
+                zero[y] = m_estimate(0.0, share, cfg[c0 + g * K + y], m)
             for x in range(ca):
                 for y in range(K):
                     out[at + x * K + y] = zero[y]
             for i in range(start[s0 + g], start[s0 + g + 1]):
                 q = keys[k0 + i] - g * ca * K
-                out[at + q] = (counts[k0 + i] + inv) / (cfg[c0 + g * K + q % K] + 1.0)
+                out[at + q] = m_estimate(counts[k0 + i], share, cfg[c0 + g * K + q % K], m)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -550,10 +573,12 @@ call is kept for the next. (Measured: replacing a tabulated attribute's search f
 deepest seen configuration saves little; copying its factors costs more.)"""
 
 
-def _varying(tables: list[AttributeTable]) -> tuple[list[AttributeTable], np.ndarray]:
+def _varying(tables: list[AttributeTable], every: int
+             ) -> tuple[list[AttributeTable], np.ndarray]:
     """The tables whose child takes more than one code, and after each of them how many
-    underflow checks `_products` makes (`_LIFT_EVERY`). A constant child's factor is 1
-    exactly for every row — (#(π, y) + 1) / (#(π, y) + 1), or a missing value's 1 — so
+    underflow checks `_products` makes (one after every `every` attributes, `lift_every`).
+    A constant child's factor is 1 exactly for every row — (#(π, y) + m) / (#(π, y) + m),
+    or a missing value's 1 — so
     it is left out (musk1: 87 of 166 attributes after MDL) and the checks that followed
     it follow the last attribute kept before it: the products, lifts included, are the
     bits of multiplying by all of them."""
@@ -562,7 +587,7 @@ def _varying(tables: list[AttributeTable]) -> tuple[list[AttributeTable], np.nda
     last = -1
     for p, t in enumerate(tables):
         last += t.card > 1
-        if ((p + 1) % _LIFT_EVERY == 0 or p == len(tables) - 1) and last >= 0:
+        if ((p + 1) % every == 0 or p == len(tables) - 1) and last >= 0:
             checks[last] += 1
     return kept, checks
 
@@ -573,13 +598,14 @@ class Scorer:
     each attribute's start), its counts for `_ratio` (`count_at`: where they start), and
     one array of factor rows (`fa`, laid out at the first classification): the tabulated
     factors (`FACTOR_TABLE_CELLS`; fac_at), a row of unseen factors per attribute, a row
-    of ones, then the direct tables filled so far (`DIRECT_CELLS`; dir_at)."""
+    of ones, then the direct tables filled so far (`DIRECT_CELLS`; dir_at) — every factor
+    the m-estimate with `m` (SPEC §4 has m = 1)."""
 
     def __init__(self, tables: list[AttributeTable], cards: np.ndarray, K: int, cap: int,
-                 backoff: bool, rows: int = 0) -> None:
-        self.tables, self.cap = tables, cap
-        tables, self.checks = _varying(tables)
-        flats = [_flat(t, K, rows) for t in tables]
+                 backoff: bool, rows: int = 0, m: float = 1.0) -> None:
+        self.tables, self.cap, self.m = tables, cap, float(m)
+        tables, self.checks = _varying(tables, lift_every(self.m))
+        flats = [_flat(t, K, self.m, rows) for t in tables]
         m = len(tables)
         self.K = K
         self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
@@ -628,7 +654,7 @@ class Scorer:
                              self.pk, self.pk_at, self.pk_len, self.pp, self.pp_at,
                              self.pp_len)
         self.count_tables = Counts(self.keys, self.counts, self.start, self.cfg,
-                                   self.count_at)
+                                   self.count_at, self.m)
         self._state: tuple = (np.full(m, -1, dtype=np.int64), None)
         self._prefix: tuple | None = None
 

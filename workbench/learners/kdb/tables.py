@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from workbench.jit import numba
 import numpy as np
 
+from workbench.learners.ande.estimates import m_estimate
+
 DENSE_CELLS = 1 << 21
 """Key spaces up to this size, and at most `DENSE_RATIO` times the keys they hold, are
 handled by direct indexing (a dense array over the whole space) instead of sorting
@@ -594,12 +596,12 @@ def _finish(table: AttributeTable, cards: np.ndarray, known: list | None,
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def loo_factors(card, cell_cfg, cell_counts, cfg_counts):
-    """The LOO pass's factors of every cell c and class y: F = (#cell + 1/|X_i|) /
-    (#cfg + 1), with all rows, and own = (#cell − 1 + 1/|X_i|) / (#cfg − 1 + 1), the
+def loo_factors(card, cell_cfg, cell_counts, cfg_counts, m):
+    """The LOO pass's factors of every cell c and class y: F = (#cell + m/|X_i|) /
+    (#cfg + m), with all rows, and own = (#cell − 1 + m/|X_i|) / (#cfg − 1 + m), the
     factor of a held-out row of class y in that cell (its own count taken out; a class
     not in the cell gives an unused value)."""
-    inv = 1.0 / card
+    share = m / card
     F = np.empty(cell_counts.shape)
     own = np.empty(cell_counts.shape)
     for c in range(cell_counts.shape[0]):
@@ -607,8 +609,8 @@ def loo_factors(card, cell_cfg, cell_counts, cfg_counts):
         for y in range(cell_counts.shape[1]):
             n = cell_counts[c, y]
             t = cfg_counts[g, y]
-            own[c, y] = (n - 1.0 + inv) / (t - 1.0 + 1.0)
-            F[c, y] = (n + inv) / (t + 1.0)
+            own[c, y] = m_estimate(n - 1.0, share, t - 1.0, m)
+            F[c, y] = m_estimate(n, share, t, m)
     return F, own
 
 
