@@ -105,3 +105,23 @@ def test_entry_point_plugins_are_loaded(tmp_path, monkeypatch, clean_registry):
     loaded = load_entry_points()
     assert loaded == ["entry point prior = wb_ep_plugin"]
     assert registry.get("PriorEP").source.startswith("wb_ep_plugin (")
+
+
+def test_builtins_are_found_by_a_package_scan(tmp_path, monkeypatch, clean_registry):
+    """`import_package` imports every public module and subpackage of a package (the
+    built-in learners are `workbench.learners` scanned): a module dropped in registers its
+    learners without being listed anywhere; private modules are left out."""
+    pkg = tmp_path / "wb_scan_pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "alpha.py").write_text(PLUGIN.format(name="PriorScanA"))
+    (pkg / "sub" / "__init__.py").write_text(PLUGIN.format(name="PriorScanB"))
+    (pkg / "_private.py").write_text("raise RuntimeError('not imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.import_package("wb_scan_pkg") == ["wb_scan_pkg.alpha", "wb_scan_pkg.sub"]
+    assert {"PriorScanA", "PriorScanB"} <= set(registry.names())
+    # the built-ins: every family module of workbench.learners is among the scanned ones
+    scanned = registry.import_package(registry.BUILTIN_PACKAGE)
+    for family in ("ande", "anje", "bayesnet", "external", "forest", "kdb", "vw", "weka"):
+        assert f"workbench.learners.{family}" in scanned
+    assert {"A1DE", "KDB2", "BayesNet", "RF10", "WANBIA"} <= set(registry.names())

@@ -5,7 +5,9 @@ A registered *variant* is a parameter set of a base learner, e.g.
 with no code by naming a registered learner plus overrides (see `create`).
 
 Built-in learners are registered when their modules are first imported (lazily, on the
-first lookup). Plugins register through the same `register` function.
+first lookup): every module and subpackage of `workbench.learners` is imported
+(`import_package`), so a new learner module registers itself by being there — no list to
+keep. Plugins register through the same `register` function.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import pkgutil
 import sys
 import types
 import typing
@@ -24,16 +27,7 @@ from workbench.discretize import check_method
 from workbench.errors import LearnerError
 from workbench.learners.base import declared_parameters
 
-_BUILTIN_MODULES = (
-    "workbench.learners.ande",
-    "workbench.learners.anje",
-    "workbench.learners.bayesnet",
-    "workbench.learners.external",
-    "workbench.learners.forest",
-    "workbench.learners.kdb",
-    "workbench.learners.vw",
-    "workbench.learners.weka",
-)
+BUILTIN_PACKAGE = "workbench.learners"
 
 PREPROCESSING_KEY = "preprocessing"
 
@@ -157,15 +151,27 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
+def import_package(package: str) -> list[str]:
+    """Import every module and subpackage directly in `package` (a package scan, names
+    starting with ``_`` left out), in name order; returns their names."""
+    path = importlib.import_module(package).__path__
+    names = [f"{package}.{m.name}" for m in sorted(pkgutil.iter_modules(path),
+                                                   key=lambda m: m.name)
+             if not m.name.startswith("_")]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
 def load_builtins() -> None:
-    """Import the built-in learner modules once (they register themselves), then the
-    learners of installed packages (``workbench.learners`` entry points)."""
+    """Import the built-in learner modules once (`BUILTIN_PACKAGE` scanned: they register
+    themselves), then the learners of installed packages (``workbench.learners`` entry
+    points)."""
     global _builtins_loaded
     if _builtins_loaded:
         return
     _builtins_loaded = True
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
+    import_package(BUILTIN_PACKAGE)
     load_entry_points()
 
 
