@@ -224,15 +224,16 @@ def test_resumed_run_computes_a_metric_registered_since(tmp_path, plugin_file):
     assert "predictions are not stored" in err
 
 
-def test_average_ranks_are_scipys_rankdata_with_ties():
-    """AUC's ranks (numpy, so that scipy.stats is not imported) = rankdata 'average'."""
+def test_midranks_are_scipys_rankdata_with_ties():
+    """The ranks of the AUC and the rank tests (numpy, so that scipy.stats is not
+    imported) = rankdata 'average'."""
     from scipy.stats import rankdata
 
-    from workbench.evaluation.metrics import average_ranks
+    from workbench.ranking import midranks
 
     rng = np.random.default_rng(4)
     for n in (1, 2, 3, 17, 500):
         x = rng.integers(0, 5, n) / 4.0
-        np.testing.assert_array_equal(average_ranks(x), rankdata(x, method="average"))
-    np.testing.assert_array_equal(average_ranks(np.array([0.3, 0.1, 0.3, 0.2])),
+        np.testing.assert_array_equal(midranks(x), rankdata(x, method="average"))
+    np.testing.assert_array_equal(midranks(np.array([0.3, 0.1, 0.3, 0.2])),
                                   [3.5, 1.0, 3.5, 2.0])

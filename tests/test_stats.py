@@ -292,10 +292,10 @@ def test_exact_wilcoxon_with_ties_is_the_permutation_distribution_of_the_midrank
 
     from scipy.stats import wilcoxon
 
-    from workbench.evaluation.metrics import average_ranks
+    from workbench.ranking import midranks
 
     def brute(d):
-        ranks = average_ranks(np.abs(d))
+        ranks = midranks(np.abs(d))
         t = ranks[d > 0].sum()
         sums = np.array([sum(r for r, s in zip(ranks, signs) if s)
                          for signs in itertools.product([0, 1], repeat=len(d))])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.ranking import midranks
 from workbench.stats import scipy_stats
 
 
@@ -50,7 +51,7 @@ def rank_matrix(matrix: pd.DataFrame, *, lower_is_better: bool) -> pd.DataFrame:
         values = -values
     if values.size == 0:
         return pd.DataFrame(columns=matrix.columns, dtype=np.float64)
-    ranks = np.vstack([scipy_stats().rankdata(row, method="average") for row in values])
+    ranks = np.vstack([midranks(row) for row in values])
     return pd.DataFrame(ranks, index=full.index, columns=matrix.columns)
 
 

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from workbench.ranking import midranks
 from workbench.stats import scipy_stats
 
 
@@ -248,10 +249,8 @@ def exact_signed_rank_p(d: np.ndarray) -> tuple[float, float]:
     distribution: every sign assignment of the observed ranks of |d| (midranks for ties)
     equally likely; p = min(1, 2 · min(P(T+ ≤ t), P(T+ ≥ t))). Ranks are multiples of ½, so
     the distribution of 2·T+ is counted on integers."""
-    from workbench.evaluation.metrics import average_ranks
-
     d = np.asarray(d, dtype=np.float64)
-    twice = np.rint(2.0 * average_ranks(np.abs(d))).astype(np.int64)
+    twice = np.rint(2.0 * midranks(np.abs(d))).astype(np.int64)
     counts = np.zeros(int(twice.sum()) + 1)
     counts[0] = 1.0
     for r in twice:  # add one rank: with its sign + (shifted by r) or − (in place)
@@ -306,8 +305,6 @@ def effect_sizes(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     rank-biserial correlation, Cliff's delta) over the pairs where both are known (NaN
     where undefined: fewer than two pairs for the interval, no non-zero difference for the
     rank-biserial)."""
-    from workbench.evaluation.metrics import average_ranks
-
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
@@ -323,7 +320,7 @@ def effect_sizes(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
         low = high = nan
     nz = d[d != 0]
     if nz.size:
-        ranks = average_ranks(np.abs(nz))
+        ranks = midranks(np.abs(nz))
         rb = float((ranks[nz > 0].sum() - ranks[nz < 0].sum()) / ranks.sum())
     else:
         rb = nan
