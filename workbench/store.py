@@ -49,7 +49,8 @@ import yaml
 
 from workbench.data.arrow import from_numpy
 from workbench.errors import WorkbenchError
-from workbench.evaluation.summary import CALIBRATION_KEY, CONFUSION_KEY, fold_metric_names
+from workbench.evaluation.summary import (CALIBRATION_KEY, CONFUSION_KEY, TUNED_KEY,
+                                         fold_metric_names)
 from workbench.fileio import (PARQUET_OPTIONS, atomic_path, atomic_write_bytes,
                               atomic_write_text, parquet_file, read_parquet)
 from workbench.resources import run_dir_path
@@ -602,7 +603,9 @@ def _csv_summaries(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
             key = (str(row["dataset"]), str(row["learner"]))
             row["dataset"], row["learner"] = key
             if key in per_fold:
-                row[PER_FOLD_KEY] = per_fold[key]
+                row[PER_FOLD_KEY] = dict(per_fold[key])
+                if TUNED_KEY in row[PER_FOLD_KEY]:
+                    row[TUNED_KEY] = row[PER_FOLD_KEY].pop(TUNED_KEY)
             out[key] = row
     _CSV_CACHE[run_dir] = (stamp, out)
     return out
@@ -618,11 +621,14 @@ def _csv_per_fold(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
     if not set(_FOLD_KEYS) <= set(wide.columns):
         raise StoreCorrupt(path, "missing dataset/learner/round/fold columns")
     wide = wide.sort_values(_FOLD_KEYS, kind="mergesort")
-    metrics = [c for c in wide.columns if c not in _FOLD_KEYS]
+    metrics = [c for c in wide.columns if c not in (*_FOLD_KEYS, TUNED_KEY)]
     out = {}
     for (d, l), grp in wide.groupby(["dataset", "learner"], sort=False):
         out[(str(d), str(l))] = {m: [float(v) for v in grp[m]] for m in metrics
                                  if grp[m].notna().any()}
+        if TUNED_KEY in grp and grp[TUNED_KEY].notna().any():
+            out[(str(d), str(l))][TUNED_KEY] = ["" if v != v else str(v)
+                                                for v in grp[TUNED_KEY]]
     return out
 
 
@@ -648,7 +654,7 @@ def _summary_rows(run_dir: Path) -> tuple[list[str], list[dict[str, Any]]]:
     columns: dataset, learner, n_instances, then the others in order of first appearance."""
     rows = [{k: v for k, v in row.items()
              if k not in (PER_FOLD_KEY, REUSED_KEY, VERSION_KEY, CODE_KEY, FILES_KEY,
-                          CONFUSION_KEY, CALIBRATION_KEY)}
+                          CONFUSION_KEY, CALIBRATION_KEY, TUNED_KEY)}
             for row in iter_summaries(run_dir)]
     first = ["dataset", "learner", "n_instances"]
     seen = dict.fromkeys(k for row in rows for k in row)
@@ -748,6 +754,14 @@ def fold_metrics_rows(row: dict[str, Any]) -> list[tuple[str, str, int, int, str
 _FOLD_KEYS = ["dataset", "learner", "round", "fold"]
 
 
+def _fold_keys(row: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+    """(data set, learner, round, fold) of each fold of a pair summary, in order."""
+    k = int(row.get("folds") or 0)
+    n = len(row.get(TUNED_KEY) or [])
+    k = k if k > 0 else max(n, 1)
+    return [(str(row["dataset"]), str(row["learner"]), i // k, i % k) for i in range(n)]
+
+
 def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
     """Per-fold metric values, long format: dataset, learner, round, fold, metric, value.
 
@@ -766,7 +780,8 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
         if missing:
             raise WorkbenchError(f"{run_dir / FOLD_METRICS_CSV}: missing column(s) "
                                  f"{', '.join(missing)}")
-        df = wide.melt(id_vars=_FOLD_KEYS, var_name="metric", value_name="value")
+        df = wide.drop(columns=[TUNED_KEY], errors="ignore").melt(
+            id_vars=_FOLD_KEYS, var_name="metric", value_name="value")
         # a metric a learner does not report is an empty column for its pairs: no rows
         reported = df.groupby(["dataset", "learner", "metric"], sort=False)["value"] \
             .transform(lambda v: v.notna().any())
@@ -777,6 +792,17 @@ def load_fold_metrics(run_dir: str | Path) -> pd.DataFrame:
     df = df.astype({"dataset": str, "learner": str, "round": np.int64, "fold": np.int64,
                     "metric": str, "value": np.float64})
     return _in_plan_order(run_dir, df, ["dataset", "learner", "metric", "round", "fold"])
+
+
+def load_tuned(run_dir: str | Path) -> pd.DataFrame:
+    """The parameters a nested-tuned learner chose in each fold: dataset, learner, round,
+    fold, tuned (compact JSON), from the pair summaries (or ``fold_metrics.csv``'s
+    ``tuned`` column); empty when no learner of the run was tuned."""
+    import pandas as pd
+
+    rows = [(*key, text) for row in iter_summaries(Path(run_dir))
+            for key, text in zip(_fold_keys(row), row.get(TUNED_KEY) or []) if text]
+    return pd.DataFrame(rows, columns=[*_FOLD_KEYS, TUNED_KEY])
 
 
 def _metric_columns(metrics: Any) -> list[str]:
@@ -790,11 +816,16 @@ def write_fold_metrics_csv(run_dir: Path) -> Path:
     """Regenerate ``fold_metrics.csv``: `load_fold_metrics` in wide form (one line per
     (data set, learner, round, fold), one column per metric; a third of the long form)."""
     run_dir = Path(run_dir)
-    cells: dict[tuple, dict[str, float]] = {}
+    cells: dict[tuple, dict[str, Any]] = {}
+    tuned = False
     for row in iter_summaries(run_dir):
         for d, l, r, f, metric, value in fold_metrics_rows(row):
             cells.setdefault((d, l, r, f), {})[metric] = value
-    metrics = _metric_columns(m for values in cells.values() for m in values)
+        for (d, l, r, f), text in zip(_fold_keys(row), row.get(TUNED_KEY) or []):
+            cells.setdefault((d, l, r, f), {})[TUNED_KEY] = text or None
+            tuned = True
+    metrics = _metric_columns(m for values in cells.values() for m in values
+                              if m != TUNED_KEY) + ([TUNED_KEY] if tuned else [])
     rank = _plan_rank(run_dir)
     keys = sorted(cells, key=lambda k: (rank(k[0], k[1]), k[2], k[3]))
     rows = [dict(zip(_FOLD_KEYS, k)) | cells[k] for k in keys]

@@ -25,6 +25,7 @@ the test fold must not contain any (callers evaluate `data.without_missing_class
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
@@ -35,7 +36,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.errors import LearnerError
+from workbench.errors import LearnerError, WorkbenchError
+from workbench.evaluation.tuning import Tuned, split_tuned
 from workbench.jit import compile_clock
 from workbench.learners import registry
 from workbench.learners.base import declared_parameters
@@ -307,6 +309,18 @@ def _learner_parameters(learner: LearnerLike) -> set[str]:
         return set()
 
 
+def _takes_list(learner: LearnerLike, key: str, value: list) -> bool:
+    """Parameter `key` of a registered learner takes the list `value` as its value (it is
+    not a grid axis of nested tuning); a factory's never does."""
+    if not isinstance(learner, str) or key == registry.PREPROCESSING_KEY:
+        return False
+    try:
+        registry.create(learner, **{key: value})
+    except WorkbenchError:
+        return False
+    return True
+
+
 def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> Any:
     """A fresh, unfitted learner from a registered name or a factory, with `params`.
@@ -316,8 +330,13 @@ def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
     the registered variant sets, that parameter is set to `seed` (so randomised learners
     are reproducible per fold). A variant that fixes its seed keeps it in every fold, as
     Weka does (RF10 = ``RandomForest -S 1`` builds every fold's forest with seed 1).
+    With a ``tune`` key, lists of values are a grid and the learner is `Tuned`: its
+    parameters are chosen per training set by an inner CV (`evaluation.tuning`).
     """
     kw = dict(params or {})
+    tuned = split_tuned(kw, functools.partial(_takes_list, learner))
+    if tuned is not None:
+        return Tuned(functools.partial(make_learner, learner), *tuned, seed=seed)
     if seed is not None:
         accepted = _learner_parameters(learner)
         fixed = set(kw)

@@ -21,10 +21,13 @@ Aggregation, `summarize` (`summarize_folds` for k-fold shapes given as numbers):
   ``{metric: [value of fold (0, 0), (0, 1), ..., (r-1, k-1)]}`` for each metric of
   `fold_metric_names()` (then undeclared measures by name) — the per-fold losses (each fold's test rows pooled) and the fold's
   CPU times. The JMLR 2016 W/D/L decides each data set by a Wilcoxon test over these.
+* ``tuned`` (a nested-tuned learner, `evaluation.tuning`): the parameters each fold chose,
+  as compact JSON, in (round, fold) order.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -43,6 +46,9 @@ predictions."""
 CONFUSION_KEY = "confusion"
 """A summary's K × K confusion matrix (rows true classes, columns predictions) summed over
 every round's tested rows: per-class precision and recall in the report."""
+TUNED_KEY = "tuned"
+"""A summary's per-fold choices of a nested-tuned learner (``fit_report['tuned']``, JSON),
+in (round, fold) order: the ``tuned`` column of ``fold_metrics.csv``."""
 CALIBRATION_KEY = "calibration"
 """A summary's `metrics.calibration_bins` summed over every round's tested rows: the
 reliability diagrams and the Brier decomposition of the report."""
@@ -345,6 +351,9 @@ def _from_sums(ordered: list[FoldResult], sums: list[metrics.LossSums], n: int,
     out["n_instances"] = int(n)
     out["rounds"] = int(rounds)
     out["folds"] = int(folds)
+    chosen = [(res.fit_report or {}).get(TUNED_KEY) for res in ordered]
+    if any(c is not None for c in chosen):
+        out[TUNED_KEY] = ["" if c is None else json.dumps(c, sort_keys=True) for c in chosen]
     for m, values in fold_values.items():
         if values:
             out[f"{m}_std"] = _std(values)

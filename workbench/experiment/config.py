@@ -27,6 +27,10 @@ Schema::
                                         #   A1DE-m[m=0.1] ...; or grid: {m: [...], ...}
                                         #   (every combination); the report draws the
                                         #   metric against a one-parameter sweep's values
+      KDB-tuned: {learner: KDB, k: [1, 2, 3], tune: {folds: 3, metric: rmse}}
+                                        # nested tuning: one learner, k chosen per
+                                        #   training fold by an inner stratified CV
+                                        #   (seed: the fold's, or tune.seed); in memory
     baseline: NB                        # default NB; must be one of the learners
     output: runs/pakdd13                # relative to this file; default results/<name>
                                         # relative to the working directory
@@ -60,7 +64,8 @@ import yaml
 
 from workbench import yamlnum
 from workbench.errors import ConfigError, FieldError, WorkbenchError
-from workbench.evaluation import protocols
+from workbench.evaluation import protocols, tuning
+from workbench.evaluation.pipeline import make_learner
 from workbench.store import safe_name
 from workbench.learners import registry
 from workbench.plugins import load_plugins
@@ -125,8 +130,8 @@ class LearnerConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def create(self):
-        """A fresh, unfitted learner instance."""
-        return registry.create(self.learner, **dict(self.params))
+        """A fresh, unfitted learner instance (`Tuned` with a ``tune`` key)."""
+        return make_learner(self.learner, dict(self.params))
 
 
 @dataclass(frozen=True)
@@ -643,7 +648,7 @@ class _Validator:
         or a list given for a parameter that takes no list, gives one variant per value
         (per combination), named ``display[param=value,...]``; a one-parameter sweep is
         noted in `sweeps` for the report's figure."""
-        if not isinstance(spec, dict):
+        if not isinstance(spec, dict) or tuning.TUNE_KEY in spec:  # (tuned: one learner)
             return [(display, spec)]
         params = dict(spec)
         path = ("learners", display)
@@ -708,6 +713,8 @@ class _Validator:
                 return LearnerConfig(display=display, learner=reg_name, params=params)
             raise self.error(path + ("learner",), str(exc)) from None
         allowed = set(lspec.parameters()) | {registry.PREPROCESSING_KEY}
+        if tuning.TUNE_KEY in params:
+            return self.tuned_learner(display, reg_name, params, allowed, path)
         for key, val in params.items():
             key = str(key)
             if key not in allowed:
@@ -724,6 +731,28 @@ class _Validator:
             registry.create(reg_name, **params)
         except WorkbenchError as exc:
             raise self.error(path, str(exc)) from None
+        return LearnerConfig(display=display, learner=reg_name, params=params)
+
+    def tuned_learner(self, display: str, reg_name: str, params: dict[str, Any],
+                      allowed: set[str], path: tuple[str, ...]) -> LearnerConfig:
+        """A learner with ``tune``: its options and every candidate checked (each error
+        naming its field), kept as one learner whose lists are the grid."""
+        for key in params:
+            if str(key) not in allowed | {tuning.TUNE_KEY}:
+                raise self.error(path + (str(key),), f"learner '{reg_name}' has no parameter "
+                                 f"'{key}' (parameters: {', '.join(sorted(allowed))})")
+        try:
+            model = make_learner(reg_name, params)
+        except WorkbenchError as exc:
+            field_ = tuning.TUNE_KEY if str(exc).startswith("tune:") else None
+            raise self.error(path + ((field_,) if field_ else ()), str(exc)) from None
+        for cand in model.candidates:
+            try:
+                registry.create(reg_name, **{**model.fixed, **cand})
+            except WorkbenchError as exc:
+                key = next(iter(cand)) if len(cand) == 1 else None
+                raise self.error(path + ((key,) if key else ()),
+                                 f"candidate {tuning.label(cand)}: {exc}") from None
         return LearnerConfig(display=display, learner=reg_name, params=params)
 
     def baseline(self, value: Any, learners: tuple[LearnerConfig, ...], given: bool) -> str:

@@ -42,7 +42,18 @@ class Dims:
 
 def fold_cost(params: Mapping[str, Any], dims: Dims, n_train: int, n_test: int) -> float:
     """Prior wall seconds of one fold of a learner with effective `params` (the learner's
-    constructor parameters: ``n``, ``k``, ``n_trees``, ``subsumption`` are read)."""
+    constructor parameters: ``n``, ``k``, ``n_trees``, ``subsumption`` are read). A
+    nested-tuned learner (``tune``) costs its largest candidate's fold once per inner fold
+    and candidate, plus the refit."""
+    tune = params.get("tune")
+    if isinstance(tune, Mapping):
+        grid = {k: v for k, v in params.items() if isinstance(v, list) and k != "tune"}
+        folds = int(tune.get("folds", 5)) if isinstance(tune.get("folds", 5), int) else 5
+        biggest = {k: max(v, key=lambda x: x if isinstance(x, (int, float)) else 0)
+                   for k, v in grid.items() if v}
+        one = fold_cost({k: v for k, v in params.items() if k != "tune"} | biggest, dims,
+                        n_train, n_test)
+        return one * (math.prod(len(v) for v in grid.values()) * folds + 1)
     d, K = max(dims.d, 1), max(dims.k, 1)
     n_all = max(n_train + n_test, 2)
     if "n_trees" in params or "n_estimators" in params:

@@ -44,6 +44,7 @@ from workbench.evaluation.outofcore import (evaluate_file_task, out_of_core_mode
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import streamed_extras, summarize, summarize_sums
+from workbench.evaluation.tuning import TUNE_KEY
 from workbench import log, store
 from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
@@ -515,6 +516,11 @@ def _preflight_learners(config: ExperimentConfig, learners: Sequence[str]) -> No
     for lc in config.learners:
         if lc.display not in learners:
             continue
+        if TUNE_KEY in lc.params and (ooc or kind == "prequential"):
+            where = "a stream (prequential)" if kind == "prequential" else "out of core"
+            raise ConfigError(f"{config.source or '<config>'}: learners: {lc.display}: tune: "
+                              f"nested tuning cross-validates a training set in memory, not "
+                              f"{where}")
         try:
             model = lc.create()
             model.preflight()

@@ -37,13 +37,13 @@ from workbench.report.html import markdown_to_html
 from workbench.report.options import read_config
 from workbench.report.sections import (agreement, appendix, bayesian, calibration,
                                        comparisons, curves, figures as figure_section, ranks,
-                                       run, scatter, sweeps, wdl)
+                                       run, scatter, sweeps, tuning, wdl)
 
 REPORT_DIR = "report"
 TIMESTAMP_MARK = "<!-- timestamp: the only line that differs between renders -->"
 
 SECTIONS = (wdl, figure_section, ranks, bayesian, comparisons, scatter, curves, sweeps,
-            agreement, appendix, calibration)
+            tuning, agreement, appendix, calibration)
 """After the Run section, in report order; each module's ``render(ctx, doc)``."""
 
 PLUGIN_SECTIONS: dict[str, Callable[[Any, Any], None]] = {}

@@ -18,6 +18,7 @@ from workbench.data.dataset import Dataset
 from workbench.data.sources import Reservoir, first_rows, iter_chunks, scan_header, table_kind
 from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation.pipeline import checked_proba, make_learner
+from workbench.evaluation.tuning import Tuned
 from workbench.jit import compile_clock
 from workbench.learners.base import CountingLearner, MultiPassLearner
 
@@ -68,6 +69,10 @@ def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int 
     """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
     `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
+    if isinstance(model, Tuned):
+        raise WorkbenchError(
+            f"learner {learner!r} with tune: nested tuning cross-validates a training set "
+            "in memory: not out of core or on a stream")
     if is_multi_pass(model) and one_pass:
         raise WorkbenchError(
             f"learner {learner!r} trains in several passes over all training rows; a stream "

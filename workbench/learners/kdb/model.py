@@ -493,6 +493,8 @@ register(
 )
 for _k in range(1, 6):
     register(f"KDB{_k}", KDB, k=_k, description=f"KDB with k = {_k} (JMLR 2016 semantics)")
+register("KDB", KDB, description="KDB with k a parameter (default 1; e.g. k: [1, 2, 3] with "
+         "tune: chosen per training fold)")
 register("SKDB", SKDB, k_max=5, description="Selective KDB: attributes and k by LOO-CV")
 register("SKDB-k", SKDB, k_max=5, select="k", description="Selective KDB selecting only k")
 register(

@@ -1,0 +1,220 @@
+"""Nested tuning (`evaluation.tuning`): parameters chosen per training fold by an inner CV
+that never sees the outer test rows; the config, the stored choices and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import needs_shared, shared_file
+from workbench.data.dataset import Attribute, Dataset
+from workbench.errors import ConfigError, WorkbenchError
+from workbench.evaluation import metrics
+from workbench.evaluation.outofcore.passes import out_of_core_model
+from workbench.evaluation.pipeline import make_learner, run_fold
+from workbench.evaluation.splits import make_splits
+from workbench.evaluation.tuning import Tuned
+from workbench.experiment.config import parse_config
+from workbench.learners.base import Learner
+from workbench.store import load_fold_metrics, load_tuned
+
+SEEN: list[tuple[float, frozenset]] = []
+
+
+class Recorder(Learner):
+    """Predicts a blend of the training class frequencies (weight `w`) and the uniform
+    distribution; records the `id` column of every training set it is fitted on."""
+
+    preprocessing = "none"
+
+    def __init__(self, w: float = 1.0):
+        self.w = w
+
+    def fit(self, data):
+        self._remember_header(data)
+        SEEN.append((self.w, frozenset(data.X[:, 0].astype(int).tolist())))
+        freq = np.bincount(data.y, minlength=data.n_classes) / max(data.n_instances, 1)
+        self.p_ = self.w * freq + (1 - self.w) / data.n_classes
+        return self
+
+    def predict_proba(self, data):
+        return np.tile(self.p_, (data.n_instances, 1))
+
+
+def ids_data(n: int = 60, seed: int = 0) -> Dataset:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.8).astype(np.int64)  # imbalanced: the prior beats uniform
+    X = np.arange(n, dtype=np.float64)[:, None]
+    return Dataset("ids", (Attribute("id"),), Attribute("c", ("a", "b")), X, y)
+
+
+def test_inner_cv_never_sees_the_outer_test_rows():
+    data = ids_data()
+    test = np.arange(0, 60, 3)
+    train = np.setdiff1d(np.arange(60), test)
+    params = {"w": [0.0, 0.5, 1.0], "tune": {"folds": 4}}
+    run_fold(data, Recorder, params, train, test, seed=5)  # (the untimed warm-up's fits)
+    SEEN.clear()
+    res = run_fold(data, Recorder, params, train, test, seed=5)
+    outer = frozenset(train.tolist())
+    tuned_fits = list(SEEN)
+    assert all(ids <= outer for _, ids in tuned_fits)
+    # per candidate: the four inner training parts (each 3/4 of the fold, disjoint
+    # held-out quarters covering it), then the refit of the chosen one on all of it
+    inner = [ids for w, ids in tuned_fits[:12]]
+    for c in range(3):
+        parts = inner[4 * c: 4 * c + 4]
+        held = [outer - p for p in parts]
+        assert all(len(h) == 10 for h in held) and frozenset().union(*held) == outer
+    assert tuned_fits[12] == (1.0, outer) and len(tuned_fits) == 13
+    assert res.fit_report["tuned"] == {"w": 1.0}
+
+
+def test_the_choice_is_the_best_inner_score_and_ties_go_first():
+    data = ids_data()
+    model = make_learner(Recorder, {"w": [0.0, 0.5, 1.0], "tune": {"folds": 3, "seed": 9}})
+    model.fit(data)
+    # the scores by hand: the same stratified inner folds, pooled RMSE per candidate
+    fold_of = make_splits(60, 1, 3, 9, stratify=True, labels=data.y)[0]
+    for w in (0.0, 0.5, 1.0):
+        proba = np.empty((60, 2))
+        for f in range(3):
+            tr = fold_of != f
+            freq = np.bincount(data.y[tr], minlength=2) / tr.sum()
+            proba[fold_of == f] = w * freq + (1 - w) / 2
+        assert model.scores_[json.dumps({"w": w})] == pytest.approx(
+            metrics.rmse(proba, data.y), abs=1e-15)
+    assert model.chosen_ == {"w": 1.0}
+    # accuracy cannot tell the blends apart (same predicted class): the first one wins
+    tie = make_learner(Recorder, {"w": [0.5, 1.0], "tune": {"folds": 3, "metric":
+                                                            "zero_one_loss"}}).fit(data)
+    assert len(set(tie.scores_.values())) == 1 and tie.chosen_ == {"w": 0.5}
+    # AUC is higher-is-better: read in its direction (all equal: the first again)
+    assert make_learner(Recorder, {"w": [0.5, 1.0], "tune": {"metric": "auc"}}
+                        ).fit(data).chosen_ == {"w": 0.5}
+
+
+def test_the_same_seed_gives_the_same_choices_and_probabilities():
+    data = ids_data(80, 3)
+    a = make_learner("KDB", {"k": [0, 1], "tune": {"folds": 3}}, 4).fit(data)
+    b = make_learner("KDB", {"k": [0, 1], "tune": {"folds": 3}}, 4).fit(data)
+    assert a.chosen_ == b.chosen_ and a.scores_ == b.scores_
+    np.testing.assert_array_equal(a.predict_proba(data), b.predict_proba(data))
+    assert isinstance(a, Tuned) and a.fit_report()["tuned"] == a.chosen_
+
+
+def config_text(learners: str, datasets: str = "[iris]") -> str:
+    return f"name: t\ndatasets: {datasets}\nlearners:\n" + textwrap.indent(
+        textwrap.dedent(learners).strip() + "\n", "  ")
+
+
+def test_a_tuned_spec_is_one_learner_not_a_sweep():
+    cfg = parse_config(config_text("""
+        KDB-tuned: {learner: KDB, k: [1, 2, 3], tune: {folds: 3, metric: rmse}}
+        """))
+    (lc,) = cfg.learners
+    assert (lc.display, lc.learner) == ("KDB-tuned", "KDB")
+    assert dict(lc.params) == {"k": [1, 2, 3], "tune": {"folds": 3, "metric": "rmse"}}
+    model = lc.create()
+    assert isinstance(model, Tuned) and model.candidates == [{"k": 1}, {"k": 2}, {"k": 3}]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("{learner: KDB, k: [1, 2], tune: {folds: 1}}", r"learners\.T\.tune: tune: folds must "
+                                                    r"be an integer ≥ 2"),
+    ("{learner: KDB, k: [1, 2], tune: {metric: nope}}", r"learners\.T\.tune: tune: metric"),
+    ("{learner: KDB, k: [1, 2], tune: {fold: 3}}", r"learners\.T\.tune: tune: unknown "
+                                                   r"option\(s\) fold"),
+    ("{learner: KDB, k: 2, tune: {}}", r"learners\.T\.tune: tune: no parameter"),
+    ("{learner: KDB, k: [1, -2], tune: {}}", r"learners\.T\.k: candidate \{\"k\": -2\}"),
+    ("{learner: KDB, q: [1, 2], tune: {}}", r"learners\.T\.q: learner 'KDB' has no "
+                                            r"parameter 'q'"),
+])
+def test_tune_errors_name_the_field(spec, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_config(config_text(f"T: {spec}"))
+
+
+def test_out_of_core_refuses_a_tuned_learner_with_the_reason():
+    with pytest.raises(WorkbenchError, match="nested tuning cross-validates a training set in memory"):
+        out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None)
+
+
+@needs_shared
+def test_tuned_kdb_next_to_nb_and_a1de_on_labor_vehicle_credit_a(tmp_path):
+    """The issue's acceptance config (one round of 2-fold CV here): one summary row per
+    data set for the tuned learner, its folds' choices in fold_metrics.csv's `tuned`
+    column (also read back from the CSV alone), the report's comparison with the fixed
+    candidates and the oracle."""
+    from workbench.experiment.config import load_config
+    from workbench.experiment.runner import run_experiment
+    from workbench.report.render import render_report
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for slug in ("labor", "vehicle", "credit-a"):
+        shutil.copy(shared_file(slug), data)
+    path = tmp_path / "t.yaml"
+    path.write_text(textwrap.dedent("""
+        name: tuned
+        datasets: [labor, vehicle, credit-a]
+        data_dirs: [data]
+        protocol: {rounds: 1, folds: 2, seed: 1}
+        learners:
+          NB: NB
+          A1DE: A1DE
+          KDB-tuned: {learner: KDB, k: [1, 2, 3], tune: {folds: 3, metric: rmse}}
+          KDB: {learner: KDB, k: [1, 2, 3]}
+        output: run
+        """))
+    result = run_experiment(load_config(path), stream=open("/dev/null", "w"))
+    run = tmp_path / "run"
+    assert not result.failures
+    summary = pd.read_csv(run / "summary.csv")
+    assert sorted(summary[summary.learner == "KDB-tuned"].dataset) == \
+        ["credit-a", "labor", "vehicle"]
+    assert "tuned" not in summary.columns
+    folds = pd.read_csv(run / "fold_metrics.csv")
+    tuned = folds[folds.learner == "KDB-tuned"]["tuned"]
+    assert len(tuned) == 6 and all(json.loads(t)["k"] in (1, 2, 3) for t in tuned)
+    assert folds[folds.learner != "KDB-tuned"]["tuned"].isna().all()
+    chosen = load_tuned(run)
+    assert sorted(chosen.tuned) == sorted(tuned) and len(chosen) == 6
+    out = render_report(run, tmp_path / "report", figures=False)
+    text = (out / "report.md").read_text()
+    assert "## Nested tuning" in text and "| data set | tuned | oracle |" in text
+    table = pd.read_csv(out / "tables" / "tuning_KDB-tuned_rmse.csv")
+    fixed = summary.pivot_table(index="dataset", columns="learner", values="rmse")
+    for r in table.itertuples():
+        best = min(fixed.at[r.dataset, f"KDB[k={k}]"] for k in (1, 2, 3))
+        assert r.oracle == pytest.approx(best, abs=1e-12)
+        assert r.tuned == pytest.approx(fixed.at[r.dataset, "KDB-tuned"], abs=1e-12)
+    # resumed like any pair: nothing to run again
+    again = run_experiment(load_config(path), stream=open("/dev/null", "w"))
+    assert again.folds_run == 0 and again.pairs_already_complete == 18
+    # committed without its predictions: the choices and fold values from the CSVs
+    shutil.rmtree(run / "predictions")
+    back = load_tuned(run)
+    assert sorted(map(tuple, back.values.tolist())) == sorted(map(tuple,
+                                                                  chosen.values.tolist()))
+    assert "tuned" not in set(load_fold_metrics(run).metric)
+
+
+@needs_shared
+def test_a_stream_protocol_refuses_a_tuned_learner_before_running(tmp_path):
+    from workbench.experiment.config import load_config
+    from workbench.experiment.runner import run_experiment
+
+    shutil.copy(shared_file("labor"), tmp_path)
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\ndatasets: [labor]\ndata_dirs: ['.']\noutput: run\n"
+                    "protocol: {type: prequential, window: 10}\n"
+                    "learners:\n  T: {learner: KDB, k: [1, 2], tune: {}}\n")
+    with pytest.raises(ConfigError, match=r"T: tune: nested tuning .* not a stream"):
+        run_experiment(load_config(path), stream=open("/dev/null", "w"))
+    assert not (tmp_path / "run").exists()
