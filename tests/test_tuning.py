@@ -17,7 +17,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.evaluation import metrics
 from workbench.evaluation.outofcore.passes import out_of_core_model
 from workbench.evaluation.pipeline import make_learner, run_fold
-from workbench.evaluation.splits import make_splits
+from workbench.evaluation.splits import row_folds
 from workbench.evaluation.tuning import Tuned
 from workbench.experiment.config import parse_config
 from workbench.learners.base import Learner
@@ -64,13 +64,17 @@ def test_inner_cv_never_sees_the_outer_test_rows():
     outer = frozenset(train.tolist())
     tuned_fits = list(SEEN)
     assert all(ids <= outer for _, ids in tuned_fits)
-    # per candidate: the four inner training parts (each 3/4 of the fold, disjoint
-    # held-out quarters covering it), then the refit of the chosen one on all of it
+    # per candidate: the four inner training parts (disjoint held-out parts covering the
+    # fold, each class within one row of a quarter), then the chosen one on all of it
     inner = [ids for w, ids in tuned_fits[:12]]
+    y = dict(zip(range(60), data.y.tolist()))
     for c in range(3):
         parts = inner[4 * c: 4 * c + 4]
         held = [outer - p for p in parts]
-        assert all(len(h) == 10 for h in held) and frozenset().union(*held) == outer
+        assert sum(map(len, held)) == 40 and frozenset().union(*held) == outer
+        for cls in (0, 1):
+            sizes = [sum(y[i] == cls for i in h) for h in held]
+            assert max(sizes) - min(sizes) <= 1
     assert tuned_fits[12] == (1.0, outer) and len(tuned_fits) == 13
     assert res.fit_report["tuned"] == {"w": 1.0}
 
@@ -79,8 +83,12 @@ def test_the_choice_is_the_best_inner_score_and_ties_go_first():
     data = ids_data()
     model = make_learner(Recorder, {"w": [0.0, 0.5, 1.0], "tune": {"folds": 3, "seed": 9}})
     model.fit(data)
-    # the scores by hand: the same stratified inner folds, pooled RMSE per candidate
-    fold_of = make_splits(60, 1, 3, 9, stratify=True, labels=data.y)[0]
+    # the scores by hand: the stratified inner folds (each class's rows dealt in blocks of
+    # three by `row_folds`), pooled RMSE per candidate
+    fold_of = np.empty(60, dtype=np.int64)
+    for cls in (0, 1):
+        rows = np.flatnonzero(data.y == cls)
+        fold_of[rows] = row_folds(0, rows.size, 3, 9, cls)
     for w in (0.0, 0.5, 1.0):
         proba = np.empty((60, 2))
         for f in range(3):
@@ -94,13 +102,22 @@ def test_the_choice_is_the_best_inner_score_and_ties_go_first():
     tie = make_learner(Recorder, {"w": [0.5, 1.0], "tune": {"folds": 3, "metric":
                                                             "zero_one_loss"}}).fit(data)
     assert len(set(tie.scores_.values())) == 1 and tie.chosen_ == {"w": 0.5}
-    # AUC is higher-is-better: read in its direction (all equal: the first again)
-    assert make_learner(Recorder, {"w": [0.5, 1.0], "tune": {"metric": "auc"}}
+    # kappa is higher-is-better: read in its direction (all equal: the first again)
+    assert make_learner(Recorder, {"w": [0.5, 1.0], "tune": {"metric": "kappa"}}
                         ).fit(data).chosen_ == {"w": 0.5}
 
 
+def nominal_data(n: int, seed: int) -> Dataset:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.integers(0, 4, (n, 5)).astype(np.float64)
+    X[:, 0] = (y + (rng.random(n) < 0.3)) % 4
+    atts = tuple(Attribute(f"a{i}", ("p", "q", "r", "s")) for i in range(5))
+    return Dataset("nom", atts, Attribute("c", ("x", "y", "z")), X, y)
+
+
 def test_the_same_seed_gives_the_same_choices_and_probabilities():
-    data = ids_data(80, 3)
+    data = nominal_data(80, 3)
     a = make_learner("KDB", {"k": [0, 1], "tune": {"folds": 3}}, 4).fit(data)
     b = make_learner("KDB", {"k": [0, 1], "tune": {"folds": 3}}, 4).fit(data)
     assert a.chosen_ == b.chosen_ and a.scores_ == b.scores_
@@ -125,12 +142,15 @@ def test_a_tuned_spec_is_one_learner_not_a_sweep():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("{learner: KDB, k: [1, 2], tune: {folds: 1}}", r"learners\.T\.tune: tune: folds must "
-                                                    r"be an integer ≥ 2"),
-    ("{learner: KDB, k: [1, 2], tune: {metric: nope}}", r"learners\.T\.tune: tune: metric"),
-    ("{learner: KDB, k: [1, 2], tune: {fold: 3}}", r"learners\.T\.tune: tune: unknown "
-                                                   r"option\(s\) fold"),
-    ("{learner: KDB, k: 2, tune: {}}", r"learners\.T\.tune: tune: no parameter"),
+    ("{learner: KDB, k: [1, 2], tune: {folds: 1}}", r"learners\.T\.tune\.folds: expected an "
+                                                    r"integer ≥ 2, got 1"),
+    ("{learner: KDB, k: [1, 2], tune: {metric: auc}}", r"learners\.T\.tune\.metric: "
+                                                       r"expected one of zero_one_loss, rmse"),
+    ("{learner: KDB, k: [1, 2], tune: {fold: 3}}", r"learners\.T\.tune\.fold: unknown "
+                                                   r"option"),
+    ("{learner: KDB, k: 2, tune: {}}", r"learners\.T\.tune: no parameter"),
+    ("{learner: KDB, k: [1, 2], preprocessing: [mdl, 'ef:5'], tune: {}}",
+     r"learners\.T\.preprocessing: not tunable"),
     ("{learner: KDB, k: [1, -2], tune: {}}", r"learners\.T\.k: candidate \{\"k\": -2\}"),
     ("{learner: KDB, q: [1, 2], tune: {}}", r"learners\.T\.q: learner 'KDB' has no "
                                             r"parameter 'q'"),
@@ -140,9 +160,49 @@ def test_tune_errors_name_the_field(spec, message):
         parse_config(config_text(f"T: {spec}"))
 
 
-def test_out_of_core_refuses_a_tuned_learner_with_the_reason():
-    with pytest.raises(WorkbenchError, match="nested tuning cross-validates a training set in memory"):
-        out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None)
+def test_out_of_core_refuses_a_stream_and_a_learner_trained_in_memory_only():
+    with pytest.raises(WorkbenchError, match="nested tuning cross-validates a training set"):
+        out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None, one_pass=True)
+    with pytest.raises(WorkbenchError, match=r"candidate \{\"n_trees\": 2\} cannot train in "
+                                             "passes: it trains in memory only"):
+        out_of_core_model("RF10", {"n_trees": [2, 3], "tune": {}}, None)
+
+
+@pytest.mark.parametrize("learner, params, subtraction", [
+    ("A1DE", {"m": [0.05, 1.0, 20.0]}, True),  # one pass, inner folds by subtraction
+    ("KDB", {"k": [0, 1, 2]}, False),          # the KDB family's passes, side by side
+])
+def test_out_of_core_tuning_equals_in_memory(learner, params, subtraction, tmp_path):
+    """labor, EF5/MDL cut points per outer training fold, 5-fold CV, chunks of 7 rows: the
+    same choice in every fold, the same inner scores (1e-12) and probabilities (1e-12)."""
+    from workbench.data.arff import load_arff
+    from workbench.evaluation.cv import evaluate
+    from workbench.evaluation.outofcore import evaluate_kfold
+    from workbench.evaluation.protocols import KFold
+    from conftest import EMBEDDED
+
+    spec = {**params, "tune": {"folds": 3, "metric": "rmse"}}
+    data = load_arff(EMBEDDED / "labor.arff.gz")
+    mem = evaluate(data, learner, spec, KFold(rounds=1, folds=5, seed=3, assignment="rows"))
+    got = {}
+
+    def keep(r, folds, idx, proba, y):
+        for f in np.unique(folds):
+            got.setdefault(int(f), []).append((idx[folds == f], proba[folds == f]))
+
+    res = evaluate_kfold(EMBEDDED / "labor.arff.gz", learner, spec, folds=5, seed=3,
+                         chunk_rows=7, keep=keep)
+    model = out_of_core_model(learner, spec, 1)
+    assert model._subtract is subtraction and model.n_passes() == (2 if subtraction else 3)
+    for fr in mem.fold_results:
+        idx = np.concatenate([i for i, _ in got[fr.fold]])
+        proba = np.vstack([p for _, p in got[fr.fold]])
+        np.testing.assert_array_equal(idx, fr.test_index)
+        np.testing.assert_allclose(proba, fr.proba, rtol=0, atol=1e-12)
+        ours = res.folds[fr.fold].fit_report
+        assert ours["tuned"] == fr.fit_report["tuned"]
+        assert ours["inner"] == pytest.approx(fr.fit_report["inner"], rel=1e-12)
+        assert len(set(ours["inner"].values())) == 3  # (the candidates really differ)
 
 
 @needs_shared

@@ -309,7 +309,7 @@ def _learner_parameters(learner: LearnerLike) -> set[str]:
         return set()
 
 
-def _takes_list(learner: LearnerLike, key: str, value: list) -> bool:
+def takes_list(learner: LearnerLike, key: str, value: list) -> bool:
     """Parameter `key` of a registered learner takes the list `value` as its value (it is
     not a grid axis of nested tuning); a factory's never does."""
     if not isinstance(learner, str) or key == registry.PREPROCESSING_KEY:
@@ -334,7 +334,7 @@ def make_learner(learner: LearnerLike, params: Mapping[str, Any] | None = None,
     parameters are chosen per training set by an inner CV (`evaluation.tuning`).
     """
     kw = dict(params or {})
-    tuned = split_tuned(kw, functools.partial(_takes_list, learner))
+    tuned = split_tuned(kw, functools.partial(takes_list, learner))
     if tuned is not None:
         return Tuned(functools.partial(make_learner, learner), *tuned, seed=seed)
     if seed is not None:

@@ -1,28 +1,34 @@
 """Nested tuning: a learner whose parameters are chosen inside each training set.
 
 A learner spec with lists of values and a ``tune`` key, e.g. ``{learner: KDB, k: [1, 2,
-3], tune: {folds: 3, metric: rmse}}``, is one learner (`Tuned`). Fitted on a training set
-(an outer training fold) it
+3], tune: {folds: 3, metric: rmse}}``, is one learner. Fitted on a training set (an outer
+training fold, its preprocessing already fitted on that fold, as Weka's FilteredClassifier
+around CVParameterSelection) it
 
-1. deals that set's rows into ``folds`` stratified inner folds (`splits.make_splits`, one
-   round, seeded with ``tune.seed`` or else the outer fold's seed);
-2. for every candidate (the product of the lists, in the order given) fits the learner —
-   its preprocessing fitted on the inner training rows only — on each inner training part
-   and predicts the held-out part;
-3. scores each candidate by ``metric`` on its inner predictions pooled over the inner
-   folds (a registered metric computed from predictions, in its direction), keeps the
-   best — ties to the earlier candidate —, and refits it, preprocessing included, on the
-   whole training set.
+1. deals the set's rows into ``folds`` inner folds, stratified and streamable
+   (`inner_folds`: each class's rows, in the order read, in blocks of ``folds``, every
+   block a seeded permutation of the folds — seed ``tune.seed``, else the outer fold's);
+2. for every candidate (the product of the lists, in the order given) trains the learner
+   on each inner fold's complement and predicts the held-out rows;
+3. scores each candidate by ``metric`` over its inner predictions pooled (0-1 loss, RMSE,
+   true-class RMSE and log loss from their sums; kappa, F1 and MCC from the confusion
+   matrix: what a stream of predictions can give), in the metric's direction, keeps the
+   best — ties to the earlier candidate — and uses it trained on the whole set.
 
-So no row outside the training set is ever seen while choosing (JMLR 2016's "best k"
-oracle picks k after seeing the test folds; this is the honest version). A training set
-with fewer rows than two inner folds need keeps the first candidate. `fit_report` says
-what was chosen (``tuned``) and every candidate's inner score (``inner``); the runner
-stores the choice per fold (``fold_metrics.csv``'s ``tuned`` column).
+No row outside the training set is ever seen while choosing (JMLR 2016's "best k" oracle
+picks k after seeing the test folds; this is the honest version). A training set with fewer
+rows than inner folds keeps the first candidate. In memory (`Tuned`) any learner is tuned;
+out of core (`TunedPasses`) a count-based one, in its own passes plus one that scores the
+inner folds: the one-pass AnDE family by count subtraction (each inner fold counted once,
+the complement = the whole − the fold), multi-pass learners (the KDB family) trained side
+by side. Both choose alike and give the same model. `fit_report` says what was chosen
+(``tuned``) and every candidate's inner score (``inner``); the runner stores the choice per
+fold (``fold_metrics.csv``'s ``tuned`` column).
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from dataclasses import dataclass
@@ -31,11 +37,13 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from workbench.data.dataset import Dataset
-from workbench.errors import LearnerError
+from workbench.errors import FieldError, LearnerError
 from workbench.evaluation import metrics
-from workbench.evaluation.splits import make_splits
+from workbench.evaluation.splits import row_folds
+from workbench.learners.base import CountingLearner, MultiPassLearner
 
 TUNE_KEY = "tune"
+PREPROCESSING_KEY = "preprocessing"
 DEFAULT_FOLDS = 5
 DEFAULT_METRIC = "rmse"
 TUNE_OPTIONS = ("folds", "metric", "seed")
@@ -52,28 +60,34 @@ class TuneSpec:
 
 def tune_spec(value: Any) -> TuneSpec:
     """The ``tune`` value checked: a mapping of `TUNE_OPTIONS` (empty: the defaults);
-    one `LearnerError` naming the option otherwise."""
+    a `FieldError` naming the option otherwise (``tune.folds``, …)."""
     if value is None:
         value = {}
     if not isinstance(value, Mapping):
-        raise LearnerError(f"tune: expected a mapping {{folds, metric, seed}}, got {value!r}")
+        raise FieldError(TUNE_KEY, f"expected a mapping {{folds, metric, seed}}, got {value!r}")
     unknown = sorted(set(map(str, value)) - set(TUNE_OPTIONS))
     if unknown:
-        raise LearnerError(f"tune: unknown option(s) {', '.join(unknown)} (options: "
-                           f"{', '.join(TUNE_OPTIONS)})")
+        raise FieldError(f"{TUNE_KEY}.{unknown[0]}", f"unknown option (options: "
+                         f"{', '.join(TUNE_OPTIONS)})")
     folds = value.get("folds", DEFAULT_FOLDS)
     if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
-        raise LearnerError(f"tune: folds must be an integer ≥ 2, got {folds!r}")
+        raise FieldError(f"{TUNE_KEY}.folds", f"expected an integer ≥ 2, got {folds!r}")
     metric = value.get("metric", DEFAULT_METRIC)
-    m = metrics.METRICS.get(metric) if isinstance(metric, str) else None
-    if m is None or m.compute is None:
-        usable = [k for k, v in metrics.METRICS.items() if v.compute is not None]
-        raise LearnerError(f"tune: metric must be one computed from predictions "
-                           f"({', '.join(usable)}), got {metric!r}")
+    if metric not in tune_metrics():
+        raise FieldError(f"{TUNE_KEY}.metric", f"expected one of {', '.join(tune_metrics())} "
+                         f"(from sums or the confusion matrix), got {metric!r}")
     seed = value.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise LearnerError(f"tune: seed must be an integer, got {seed!r}")
+        raise FieldError(f"{TUNE_KEY}.seed", f"expected an integer, got {seed!r}")
     return TuneSpec(int(folds), str(metric), None if seed is None else int(seed))
+
+
+def tune_metrics() -> tuple[str, ...]:
+    """The metrics a tuned learner can choose by: those of `metrics.LossSums` and those
+    computed from the confusion matrix (a stream of predictions gives both)."""
+    pooled = tuple(metrics.pooled_metrics([metrics.LossSums(1, 0, 0.0, 0.0, 0.0)], 2))
+    return pooled + tuple(k for k, m in metrics.METRICS.items()
+                          if m.from_confusion is not None and k not in pooled)
 
 
 def split_tuned(params: Mapping[str, Any], takes_list: Callable[[str, list], bool]
@@ -89,13 +103,16 @@ def split_tuned(params: Mapping[str, Any], takes_list: Callable[[str, list], boo
         if key == TUNE_KEY:
             continue
         if isinstance(value, list) and not takes_list(key, value):
+            if key == PREPROCESSING_KEY:
+                raise FieldError(key, "not tunable (it is fitted once on the outer training "
+                                 "fold; compare preprocessings as learners)")
             if not value:
-                raise LearnerError(f"{key}: an empty list of values to tune")
+                raise FieldError(key, "an empty list of values to tune")
             grid[key] = list(value)
         else:
             fixed[key] = value
     if not grid:
-        raise LearnerError("tune: no parameter is given a list of values to choose from")
+        raise FieldError(TUNE_KEY, "no parameter is given a list of values to choose from")
     return fixed, grid, spec
 
 
@@ -109,102 +126,260 @@ def label(candidate: Mapping[str, Any]) -> str:
     return json.dumps(dict(candidate), sort_keys=True, separators=(", ", ": "))
 
 
-class Tuned:
-    """A learner whose grid parameters are chosen per training set by an inner CV (module
-    docstring). `make(params, seed)` builds the underlying learner with `fixed` and one
-    candidate's parameters."""
+def inner_folds(y: np.ndarray, seen: np.ndarray, folds: int, seed: int) -> np.ndarray:
+    """The inner fold of each row of a chunk with classes `y`, given how many rows of each
+    class came before it (`seen`, updated in place): class c's i-th row goes to
+    `splits.row_folds`' fold of position i in the stream of seed and class c — blocks of
+    `folds` consecutive rows of a class take every fold once (stratified: a class's rows
+    per fold differ by at most one), the same however the rows are chunked."""
+    out = np.empty(y.size, dtype=np.int64)
+    for c in np.unique(y):
+        rows = np.flatnonzero(y == c)
+        out[rows] = row_folds(int(seen[c]), rows.size, folds, seed, int(c))
+        seen[c] += rows.size
+    return out
 
-    preprocessing = "none"  # each candidate's own, fitted inside (inner folds included)
 
-    def __init__(self, make: Callable[[dict[str, Any], int | None], Any],
-                 fixed: Mapping[str, Any], grid: Mapping[str, list], spec: TuneSpec,
-                 seed: int | None = None) -> None:
+class Scores:
+    """Each candidate's inner predictions as sums (`metrics.LossSums`, confusion matrix),
+    added chunk by chunk; `best` reads the tuning metric in its direction."""
+
+    def __init__(self, n_candidates: int, n_classes: int, metric: str) -> None:
+        self.sums: list[list[metrics.LossSums]] = [[] for _ in range(n_candidates)]
+        self.confusion = np.zeros((n_candidates, n_classes, n_classes), dtype=np.int64)
+        self.metric, self.K = metric, n_classes
+
+    def add(self, c: int, proba: np.ndarray, y: np.ndarray) -> None:
+        """Candidate c's predictions `proba` of rows of classes `y`."""
+        if y.size:
+            self.sums[c].append(metrics.loss_sums(proba, y))
+            self.confusion[c] += metrics.confusion_matrix(proba, y)
+
+    def values(self) -> list[float]:
+        """Each candidate's value of the metric (NaN without predictions)."""
+        m = metrics.METRICS[self.metric]
+        out = []
+        for c, sums in enumerate(self.sums):
+            if not sums:
+                out.append(float("nan"))
+            elif m.from_confusion is not None:
+                out.append(float(m.from_confusion(self.confusion[c])))
+            else:
+                out.append(float(metrics.pooled_metrics(sums, self.K)[self.metric]))
+        return out
+
+    def best(self) -> int:
+        """The best candidate (ties and NaN → the earlier one; the first if none scored)."""
+        lower = metrics.lower_is_better(self.metric)
+        best, value = 0, float("nan")
+        for c, v in enumerate(self.values()):
+            if v == v and (value != value or (v < value if lower else v > value)):
+                best, value = c, v
+        return best
+
+
+class _Tuning:
+    """What both forms share: the candidates, the inner folds' seed, the report."""
+
+    def _setup(self, make: Callable[[dict[str, Any], int | None], Any],
+               fixed: Mapping[str, Any], grid: Mapping[str, list], spec: TuneSpec,
+               seed: int | None) -> None:
         self.make, self.fixed, self.grid, self.spec = make, dict(fixed), dict(grid), spec
         self.seed = seed
         self.candidates = candidates(self.grid)
         self.chosen_: dict[str, Any] | None = None
         self.scores_: dict[str, float] = {}
+        self.model_: Any = None
+        pre = {str(getattr(self._new(c), "preprocessing", "none") or "none")
+               for c in self.candidates}
+        if len(pre) > 1:
+            raise FieldError(TUNE_KEY, f"the candidates differ in preprocessing "
+                             f"({', '.join(sorted(pre))}); one is fitted for them all")
+        self.preprocessing = pre.pop()
 
-    def _fit_one(self, candidate: Mapping[str, Any], train: Dataset) -> tuple[Any, Any]:
-        """The learner with `candidate`, its preprocessing fitted on `train`, fitted."""
-        from workbench.discretize import fit_discretizer  # (as run_fold: only when used)
+    def _new(self, candidate: Mapping[str, Any]) -> Any:
+        return self.make({**self.fixed, **candidate}, self.seed)
 
-        model = self.make({**self.fixed, **candidate}, self.seed)
-        method = str(getattr(model, "preprocessing", "none") or "none")
-        disc = None if method == "none" else fit_discretizer(method, train)
-        model.fit(train if disc is None else disc.transform(train))
-        return model, disc
+    @property
+    def inner_seed(self) -> int:
+        return self.spec.seed if self.spec.seed is not None else int(self.seed or 0)
 
-    def inner_folds(self, data: Dataset) -> np.ndarray | None:
-        """The training set's inner fold of every row (stratified, seeded; None when it
-        has fewer rows than two folds need)."""
-        n = data.n_instances
-        folds = min(self.spec.folds, n)
-        if folds < 2:
-            return None
-        seed = self.spec.seed if self.spec.seed is not None else (self.seed or 0)
-        return make_splits(n, 1, folds, seed, stratify=True, labels=data.y)[0]
-
-    def fit(self, data: Dataset) -> "Tuned":
-        """Choose the candidate by the inner CV on `data` only, then refit it on all of it."""
-        if not isinstance(data, Dataset):
-            raise LearnerError(f"Tuned: fit expects a Dataset, got {type(data).__name__}")
-        data = data.training_rows()
-        fold_of = self.inner_folds(data)
-        self.scores_ = {}
+    def _choose(self, scores: Scores | None) -> int:
+        """Record the inner scores; the chosen candidate's index."""
         best = 0
-        if fold_of is not None and len(self.candidates) > 1:
-            metric = metrics.METRICS[self.spec.metric]
-            for i, cand in enumerate(self.candidates):
-                proba = np.empty((data.n_instances, data.n_classes))
-                for f in range(int(fold_of.max()) + 1):
-                    test = np.flatnonzero(fold_of == f)
-                    model, disc = self._fit_one(cand, data.take(np.flatnonzero(fold_of != f)))
-                    part = data.take(test)
-                    proba[test] = model.predict_proba(part if disc is None
-                                                      else disc.transform(part))
-                score = float(metric.compute(proba, data.y))
-                self.scores_[label(cand)] = score
-                old = self.scores_[label(self.candidates[best])]
-                if i and (score < old if metric.lower_is_better else score > old):
-                    best = i
+        self.scores_ = {}
+        if scores is not None:
+            self.scores_ = {label(c): v for c, v in zip(self.candidates, scores.values())}
+            best = scores.best()
         self.chosen_ = self.candidates[best]
-        self.model_, self.disc_ = self._fit_one(self.chosen_, data)
-        return self
+        return best
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
-        """The chosen learner's distributions (its preprocessing applied first)."""
-        if self.chosen_ is None:
-            raise LearnerError("Tuned: predict before fit")
-        return self.model_.predict_proba(data if self.disc_ is None
-                                         else self.disc_.transform(data))
+        """The chosen learner's distributions."""
+        if self.model_ is None:
+            raise LearnerError(f"{type(self).__name__}: predict before fit")
+        return self.model_.predict_proba(data)
 
     def fit_report(self) -> dict | None:
         """The chosen parameters (``tuned``), every candidate's inner score (``inner``),
         and the chosen learner's own report."""
-        if self.chosen_ is None:
+        if self.chosen_ is None or self.model_ is None:
             return None
         own = self.model_.fit_report() if hasattr(self.model_, "fit_report") else None
         return {**(own or {}), "tuned": dict(self.chosen_), "inner": dict(self.scores_)}
 
     def model_bytes(self) -> int | None:
         """The chosen learner's model size."""
-        f = getattr(getattr(self, "model_", None), "model_bytes", None)
+        f = getattr(self.model_, "model_bytes", None)
         return f() if f is not None else None
 
     def iterations(self) -> int | None:
         """The chosen learner's iterations, if it counts them."""
-        f = getattr(getattr(self, "model_", None), "iterations", None)
+        f = getattr(self.model_, "iterations", None)
         return f() if f is not None else None
 
     def measures(self) -> dict[str, float] | None:
         """The chosen learner's named measures."""
-        f = getattr(getattr(self, "model_", None), "measures", None)
+        f = getattr(self.model_, "measures", None)
         return f() if f is not None else None
 
     def preflight(self) -> None:
         """Every candidate can be built here (its package, engine and parameters)."""
         for cand in self.candidates:
-            model = self.make({**self.fixed, **cand}, self.seed)
+            model = self._new(cand)
             if hasattr(model, "preflight"):
                 model.preflight()
+
+
+class Tuned(_Tuning):
+    """Nested tuning in memory (module docstring); `make(params, seed)` builds the
+    underlying learner with `fixed` and one candidate's parameters."""
+
+    def __init__(self, make: Callable[[dict[str, Any], int | None], Any],
+                 fixed: Mapping[str, Any], grid: Mapping[str, list], spec: TuneSpec,
+                 seed: int | None = None) -> None:
+        self._setup(make, fixed, grid, spec, seed)
+
+    def passes(self) -> "TunedPasses":
+        """The same tuning trained in passes over chunks (out of core)."""
+        return TunedPasses(self.make, self.fixed, self.grid, self.spec, self.seed)
+
+    def fit(self, data: Dataset) -> "Tuned":
+        """Choose the candidate by the inner CV on `data` only; keep it trained on all."""
+        if not isinstance(data, Dataset):
+            raise LearnerError(f"Tuned: fit expects a Dataset, got {type(data).__name__}")
+        data = data.training_rows()
+        scores = None
+        if data.n_instances >= self.spec.folds and len(self.candidates) > 1:
+            fold_of = inner_folds(data.y, np.zeros(data.n_classes, dtype=np.int64),
+                                  self.spec.folds, self.inner_seed)
+            scores = Scores(len(self.candidates), data.n_classes, self.spec.metric)
+            for i, cand in enumerate(self.candidates):
+                for f in range(self.spec.folds):
+                    held = fold_of == f
+                    part = data.take(np.flatnonzero(held))
+                    model = self._new(cand).fit(data.take(np.flatnonzero(~held)))
+                    scores.add(i, model.predict_proba(part), part.y)
+        self.model_ = self._new(self.candidates[self._choose(scores)]).fit(data)
+        return self
+
+
+class TunedPasses(_Tuning, MultiPassLearner):
+    """Nested tuning of a count-based learner in passes over chunks (module docstring):
+    the candidates' own passes — every candidate's model of the whole set and of each inner
+    fold's complement side by side, or, for a one-pass learner that adds and subtracts its
+    counts (`start` / `merge`), each inner fold counted once — then one pass scoring each
+    row with its inner fold's models."""
+
+    def __init__(self, make: Callable[[dict[str, Any], int | None], Any],
+                 fixed: Mapping[str, Any], grid: Mapping[str, list], spec: TuneSpec,
+                 seed: int | None = None) -> None:
+        self._setup(make, fixed, grid, spec, seed)
+        self._header = None
+        probes = [self._new(c) for c in self.candidates]
+        self._base = max(p.n_passes() if _in_passes(p) else 1 for p in probes)
+        self._subtract = all(hasattr(p, "start") and hasattr(p, "merge") and
+                             not _in_passes(p) for p in probes)
+
+    def n_passes(self) -> int:
+        return self._base + 1
+
+    def pass_refusal(self) -> str | None:
+        """Why these candidates cannot be tuned in passes (None: they can)."""
+        for c in self.candidates:
+            m = self._new(c)
+            why = (m.pass_refusal() if _in_passes(m) else
+                   m.chunk_refusal() if isinstance(m, CountingLearner) else
+                   "it trains in memory only")
+            if why:
+                return f"candidate {label(c)} cannot train in passes: {why}"
+        return None
+
+    def _begin(self, header: Dataset) -> None:
+        k = self.spec.folds
+        self._whole = [self._new(c) for c in self.candidates]
+        self._inner = [[self._new(c) for _ in range(k)] for c in self.candidates]
+        for m in [*self._whole, *(m for ms in self._inner for m in ms)]:
+            if self._subtract:
+                m.start(header, 0)
+            elif _in_passes(m):
+                m.begin(header)
+        self._rows = 0
+        self._seen = np.zeros(header.n_classes, dtype=np.int64)
+        self._scores = Scores(len(self.candidates), header.n_classes, self.spec.metric)
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:
+        fold = inner_folds(rows.y, self._seen, self.spec.folds, self.inner_seed)
+        if pass_no == 0:
+            self._rows += rows.n_instances
+        parts = [rows.take(np.flatnonzero(fold == f)) for f in range(self.spec.folds)]
+        if pass_no == self._base:  # scoring: each inner fold by its complement's models
+            for i, models in enumerate(self._inner):
+                for f, part in enumerate(parts):
+                    if part.n_instances:
+                        self._scores.add(i, models[f].predict_proba(part), part.y)
+            return
+        rest = [rows.take(np.flatnonzero(fold != f)) for f in range(self.spec.folds)]
+        for i, whole in enumerate(self._whole):
+            _feed(whole, pass_no, rows)
+            for f, model in enumerate(self._inner[i]):
+                _feed(model, pass_no, parts[f] if self._subtract else rest[f])
+
+    def _end_pass(self, pass_no: int) -> bool | None:
+        self._seen[:] = 0
+        if pass_no < self._base:
+            for m in [*self._whole, *(m for ms in self._inner for m in ms)]:
+                if _in_passes(m) and m.training:
+                    m.end_pass(pass_no)
+            if pass_no == self._base - 1 and self._subtract:  # complement = whole − fold
+                self._inner = [[copy.deepcopy(w).merge(m, sign=-1) for m in ms]
+                               for w, ms in zip(self._whole, self._inner)]
+            if pass_no == self._base - 1 and (self._rows < self.spec.folds or
+                                              len(self.candidates) == 1):
+                self._finish(None)
+                return False
+            return True
+        self._finish(self._scores)
+        return False
+
+    def _finish(self, scores: Scores | None) -> None:
+        self.model_ = self._whole[self._choose(scores)]
+        self._whole = self._inner = self._scores = None
+
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        self._check_fitted(data)
+        return super().predict_proba(data)
+
+
+def _in_passes(model: Any) -> bool:
+    """The model trains in several passes (else it counts one chunk at a time)."""
+    return isinstance(model, MultiPassLearner) and model.n_passes() > 1
+
+
+def _feed(model: Any, pass_no: int, rows: Dataset) -> None:
+    """Rows for pass `pass_no` of a model trained in passes, or counted (`partial_fit`)."""
+    if _in_passes(model):
+        if model.training:
+            model.learn(pass_no, rows)
+    elif rows.n_instances:
+        model.partial_fit(rows)

@@ -31,6 +31,7 @@ Schema::
                                         # nested tuning: one learner, k chosen per
                                         #   training fold by an inner stratified CV
                                         #   (seed: the fold's, or tune.seed); in memory
+                                        #   or out of core (count-based learners)
     baseline: NB                        # default NB; must be one of the learners
     output: runs/pakdd13                # relative to this file; default results/<name>
                                         # relative to the working directory
@@ -53,6 +54,7 @@ Schema::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -65,7 +67,7 @@ import yaml
 from workbench import yamlnum
 from workbench.errors import ConfigError, FieldError, WorkbenchError
 from workbench.evaluation import protocols, tuning
-from workbench.evaluation.pipeline import make_learner
+from workbench.evaluation.pipeline import make_learner, takes_list
 from workbench.store import safe_name
 from workbench.learners import registry
 from workbench.plugins import load_plugins
@@ -742,17 +744,20 @@ class _Validator:
                 raise self.error(path + (str(key),), f"learner '{reg_name}' has no parameter "
                                  f"'{key}' (parameters: {', '.join(sorted(allowed))})")
         try:
-            model = make_learner(reg_name, params)
-        except WorkbenchError as exc:
-            field_ = tuning.TUNE_KEY if str(exc).startswith("tune:") else None
-            raise self.error(path + ((field_,) if field_ else ()), str(exc)) from None
-        for cand in model.candidates:
+            fixed, grid, _ = tuning.split_tuned(params, functools.partial(takes_list, reg_name))
+        except FieldError as exc:
+            raise self.error(path + tuple(exc.field.split(".")), exc.reason) from None
+        for cand in tuning.candidates(grid):
             try:
-                registry.create(reg_name, **{**model.fixed, **cand})
+                registry.create(reg_name, **{**fixed, **cand})
             except WorkbenchError as exc:
                 key = next(iter(cand)) if len(cand) == 1 else None
                 raise self.error(path + ((key,) if key else ()),
                                  f"candidate {tuning.label(cand)}: {exc}") from None
+        try:
+            make_learner(reg_name, params)
+        except FieldError as exc:
+            raise self.error(path + tuple(exc.field.split(".")), exc.reason) from None
         return LearnerConfig(display=display, learner=reg_name, params=params)
 
     def baseline(self, value: Any, learners: tuple[LearnerConfig, ...], given: bool) -> str:

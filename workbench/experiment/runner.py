@@ -516,11 +516,10 @@ def _preflight_learners(config: ExperimentConfig, learners: Sequence[str]) -> No
     for lc in config.learners:
         if lc.display not in learners:
             continue
-        if TUNE_KEY in lc.params and (ooc or kind == "prequential"):
-            where = "a stream (prequential)" if kind == "prequential" else "out of core"
+        if TUNE_KEY in lc.params and kind == "prequential":
             raise ConfigError(f"{config.source or '<config>'}: learners: {lc.display}: tune: "
-                              f"nested tuning cross-validates a training set in memory, not "
-                              f"{where}")
+                              "nested tuning cross-validates a training set, not a stream "
+                              "(prequential)")
         try:
             model = lc.create()
             model.preflight()

@@ -70,9 +70,11 @@ def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int 
     `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
     if isinstance(model, Tuned):
-        raise WorkbenchError(
-            f"learner {learner!r} with tune: nested tuning cross-validates a training set "
-            "in memory: not out of core or on a stream")
+        if one_pass:
+            raise WorkbenchError(
+                f"learner {learner!r} with tune: nested tuning cross-validates a training "
+                "set: not on a stream or in distributed counting")
+        model = model.passes()
     if is_multi_pass(model) and one_pass:
         raise WorkbenchError(
             f"learner {learner!r} trains in several passes over all training rows; a stream "
