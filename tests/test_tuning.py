@@ -160,9 +160,7 @@ def test_tune_errors_name_the_field(spec, message):
         parse_config(config_text(f"T: {spec}"))
 
 
-def test_out_of_core_refuses_a_stream_and_a_learner_trained_in_memory_only():
-    with pytest.raises(WorkbenchError, match="nested tuning cross-validates a training set"):
-        out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None, one_pass=True)
+def test_out_of_core_refuses_a_learner_trained_in_memory_only():
     with pytest.raises(WorkbenchError, match=r"candidate \{\"n_trees\": 2\} cannot train in "
                                              "passes: it trains in memory only"):
         out_of_core_model("RF10", {"n_trees": [2, 3], "tune": {}}, None)
@@ -265,16 +263,29 @@ def test_tuned_kdb_next_to_nb_and_a1de_on_labor_vehicle_credit_a(tmp_path):
     assert "tuned" not in set(load_fold_metrics(run).metric)
 
 
-@needs_shared
-def test_a_stream_protocol_refuses_a_tuned_learner_before_running(tmp_path):
-    from workbench.experiment.config import load_config
-    from workbench.experiment.runner import run_experiment
+def test_on_a_stream_the_choice_is_the_best_prequential_score_so_far():
+    """Prequential: each candidate predicts each window before learning it; the tuned
+    learner predicts with the best candidate on the earlier windows (the first before any
+    score) — its probabilities are that candidate's, window by window."""
+    from workbench.evaluation.outofcore.prequential import prequential_fold
 
-    shutil.copy(shared_file("labor"), tmp_path)
-    path = tmp_path / "s.yaml"
-    path.write_text("name: s\ndatasets: [labor]\ndata_dirs: ['.']\noutput: run\n"
-                    "protocol: {type: prequential, window: 10}\n"
-                    "learners:\n  T: {learner: KDB, k: [1, 2], tune: {}}\n")
-    with pytest.raises(ConfigError, match=r"T: tune: nested tuning .* not a stream"):
-        run_experiment(load_config(path), stream=open("/dev/null", "w"))
-    assert not (tmp_path / "run").exists()
+    data = nominal_data(300, 8)
+    spec = {"m": [0.01, 1.0, 50.0], "tune": {"metric": "log_loss"}}
+    fold = prequential_fold(data, "A1DE", spec, 50, seed=1)
+    own = {m: prequential_fold(data, "A1DE", {"m": m}, 50, seed=1) for m in spec["m"]}
+    scores = {m: [] for m in spec["m"]}
+    for w, lo in enumerate(range(50, 300, 50)):
+        rows = (fold.test_index >= lo) & (fold.test_index < lo + 50)
+        past = {m: float(np.mean(np.concatenate(v))) if v else None
+                for m, v in scores.items()}
+        best = 0.01 if past[0.01] is None else min(spec["m"], key=lambda m: (past[m],
+                                                                            spec["m"].index(m)))
+        np.testing.assert_allclose(fold.proba[rows], own[best].proba[rows], rtol=0, atol=1e-13)
+        for m in spec["m"]:
+            p = own[m].proba[rows][np.arange(rows.sum()), data.y[fold.test_index[rows]]]
+            scores[m].append(-np.log(np.clip(p, metrics.LOG_LOSS_EPSILON,
+                                             1 - metrics.LOG_LOSS_EPSILON)))
+    assert fold.fit_report["tuned"]["m"] in spec["m"]
+    with pytest.raises(WorkbenchError, match=r"cannot be tuned on a stream: it does not "
+                                             r"learn chunk by chunk"):
+        out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None, one_pass=True)

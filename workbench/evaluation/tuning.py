@@ -264,6 +264,10 @@ class Tuned(_Tuning):
         """The same tuning trained in passes over chunks (out of core)."""
         return TunedPasses(self.make, self.fixed, self.grid, self.spec, self.seed)
 
+    def stream(self) -> "TunedStream":
+        """The tuning of a stream (the prequential protocol): `TunedStream`."""
+        return TunedStream(self.make, self.fixed, self.grid, self.spec, self.seed)
+
     def fit(self, data: Dataset) -> "Tuned":
         """Choose the candidate by the inner CV on `data` only; keep it trained on all."""
         if not isinstance(data, Dataset):
@@ -365,6 +369,50 @@ class TunedPasses(_Tuning, MultiPassLearner):
     def _finish(self, scores: Scores | None) -> None:
         self.model_ = self._whole[self._choose(scores)]
         self._whole = self._inner = self._scores = None
+
+    def predict_proba(self, data: Dataset) -> np.ndarray:
+        self._check_fitted(data)
+        return super().predict_proba(data)
+
+
+class TunedStream(_Tuning, CountingLearner):
+    """Nested tuning on a stream, where no training set is held to cross-validate: every
+    candidate learns every chunk, after first predicting it (its prequential score, the
+    tuning metric over every chunk so far); the tuned learner predicts with the candidate
+    whose score is best so far (ties → the earlier; the first before any score) — chosen
+    from earlier rows only, as the inner CV chooses from the training fold only. The
+    candidates must learn chunk by chunk (``partial_fit``)."""
+
+    def __init__(self, make: Callable[[dict[str, Any], int | None], Any],
+                 fixed: Mapping[str, Any], grid: Mapping[str, list], spec: TuneSpec,
+                 seed: int | None = None) -> None:
+        self._setup(make, fixed, grid, spec, seed)
+        self._header = None
+        self._models: list[Any] | None = None
+        self._scores: Scores | None = None
+
+    def chunk_refusal(self) -> str | None:
+        """Why a candidate cannot learn chunk by chunk (None: every one can)."""
+        for c in self.candidates:
+            m = self._new(c)
+            why = m.chunk_refusal() if isinstance(m, CountingLearner) and not \
+                _in_passes(m) else "it does not learn chunk by chunk"
+            if why:
+                return f"candidate {label(c)} cannot be tuned on a stream: {why}"
+        return None
+
+    def _add_counts(self, rows: Dataset) -> None:
+        if self._models is None:
+            self._models = [self._new(c) for c in self.candidates]
+            self._scores = Scores(len(self.candidates), rows.n_classes, self.spec.metric)
+        elif rows.n_instances and len(self.candidates) > 1:
+            for i, m in enumerate(self._models):
+                self._scores.add(i, m.predict_proba(rows), rows.y)
+        for m in self._models:
+            if rows.n_instances:
+                m.partial_fit(rows)
+        scored = len(self.candidates) > 1 and any(self._scores.sums)
+        self.model_ = self._models[self._choose(self._scores if scored else None)]
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         self._check_fitted(data)

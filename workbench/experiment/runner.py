@@ -44,7 +44,6 @@ from workbench.evaluation.outofcore import (evaluate_file_task, out_of_core_mode
 from workbench.evaluation.pipeline import FoldResult
 from workbench.evaluation.protocols import Protocol
 from workbench.evaluation.summary import streamed_extras, summarize, summarize_sums
-from workbench.evaluation.tuning import TUNE_KEY
 from workbench import log, store
 from workbench.experiment import reuse, rundir, workers
 from workbench.experiment.config import DatasetRef, ExperimentConfig
@@ -516,10 +515,6 @@ def _preflight_learners(config: ExperimentConfig, learners: Sequence[str]) -> No
     for lc in config.learners:
         if lc.display not in learners:
             continue
-        if TUNE_KEY in lc.params and kind == "prequential":
-            raise ConfigError(f"{config.source or '<config>'}: learners: {lc.display}: tune: "
-                              "nested tuning cross-validates a training set, not a stream "
-                              "(prequential)")
         try:
             model = lc.create()
             model.preflight()

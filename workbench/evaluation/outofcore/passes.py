@@ -69,12 +69,11 @@ def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int 
     """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
     `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
     model = make_learner(learner, params, seed)
-    if isinstance(model, Tuned):
-        if one_pass:
-            raise WorkbenchError(
-                f"learner {learner!r} with tune: nested tuning cross-validates a training "
-                "set: not on a stream or in distributed counting")
-        model = model.passes()
+    if isinstance(model, Tuned):  # (on a stream: prequential choice; else inner CV)
+        model = model.stream() if one_pass else model.passes()
+        why = model.chunk_refusal() if one_pass else None
+        if why:
+            raise WorkbenchError(f"learner {learner!r} with tune: {why}")
     if is_multi_pass(model) and one_pass:
         raise WorkbenchError(
             f"learner {learner!r} trains in several passes over all training rows; a stream "

@@ -164,6 +164,7 @@ def stream_fold(windows, header: Dataset, n: int, learner: Any,
         preprocessing=str(getattr(model, "preprocessing", "none")),
         cuts={k: [float(c) for c in v] for k, v in cuts.items()} if cuts else None,
         model_bytes=model.model_bytes() if hasattr(model, "model_bytes") else None,
+        fit_report=model.fit_report() if hasattr(model, "fit_report") else None,
         peak_rss_bytes=peak_rss(), compile_seconds=compiled.cpu_seconds,
         compiled_kernels=compiled.compiled,
         sums=None if predictions else tuple(LossSums(*(sum(c) for c in zip(*sums)))
