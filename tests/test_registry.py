@@ -102,7 +102,8 @@ def test_declared_parameters_get_set_and_validate_once():
     with pytest.raises(LearnerError, match="'select' must be one of 'both', 'k', 'attributes'"):
         SKDB(select="all")
     # the registry reads the same declarations
-    assert registry.get("SKDB").parameters() == {"k_max": 5, "select": "both", "loss": "rmse"}
+    assert registry.get("SKDB").parameters() == {"k_max": 5, "select": "both", "loss": "rmse",
+                                                "m": 1.0}
     with pytest.raises(LearnerError, match="learner 'SKDB': parameter 'k_max' must be"):
         registry.create("SKDB", k_max=-1)
 
