@@ -561,8 +561,8 @@ def test_constant_children_are_left_out_of_the_product(name, monkeypatch):
     for mode in ("left out", "multiplied"):
         with monkeypatch.context() as mp:
             if mode == "multiplied":
-                mp.setattr(scoring_mod, "_varying", lambda ts: (list(ts), np.array(
-                    [(p + 1) % 4 == 0 or p == len(ts) - 1 for p in range(len(ts))],
+                mp.setattr(scoring_mod, "_varying", lambda ts, every: (list(ts), np.array(
+                    [(p + 1) % every == 0 or p == len(ts) - 1 for p in range(len(ts))],
                     dtype=np.int64)))
             model = registry.create(name).fit(train)
             got[mode] = model._products(test)

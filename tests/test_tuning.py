@@ -289,3 +289,16 @@ def test_on_a_stream_the_choice_is_the_best_prequential_score_so_far():
     with pytest.raises(WorkbenchError, match=r"cannot be tuned on a stream: it does not "
                                              r"learn chunk by chunk"):
         out_of_core_model("KDB", {"k": [1, 2], "tune": {}}, None, one_pass=True)
+
+
+def test_the_report_finds_tuned_learners_and_their_fixed_candidates():
+    from workbench.report.sections.tuning import tuned_learners
+
+    assert tuned_learners({"learners": ["NB", "A1DE"]}) == {}  # the list shorthand
+    got = tuned_learners({"learners": {
+        "T": {"learner": "KDB", "k": [1, 2], "m": 0.5, "tune": {"metric": "log_loss"}},
+        "K1": {"learner": "KDB", "k": 1, "m": 0.5},
+        "K2": {"learner": "KDB", "k": 2},  # another m: not a candidate
+        "A": {"learner": "A1DE", "k": 2, "m": 0.5}}})
+    assert got == {"T": {"learner": "KDB", "fixed": {"m": 0.5}, "grid": {"k": [1, 2]},
+                         "metric": "log_loss", "fixed_runs": {'{"k": 1}': "K1"}}}

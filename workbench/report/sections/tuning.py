@@ -29,8 +29,10 @@ SHOWN = ("rmse", "zero_one_loss")
 def tuned_learners(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The config's tuned learners: display → {learner, fixed, grid, metric, fixed_runs},
     fixed_runs = {candidate label: display of the fixed learner that ran it}."""
-    specs = {name: dict(spec) for name, spec in (cfg.get("learners") or {}).items()
-             if isinstance(spec, dict)}
+    learners = cfg.get("learners")
+    if not isinstance(learners, dict):  # ([NB, A1DE]: registry names, none tuned)
+        return {}
+    specs = {name: dict(spec) for name, spec in learners.items() if isinstance(spec, dict)}
     out = {}
     for name, spec in specs.items():
         if TUNE_KEY not in spec:
