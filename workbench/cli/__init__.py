@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else
+    every core): the default number of parallel jobs — results are identical whatever
+    the number."""
+    import os
+
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # (no affinity on this system)
+        return os.cpu_count() or 1
+
+
 def parse_overrides(items: list[str]) -> dict:
     """A learner's ``--set KEY=VALUE`` parameters (`workbench.yamlnum.assignments`)."""
     from workbench import yamlnum

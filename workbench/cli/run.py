@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli import usable_cores
+
 
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
@@ -12,8 +14,9 @@ def _csv_list(text: str) -> list[str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="experiment config (YAML), or a built-in config by name "
                                    "(pakdd13, smoke, ...: python -m workbench run smoke)")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                   help="parallel worker processes (default 1)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="parallel worker processes (default: one per usable core; the "
+                        "results are the same whatever the number)")
     p.add_argument("--datasets", type=_csv_list, metavar="A,B",
                    help="only these of the config's data sets (same config hash)")
     p.add_argument("--learners", type=_csv_list, metavar="X,Y",
@@ -79,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
         config = config.with_output(args.output)
     else:
         _note_moved_output(config)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise ConfigError(f"--jobs: expected a positive integer, got {args.jobs}")
     result = run_experiment(
         config,
-        jobs=args.jobs,
+        jobs=args.jobs if args.jobs is not None else usable_cores(),
         backend=args.backend,
         scheduler=(args.scheduler if not args.scheduler_file else
                    SCHEDULER_FILE + str(Path(args.scheduler_file).resolve())),

@@ -7,16 +7,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
+
+from workbench.cli import usable_cores
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--learners", default=None, metavar="NAME[,NAME...]",
                    help="learners to compile (default: every built-in learner whose work "
                         "is the workbench's own code, not Weka, VW or scikit-learn)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--jobs", type=int, default=usable_cores(), metavar="N",
                    help="processes compiling at once (default: one per core)")
 
 
