@@ -76,7 +76,9 @@ def test_a_plugin_metric_protocol_and_section_reach_the_run_and_its_report(tmp_p
     (tmp_path / "c.yaml").write_text(
         "name: seams\ndatasets: [iris, labor]\nplugins: [plugin.py]\n"
         "protocol: {type: every_other}\nlearners: [NB]\noutput: run\n")
-    done = _workbench("run", "c.yaml", "--no-report", "-q", cwd=tmp_path)
+    # two worker processes: a task's plugin protocol unpickles there once the plugin is
+    # loaded (a worker died of it before)
+    done = _workbench("run", "c.yaml", "--no-report", "-q", "--jobs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = pd.read_csv(tmp_path / "run" / "summary.csv")
     assert list(summary["n_instances"]) == [150, 57] or set(summary["dataset"]) == {"iris",

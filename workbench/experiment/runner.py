@@ -117,6 +117,19 @@ class Task:
     n_rows: int = 0  # out of core: the file's rows with a class (the plan's n)
     run_dir: str = ""  # out of core: where a round's predictions are streamed to
 
+    def __reduce__(self):
+        """Pickled with its protocol as bytes, unpickled in a worker only once the recipe's
+        plugins are loaded there: a plugin's protocol class is known only then."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name != "protocol"}
+        return (_task_from, (fields, pickle.dumps(self.protocol)))
+
+
+def _task_from(fields: dict[str, Any], protocol: bytes) -> Task:
+    """A `Task` unpickled (`Task.__reduce__`): plugins first, then its protocol."""
+    fields["recipe"].register()
+    return Task(**fields, protocol=pickle.loads(protocol))
+
 
 @dataclass
 class RunResult:
