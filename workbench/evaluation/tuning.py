@@ -40,10 +40,10 @@ from workbench.data.dataset import Dataset
 from workbench.errors import FieldError, LearnerError
 from workbench.evaluation import metrics
 from workbench.evaluation.splits import row_folds
+from workbench.learners import registry
 from workbench.learners.base import CountingLearner, MultiPassLearner
 
 TUNE_KEY = "tune"
-PREPROCESSING_KEY = "preprocessing"
 DEFAULT_FOLDS = 5
 DEFAULT_METRIC = "rmse"
 TUNE_OPTIONS = ("folds", "metric", "seed")
@@ -103,7 +103,7 @@ def split_tuned(params: Mapping[str, Any], takes_list: Callable[[str, list], boo
         if key == TUNE_KEY:
             continue
         if isinstance(value, list) and not takes_list(key, value):
-            if key == PREPROCESSING_KEY:
+            if key == registry.PREPROCESSING_KEY:
                 raise FieldError(key, "not tunable (it is fitted once on the outer training "
                                  "fold; compare preprocessings as learners)")
             if not value:
@@ -190,8 +190,8 @@ class _Tuning:
         self.chosen_: dict[str, Any] | None = None
         self.scores_: dict[str, float] = {}
         self.model_: Any = None
-        pre = {str(getattr(self._new(c), "preprocessing", "none") or "none")
-               for c in self.candidates}
+        self._probes = [self._new(c) for c in self.candidates]  # (unfitted: for checks)
+        pre = {str(getattr(p, "preprocessing", "none") or "none") for p in self._probes}
         if len(pre) > 1:
             raise FieldError(TUNE_KEY, f"the candidates differ in preprocessing "
                              f"({', '.join(sorted(pre))}); one is fitted for them all")
@@ -245,8 +245,7 @@ class _Tuning:
 
     def preflight(self) -> None:
         """Every candidate can be built here (its package, engine and parameters)."""
-        for cand in self.candidates:
-            model = self._new(cand)
+        for model in self._probes:
             if hasattr(model, "preflight"):
                 model.preflight()
 
@@ -300,18 +299,16 @@ class TunedPasses(_Tuning, MultiPassLearner):
                  seed: int | None = None) -> None:
         self._setup(make, fixed, grid, spec, seed)
         self._header = None
-        probes = [self._new(c) for c in self.candidates]
-        self._base = max(p.n_passes() if _in_passes(p) else 1 for p in probes)
+        self._base = max(p.n_passes() if _in_passes(p) else 1 for p in self._probes)
         self._subtract = all(hasattr(p, "start") and hasattr(p, "merge") and
-                             not _in_passes(p) for p in probes)
+                             not _in_passes(p) for p in self._probes)
 
     def n_passes(self) -> int:
         return self._base + 1
 
     def pass_refusal(self) -> str | None:
         """Why these candidates cannot be tuned in passes (None: they can)."""
-        for c in self.candidates:
-            m = self._new(c)
+        for c, m in zip(self.candidates, self._probes):
             why = (m.pass_refusal() if _in_passes(m) else
                    m.chunk_refusal() if isinstance(m, CountingLearner) else
                    "it trains in memory only")
@@ -393,8 +390,7 @@ class TunedStream(_Tuning, CountingLearner):
 
     def chunk_refusal(self) -> str | None:
         """Why a candidate cannot learn chunk by chunk (None: every one can)."""
-        for c in self.candidates:
-            m = self._new(c)
+        for c, m in zip(self.candidates, self._probes):
             why = m.chunk_refusal() if isinstance(m, CountingLearner) and not \
                 _in_passes(m) else "it does not learn chunk by chunk"
             if why:

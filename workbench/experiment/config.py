@@ -661,12 +661,9 @@ class _Validator:
         grid = dict(grid or {})
         reg_name = params.get("learner", display)
         for key, val in list(params.items()):
-            if isinstance(val, list) and key not in ("learner", registry.PREPROCESSING_KEY):
-                try:  # a parameter that takes a list is given one, not swept
-                    registry.create(str(reg_name), **{key: val})
-                    continue
-                except WorkbenchError:
-                    grid[key] = params.pop(key)
+            if isinstance(val, list) and key not in ("learner", registry.PREPROCESSING_KEY) \
+                    and not takes_list(str(reg_name), key, val):  # (given a list: not swept)
+                grid[key] = params.pop(key)
         if not grid:
             return [(display, spec)]
         for key, values in grid.items():

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from workbench.evaluation.tuning import TUNE_KEY, tune_spec
+
 # (a, b, c) per kind; fitted by least squares on relative error (see module docstring)
 _COEF = {
     "nb": (2.6e-8, 0.0, 1.2e-3),
@@ -45,13 +47,12 @@ def fold_cost(params: Mapping[str, Any], dims: Dims, n_train: int, n_test: int) 
     constructor parameters: ``n``, ``k``, ``n_trees``, ``subsumption`` are read). A
     nested-tuned learner (``tune``) costs its largest candidate's fold once per inner fold
     and candidate, plus the refit."""
-    tune = params.get("tune")
-    if isinstance(tune, Mapping):
-        grid = {k: v for k, v in params.items() if isinstance(v, list) and k != "tune"}
-        folds = int(tune.get("folds", 5)) if isinstance(tune.get("folds", 5), int) else 5
+    if TUNE_KEY in params:
+        folds = tune_spec(params[TUNE_KEY]).folds
+        grid = {k: v for k, v in params.items() if isinstance(v, list) and k != TUNE_KEY}
         biggest = {k: max(v, key=lambda x: x if isinstance(x, (int, float)) else 0)
                    for k, v in grid.items() if v}
-        one = fold_cost({k: v for k, v in params.items() if k != "tune"} | biggest, dims,
+        one = fold_cost({k: v for k, v in params.items() if k != TUNE_KEY} | biggest, dims,
                         n_train, n_test)
         return one * (math.prod(len(v) for v in grid.values()) * folds + 1)
     d, K = max(dims.d, 1), max(dims.k, 1)
