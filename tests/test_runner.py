@@ -56,7 +56,10 @@ def make_config(tmp_path: Path, plugin: Path, *, datasets=("iris", "labor", "con
 
 
 def run_cli(*argv: str) -> int:
-    return main(["run", *argv, "--no-report"])
+    """`workbench run` in this process, one job unless `argv` says (the command's default
+    is one per core; these tests read the plan's order of folds and failures)."""
+    jobs = [] if "--jobs" in argv or "-j" in argv else ["--jobs", "1"]
+    return main(["run", *argv, *jobs, "--no-report"])
 
 
 def metrics_frame(run_dir: Path) -> pd.DataFrame:
@@ -267,8 +270,7 @@ def test_interrupt_keeps_finished_folds_and_exits_130(tmp_path, plugin_file, mon
         return real(*args, **kw)
 
     monkeypatch.setattr(store, "write_fold", ctrl_c_while_storing_the_sixth)
-    # one job (the default is one per core): the folds are stored in the plan's order
-    assert run_cli(str(cfg), "--output", str(out), "--jobs", "1") == 130
+    assert run_cli(str(cfg), "--output", str(out)) == 130
     err = capsys.readouterr().err
     assert "interrupted: kept 5 fold(s)" in err
     assert stored_fold_count(out) == 5
