@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 _PACKAGE = Path(__file__).resolve().parent
 _CACHE: dict[str, str] = {}
 
@@ -136,6 +138,17 @@ def _install_locked_save(caching: Any) -> None:
 
     save._workbench = True  # type: ignore[attr-defined]
     cls.save = save
+
+
+ZERO, ONE = np.int64(0), np.int64(1)
+"""A kernel's integers 0 and 1 that numba types as int64. A variable that starts at a
+literal 0 (``n = 0; … n += 1``) and is handed to another kernel has that kernel compiled twice at
+first use: once for ``Literal[int](0)``, the type numba's inference sees first, and once
+for int64 (seconds of compiling for a large callee). ``n = ZERO`` compiles it once; the
+same holds for a value returned from a variable that starts at a literal."""
+TRUE, FALSE = np.bool_(True), np.bool_(False)
+"""A kernel's flags that numba types as bool: a callee handed both literal True and False
+is compiled twice (once per literal type), with these once."""
 
 
 def __getattr__(name: str) -> Any:

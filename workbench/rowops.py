@@ -8,8 +8,8 @@ give the same bits: maxima are exact, and sums follow numpy's pairwise summation
 (`pairwise_sum`) — eight accumulators from eight terms on, halves above 128 — so a
 distribution or a loss is what numpy computed before, whatever the number of classes.
 Exponentials and logarithms stay numpy's (its SIMD exp differs from the C library's in the
-last bit for about 5 % of arguments). `row_ranks` is numpy's stable argsort of each
-short row turned into ranks. numba is imported only when a kernel is first used.
+last bit for about 5 % of arguments). `row_ranks` gives numpy's stable argsort of each
+short row as ranks. numba is imported only when a kernel is first used.
 """
 
 from __future__ import annotations
@@ -196,24 +196,20 @@ def row_sums(P: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True)
 def row_ranks(keys: np.ndarray) -> np.ndarray:
-    """Each key's position in its row's stable ascending order ((m, k) → (m, k) int64; what
-    ``put_along_axis(out, argsort(keys, axis=1, kind="stable"), arange(k))`` gives): by
-    counting the smaller keys up to 32 columns, by a stable sort of the row beyond."""
+    """Each key's position in its row's stable ascending order ((m, k) → (m, k) int64;
+    what ``put_along_axis(out, argsort(keys, axis=1, kind="stable"), arange(k))`` gives),
+    by counting the smaller keys: k² compares, for short rows (numpy's argsort does the
+    longer ones; a sort here would cost seconds of compiling at first use)."""
     m, k = keys.shape
     out = np.empty((m, k), dtype=np.int64)
     for r in range(m):
-        if k <= 32:
-            for i in range(k):
-                ki = keys[r, i]
-                c = 0
-                for j in range(k):
-                    kj = keys[r, j]
-                    c += kj < ki or (kj == ki and j < i)
-                out[r, i] = c
-        else:
-            order = np.argsort(keys[r], kind="mergesort")
-            for pos in range(k):
-                out[r, order[pos]] = pos
+        for i in range(k):
+            ki = keys[r, i]
+            c = 0
+            for j in range(k):
+                kj = keys[r, j]
+                c += kj < ki or (kj == ki and j < i)
+            out[r, i] = c
     return out
 
 

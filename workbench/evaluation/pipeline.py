@@ -377,6 +377,7 @@ def _sample_options(discretize_sample: int | None, seed: int | None) -> dict[str
 
 _WARMED: set[str] = set()
 WARM_UP_ROWS = 32
+ROWOPS_KEY = "(row operations)"
 
 
 def warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
@@ -387,10 +388,14 @@ def warm_up(key: str, learner: LearnerLike, params: Mapping[str, Any] | None,
     """
     if key in _WARMED:
         return
-    if not _WARMED:  # the row operations every evaluation uses past 4,096 cells
+    if ROWOPS_KEY not in _WARMED and train.n_instances * train.n_classes >= 1 << 12:
+        # the row operations an evaluation uses past 4,096 cells, where a fold of this
+        # size reaches them (elsewhere, as in a learning curve's small first training
+        # set, the compile clock leaves their first use out of the fold's times)
         from workbench.rowops import warm_up  # numba: not on the import path
 
         warm_up()
+        _WARMED.add(ROWOPS_KEY)
     _WARMED.add(key)
     small = train.take(np.arange(min(WARM_UP_ROWS, train.n_instances)))
     try:

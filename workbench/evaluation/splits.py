@@ -107,6 +107,11 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+ROW_RANKS_MAX = 32
+"""Rows of at most this many fold keys are ranked by `rowops.row_ranks` (counting, k²
+compares a key), longer ones by numpy's argsort."""
+
+
 def row_folds(start: int, n: int, folds: int, seed: int, round_: int) -> np.ndarray:
     """Folds (int64, 0..folds−1) of rows start .. start+n−1 under ``assignment="rows"``
     (see the module docstring): the same whatever the chunking."""
@@ -116,10 +121,10 @@ def row_folds(start: int, n: int, folds: int, seed: int, round_: int) -> np.ndar
         key = _mix(np.uint64(int(seed) & 0xFFFFFFFF) * _GOLDEN
                    + np.uint64(int(round_) & 0xFFFFFFFF))
         keys = _mix(np.arange(first, stop, dtype=np.uint64) * _GOLDEN ^ key)
-    if keys.size >= 1 << 12:  # compiled: numpy's argsort of short rows is slow
-        from workbench.rowops import row_ranks  # numba: not on the import path
+    if keys.size >= 1 << 12 and k <= ROW_RANKS_MAX:  # compiled: numpy's argsort of
+        from workbench.rowops import row_ranks  # short rows is slow (numba: not on the
 
-        out = row_ranks(keys.reshape(-1, k))
+        out = row_ranks(keys.reshape(-1, k))  # import path)
     else:
         order = np.argsort(keys.reshape(-1, k), axis=1, kind="stable")
         out = np.empty(order.shape, dtype=np.int64)

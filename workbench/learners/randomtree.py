@@ -40,6 +40,10 @@ GAIN_EPS = 1e-6
 
 KIND_EMPTY, KIND_LEAF, KIND_SPLIT = -1, 0, 1
 
+_BRANCHES = np.int64(2)
+"""A numeric split's branches (int64, not a literal 2: the helpers are compiled once for
+both kinds of split, `workbench.jit.ZERO`)."""
+
 
 # ----- entropies (RF-5 G) ---------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
@@ -259,7 +263,7 @@ def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, srt, old_rules):
             cur[b, j] = 0.0
     for p in range(off, off + f):
         cur[1, y[rows[p]]] += wts[p]
-    prior = _h_cols(cur, 2, C, old_rules)
+    prior = _h_cols(cur, _BRANCHES, C, old_rules)
     for b in range(2):
         for j in range(C):
             T[b, j] = cur[b, j]
@@ -269,7 +273,7 @@ def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, srt, old_rules):
     for p in range(off, off + f):
         v = X[rows[p], att]
         if v > prev:
-            g = prior - _h_rows(cur, 2, C, old_rules)
+            g = prior - _h_rows(cur, _BRANCHES, C, old_rules)
             if g > best:
                 best = g
                 thr = (v + prev) / 2.0
@@ -282,7 +286,7 @@ def _eval_numeric(X, y, att, C, rows, wts, off, n, T, P, cur, srt, old_rules):
         cls = y[rows[p]]
         cur[0, cls] += wts[p]
         cur[1, cls] -= wts[p]
-    _proportions(T, 2, C, P)
+    _proportions(T, _BRANCHES, C, P)
     for p in range(off + f, off + n):
         cls = y[rows[p]]
         for b in range(2):

@@ -37,7 +37,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from workbench.jit import by_classes, numba, slp_vectorized
+from workbench.jit import FALSE, TRUE, ZERO, by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
@@ -67,14 +67,31 @@ def parent_major_ok(tb, est, lev: int, X: np.ndarray) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
+def largest_product(sizes, lev):
+    """The product of the `lev` largest of sizes (lev ≤ len(sizes)), as a float (no
+    overflow): the cells of the largest parent set. By selection, not a sort: numba
+    compiles its sorts per type (seconds at first use) and lev is small."""
+    n = sizes.shape[0]
+    taken = np.zeros(n, dtype=np.bool_)
+    cells = 1.0
+    for _ in range(lev):
+        best = -1
+        for a in range(n):
+            if not taken[a] and (best < 0 or sizes[a] > sizes[best]):
+                best = a
+        taken[best] = True
+        cells *= sizes[best]
+    return cells
+
+
+@numba.njit(cache=True, nogil=True)
 def build_ok(sizes, lev, n_rows, d):
     """Factors of a parent set laid out by `sizes` (values or slots per attribute) cost
     no more to build than the rows' reads: the largest set's cells × Σ sizes ≤ rows · d."""
-    srt = np.sort(sizes)
-    cells = 1.0
-    for t in range(lev):
-        cells *= srt[srt.shape[0] - 1 - t]
-    return cells * srt.astype(np.float64).sum() <= max(n_rows, 1) * d
+    total = 0.0
+    for a in range(sizes.shape[0]):
+        total += sizes[a]
+    return largest_product(sizes, lev) * total <= max(n_rows, 1) * d
 
 
 def slot_counts(X: np.ndarray, tb) -> np.ndarray:
@@ -190,7 +207,7 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
     for t in range(lev - 1, -1, -1):
         vals[t] = rep[cb[idx[t]] + rest % nsl[idx[t]]]
         rest //= nsl[idx[t]]
-    full = 0  # the cell in the parents' value space, where the tables are read
+    full = ZERO  # the cell in the parents' value space, where the tables are read
     for t in range(lev):
         full = full * cards[idx[t]] + vals[t]
     if kind[b] == KIND_DENSE:  # (reads written out: see `rows_products`)
@@ -232,7 +249,7 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
         madd = m / cards[c]
         for sc in range(nsl[c]):
             xc = rep[cb[c] + sc]
-            loc = 0
+            loc = ZERO
             v = 0
             for t in range(L1):
                 if t == pos:
@@ -489,10 +506,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
     rowlen = (cstart[d - 1] + nsl[d - 1]) * K
     idx = np.arange(lev)
-    maxcell = 1
-    srt = np.sort(nsl)
-    for t in range(lev):
-        maxcell *= srt[d - 1 - t]
+    maxcell = int(largest_product(nsl, lev))  # (exact: the path is chosen when small)
     fac = np.empty(maxcell * rowlen)
     pcnt = np.empty((maxcell, K))
     cok = np.empty(maxcell, dtype=np.bool_)
@@ -528,7 +542,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     slots = (cb, rep, nsl, cstart)
     lfmin = _log_fmin(est, tb)
     step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
-    q = 0
+    q = ZERO
     while True:
         b = tb.lbase[lev] + q
         allowed = True
@@ -548,10 +562,10 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
             prior = m / (K * nv)
             small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
             lim = _TINY / (prior * small)  # a product below gives a subnormal term
-            nr = 0  # the rows this set takes part in, and their factors' offsets
+            nr = ZERO  # the rows this set takes part in, and their factors' offsets
             for r in range(n):
                 ok = True
-                cell = 0
+                cell = ZERO
                 for t in range(lev):
                     v = xt[idx[t], r]
                     ok = ok and v >= 0
@@ -609,7 +623,7 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
             na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen,
                                   actl, sc, True)
         else:  # the present values, less those their generalisation lists delete (the
-            na = 0  # general helper costs 3× here, its call's reference counts more)
+            na = ZERO  # general helper costs 3× here, its call's reference counts more)
             u = 0
             for j in range(dU):  # left-out values present that may be parents
                 if XUb[rr, j] and uparent[j]:
@@ -653,12 +667,12 @@ def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels
             for y in range(K):
                 out[r, y] = llp[top, r, y]
         elif ux[r] > 0:
-            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, True)
+            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, TRUE)
     found = np.empty(nb, dtype=np.bool_)
     combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, 0, found)
     for r in range(nb):
         if need[r] and not found[r]:
-            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, False)
+            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, FALSE)
             for y in range(K):
                 out[r, y] = lp0[r, y]
 
@@ -759,14 +773,14 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
         for i in range(nb):
             r = r0 + i
             if sr:
-                na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, 0, 0, sr, crit,
-                                      gen, act1, sc, need_counts)
+                na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, ZERO, ZERO, sr,
+                                      crit, gen, act1, sc, need_counts)
                 for t in range(na):
                     a = act1[0, t]
                     actl[i, t] = a
                     coff[i, t] = (cstart[a] + X[r, a]) * K
             else:
-                na = 0
+                na = ZERO
                 for a in range(d):
                     if X[r, a] >= 0:
                         actl[i, na] = a
@@ -780,8 +794,8 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
             for y in range(K):
                 low |= p[i, y] < _TINY
             if low:  # (rare) again, rescaling as it goes
-                nb_scores(tb, est, X[r:r + 1], 0, actl[i:i + 1], nch[i], out[r:r + 1], cnt,
-                          prod, False)
+                nb_scores(tb, est, X[r:r + 1], ZERO, actl[i:i + 1], nch[i], out[r:r + 1], cnt,
+                          prod, FALSE)
                 continue
             for y in range(K):
                 out[r, y] = lprior[y] + np.log(p[i, y])

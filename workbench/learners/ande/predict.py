@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from workbench.jit import numba
+from workbench.jit import FALSE, TRUE, ZERO, numba
 import numpy as np
 
 from workbench.learners.ande.estimates import (RESCALE, add_log, inverse_total, joint_term,
@@ -449,7 +449,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
             act[:, :] = False
             seen[:, :] = False
         for rr in range(nb):
-            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, 0, rr, sr, crit, gen, actl,
+            na, _ = active_values(tb, Xb, none, isu, iidx, iidx, ZERO, rr, sr, crit, gen, actl,
                                   sc, need_counts)
             nact[rr] = na
             if top >= 1:
@@ -465,7 +465,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
             _fall_back(Xb, act, seen, nb, top, d, tb, est, ws, done, lpb)
         for rr in range(nb):
             if not done[rr]:
-                nb_scores(tb, est, Xb, rr, actl, nact[rr], lpb, cnt, prod, False)
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lpb, cnt, prod, FALSE)
             out[r0 + rr] = lpb[rr]
     return out
 
@@ -583,11 +583,11 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
                             lw[lev])
         lp0 = llp[0]
         for rr in range(nb):
-            nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, True)
+            nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, TRUE)
         combine_orders(order, top, ux, every, nb, llp, ldone, lw, weighted, n_ok, out, r0, found)
         for rr in range(nb):
             if not found[rr]:
-                nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, False)
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, FALSE)
                 for y in range(K):
                     out[r0 + rr, y] = lp0[rr, y]
     return out

@@ -22,7 +22,7 @@ import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from workbench.jit import by_classes, numba
+from workbench.jit import ONE, by_classes, numba
 import numpy as np
 
 from workbench.learners.ande.estimates import inverse_total, m_estimate, m_estimate_inv
@@ -188,7 +188,7 @@ def _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr, cblk, ccard):
             u -= 1
         qa[u] = a
     bq = _block_of(tb, qa, lev, qst)
-    cells = 1
+    cells = ONE
     for t in range(lev):
         cells *= tb.cards[qa[t]]
     member[:] = False

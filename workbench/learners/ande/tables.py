@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from workbench.jit import numba
+from workbench.jit import ZERO, numba
 import numpy as np
 
 from workbench.learners.counting.ande import AnDECounts
@@ -72,7 +72,7 @@ def insert_sorted(idx, lev, c, out):
 @numba.njit(cache=True, nogil=True, inline="always")
 def cell(tb, attrs, l, X, r):
     """Index of row r's value combination on attributes attrs[0:l] within their block."""
-    loc = 0
+    loc = ZERO
     for t in range(l):
         a = attrs[t]
         loc = loc * tb.cards[a] + X[r, a]
