@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from workbench import store
 from workbench.experiment import rundir
 from workbench.experiment.config import load_config
 from workbench.experiment.datasets import resolve_datasets
-from workbench.experiment.cost import CostModel, Dims, fold_cost
+from workbench.experiment.cost import COEFFICIENTS, FOLD_OVERHEAD, CostModel, Dims, fold_cost
 
 from test_runner import (assert_same_results, make_config, metrics_frame, run_cli,
                          stored_fold_count)
@@ -441,7 +440,9 @@ def test_cost_model_orders_and_refines():
     rf = fold_cost({"n_trees": 10}, dims, 500, 500)
     assert nb < a1 < a2 and a2s < a2 and rf > nb
     # hand value: AnDE n = 1: a·(500·C(20,2) + 500·20·20·3) + b·1000·20·log2(1000) + c
-    want = 3.6e-9 * (500 * 190 + 500 * 20 * 20 * 3) + 1.2e-8 * 1000 * 20 * np.log2(1000) + 1.5e-3
+    a, b, c = COEFFICIENTS["ande"]
+    want = a * (500 * 190 + 500 * 20 * 20 * 3) + b * 1000 * 20 * np.log2(1000) + c \
+        + FOLD_OVERHEAD
     assert a1 == pytest.approx(want, rel=1e-12)
     m = CostModel()
     for i in range(4):
