@@ -8,8 +8,10 @@ config's learner parameters and the data set's rows, attributes and classes, and
 per (data set, learner) pair; the coefficients (a, b, c) of each kind (nb, ande, forest)
 are fitted by least squares on the log of each pair's predicted / measured time (ratios
 are what the runner's schedule and ETA use: over- and under-estimates weigh alike), and
-printed next to the ones in use with the median and 90th
-percentile of |predicted / measured − 1| over each learner's pairs for both. Only the kinds and learners present in the run are fitted.
+printed next to the ones in use with the median and 90th percentile of |predicted /
+measured − 1| over each learner's pairs for both. Only the kinds and learners present in
+the run are fitted; the runner's own time per fold (`cost.FOLD_OVERHEAD`) is apart: the
+run's wall time × jobs less its folds' CPU, over its folds.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         fit = least_squares(lambda z: np.log(A @ np.exp(z)) - np.log(y),
                             np.log(np.maximum(start, 1e-12)), bounds=(-60, 5))
         fitted[kind] = tuple(float(f"{c:.2g}") if c > 1e-20 else 0.0 for c in np.exp(fit.x))
-        print(f"{kind:7s} in use {cost.COEFFICIENTS[kind]}  fitted {fitted[kind]}  ({len(g)} pairs)")
+        print(f"{kind:7s} in use {cost.COEFFICIENTS[kind]}  fitted {fitted[kind]}  "
+              f"({len(g)} pairs)")
     for label, coefs in (("in use", dict(cost.COEFFICIENTS)), ("fitted", fitted)):
         print(f"\n|predicted / measured - 1| per learner, coefficients {label}: median, p90")
         for learner, g in t.groupby("learner", sort=False):

@@ -142,8 +142,8 @@ def _install_locked_save(caching: Any) -> None:
 
 ZERO, ONE = np.int64(0), np.int64(1)
 """A kernel's integers 0 and 1 that numba types as int64. A variable that starts at a
-literal 0 (``n = 0; … n += 1``) and is handed to another kernel has that kernel compiled twice at
-first use: once for ``Literal[int](0)``, the type numba's inference sees first, and once
+literal 0 (``n = 0; … n += 1``) and is handed to another kernel has that kernel compiled
+twice at first use: once for ``Literal[int](0)``, the type numba's inference sees first, and once
 for int64 (seconds of compiling for a large callee). ``n = ZERO`` compiles it once; the
 same holds for a value returned from a variable that starts at a literal."""
 TRUE, FALSE = np.bool_(True), np.bool_(False)

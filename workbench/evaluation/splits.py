@@ -121,10 +121,10 @@ def row_folds(start: int, n: int, folds: int, seed: int, round_: int) -> np.ndar
         key = _mix(np.uint64(int(seed) & 0xFFFFFFFF) * _GOLDEN
                    + np.uint64(int(round_) & 0xFFFFFFFF))
         keys = _mix(np.arange(first, stop, dtype=np.uint64) * _GOLDEN ^ key)
-    if keys.size >= 1 << 12 and k <= ROW_RANKS_MAX:  # compiled: numpy's argsort of
-        from workbench.rowops import row_ranks  # short rows is slow (numba: not on the
+    if keys.size >= 1 << 12 and k <= ROW_RANKS_MAX:  # numpy's argsort of short rows is slow
+        from workbench.rowops import row_ranks  # numba: not on the import path
 
-        out = row_ranks(keys.reshape(-1, k))  # import path)
+        out = row_ranks(keys.reshape(-1, k))
     else:
         order = np.argsort(keys.reshape(-1, k), axis=1, kind="stable")
         out = np.empty(order.shape, dtype=np.int64)
