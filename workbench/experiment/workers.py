@@ -330,7 +330,11 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
             raise WorkbenchError(f"{flag} {path or scheduler}: cannot connect: {exc}") \
                 from None
     else:
-        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        # worker-saturation 1.0: a worker holds only the task it runs (Dask's default 1.1
+        # queues one more there, and a worker that dies counts it as suspect too, so a
+        # healthy fold could fail beside one that kills its worker)
+        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                              "distributed.scheduler.worker-saturation": 1.0}):
             cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                    processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
