@@ -215,6 +215,29 @@ def test_a_task_that_kills_its_dask_worker_fails_its_pair_in_one_line(tmp_path, 
     assert sorted(store.load_summary(tmp_path / "r")["learner"]) == ["S", "S-half"]
 
 
+def _log_an_error_on_the_worker() -> str:
+    import logging
+    logging.getLogger("distributed.worker").error("worker-side error log")
+    return "done"
+
+
+def test_the_local_clusters_workers_log_nothing_below_critical(capfd):
+    """A worker's own ERROR logs (e.g. its heartbeat failing while the cluster closes, with a
+    traceback) stay out of the run's one-line output, and the environment variable that
+    carries the level to the spawned workers is put back afterwards."""
+    import os
+
+    pytest.importorskip("distributed")
+    from workbench.experiment import workers
+
+    before = os.environ.get(workers.WORKER_LOG_VARIABLE)
+    with workers.dask_session(1, None) as client:
+        assert client.submit(_log_an_error_on_the_worker, pure=False).result() == "done"
+    err = capfd.readouterr().err
+    assert "worker-side error log" not in err and "Traceback" not in err, err
+    assert os.environ.get(workers.WORKER_LOG_VARIABLE) == before
+
+
 # ----- resume ---------------------------------------------------------------------------------
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file):
     cfg = make_config(tmp_path, plugin_file, rounds=3,

@@ -284,6 +284,9 @@ ALLOWED_FAILURES = 2
 """Times a task may be running on a worker that dies (out of memory, killed) before it
 fails: the local cluster's ``distributed.scheduler.allowed-failures`` (a remote
 scheduler's is its own configuration: `docs/cluster.md`)."""
+WORKER_LOG_VARIABLE = "DASK_LOGGING__DISTRIBUTED"
+"""Dask's variable for the `logging: distributed` level, read by a worker process when it
+imports distributed (the local cluster's workers log at CRITICAL only)."""
 
 
 def killed_message(exc: BaseException) -> str | None:
@@ -316,6 +319,7 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
     except ImportError as exc:  # pragma: no cover - dask is an optional dependency
         raise WorkbenchError(f"Dask needs dask[distributed]: {exc}") from None
     client_log = logging.getLogger("distributed.client")
+    log_variable = os.environ.get(WORKER_LOG_VARIABLE)
     cluster = None
     where = "of the local cluster"
     if scheduler:
@@ -332,12 +336,18 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
     else:
         # worker-saturation 1.0: a worker holds only the task it runs (Dask's default 1.1
         # queues one more there, and a worker that dies counts it as suspect too, so a
-        # healthy fold could fail beside one that kills its worker)
+        # healthy fold could fail beside one that kills its worker). The worker processes
+        # log at CRITICAL only: their logging is set up on import, before the nanny hands
+        # them any config, so it goes through the environment they are spawned with (a
+        # worker that loses the scheduler while the cluster closes logs a traceback at
+        # ERROR; a task's own error reaches the run as its exception anyway)
         with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-                              "distributed.scheduler.worker-saturation": 1.0}):
+                              "distributed.scheduler.worker-saturation": 1.0,
+                              "distributed.nanny.pre-spawn-environ":
+                                  {WORKER_LOG_VARIABLE: "critical"}}):
             cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                    processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+                                   silence_logs=logging.CRITICAL)
         client = Client(cluster)
     # (the local scheduler's and nannies' logs of a dying worker — a dozen lines each —
     # are said in one line by the run: `killed_message`)
@@ -366,6 +376,11 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
             pass
         for q, lv in zip(quiet, levels):
             q.setLevel(lv)
+        if cluster is not None:  # the nannies set it in this process's environment
+            if log_variable is None:
+                os.environ.pop(WORKER_LOG_VARIABLE, None)
+            else:
+                os.environ[WORKER_LOG_VARIABLE] = log_variable
 
 
 def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
