@@ -57,3 +57,51 @@ def test_a_quoted_number_is_checked_against_its_run_and_fixed(tmp_path):
     ]  # (4.75 written as 4.8 and 0.25 as 0.250 agree)
     assert records.fix(readme) == 1
     assert "<!--value run rmse d1 A - oracle-->+0.05," in readme.read_text()
+
+
+def test_ratios_savings_extremes_ranks_and_curve_points_are_checked(tmp_path):
+    """The other quoted forms: a ratio of totals, a saving as a percentage, a minimum and
+    the data set where it falls, every learner's total over two columns, an average rank
+    and a learning-curve point."""
+    run = tmp_path / "run"
+    tables = run / "report" / "tables"
+    tables.mkdir(parents=True)
+    (run / "summary.csv").write_text(
+        "dataset,learner,train_cpu_seconds,test_cpu_seconds\n"
+        "d1,A,1.0,0.25\nd1,A-naive,4.0,1.0\nd2,A,2.0,0.5\nd2,A-naive,4.0,0.625\n")
+    (tables / "ranks.csv").write_text(
+        "metric,collection,learner,average_rank,n_datasets\n"
+        "rmse,all,A,1.25,2\nrmse,small,A,2.0,1\n")
+    (tables / "learning_curves.csv").write_text(
+        "dataset,learner,n_train,metric,value\nd1,A,250,rmse,0.3\nd1,B,250,rmse,0.25\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "ratio <!--value run train_cpu_seconds total A-naive / A-->2.7×, "  # 8 / 3
+        "saving <!--value run test_cpu_seconds d1 1 - A / A-naive-->75 %, "
+        "least <!--value run test_cpu_seconds min 1 - A / A-naive-->20% "  # d2: 1 − 0.8
+        "(<!--name run test_cpu_seconds argmin 1 - A / A-naive-->d1), "
+        "all <!--value run train_cpu_seconds+test_cpu_seconds total *-->13.5 s, "
+        "rank <!--value run rmse rank A-->1.3, "
+        "curve <!--value run rmse d1@250 A - B-->0.05, "
+        "rank rows <!--value run ranks.csv n_datasets metric=rmse collection=all,small-->3, "
+        "bad <!--value run rmse d1 A /-->1\n")
+    problems = records.check(readme)
+    malformed = (f"{readme}:1: malformed marker 'run rmse d1 A /' (want RUN METRIC DATASET|"
+                 "DATASET@N|total|mean|median|min|max|rank|argmin|argmax L [- M | / M] or "
+                 "1 - L / M)")
+    assert problems == [
+        f"{readme}:1: 13.5 but the table says 13.4 (run train_cpu_seconds+test_cpu_seconds "
+        "total *)",
+        malformed,
+        f"{readme}:1: d1 but the table says d2 (run test_cpu_seconds argmin 1 - A / A-naive)",
+    ]
+    assert records.fix(readme) == 2
+    text = readme.read_text()
+    assert "-->13.4 s," in text and "A-naive-->d2)" in text and records.check(readme) == [malformed]
+    (run / "summary.csv").write_text("dataset,learner,peak_rss_bytes\nd1,A,685604291\n")
+    records._frame.cache_clear()
+    readme.write_text("<!--value run peak_rss_bytes d1 A-->0.69 GB, "
+                      "<!--value run peak_rss_bytes d1 A-->686 MB, "
+                      "<!--value run peak_rss_bytes d1 A-->0.68GB\n")
+    assert records.check(readme) == [
+        f"{readme}:1: 0.68 but the table says 0.69 (run peak_rss_bytes d1 A)"]

@@ -10,16 +10,29 @@ collection (default ``all``). The marker is an HTML comment, invisible where the
 rendered. `check` lists every record that is unmarked, names a cell that does not exist, or
 disagrees with ``RUN/report/tables/wdl.csv``; `fix` rewrites the records from the tables.
 
-A number quoted from a run is tied the same way, ``<!--value RUN METRIC WHAT-->NUMBER``:
+A number quoted from a run is tied the same way, ``<!--value RUN METRIC WHERE EXPR-->NUMBER``.
+METRIC is a column of ``RUN/summary.csv`` (``a+b``: the sum of two columns); EXPR is a
+learner ``L``, a difference ``L - M`` (M a learner or ``oracle``, the report's a-posteriori
+best, ``RUN/report/tables/oracle.csv``), a ratio ``L / M`` or a saving ``1 - L / M``; WHERE
+is
 
-- ``METRIC DATASET LEARNER`` — the learner's summary value on the data set
-  (``RUN/summary.csv``);
-- ``METRIC DATASET LEARNER - OTHER`` — the difference, OTHER a learner or ``oracle`` (the
-  report's a-posteriori best, ``RUN/report/tables/oracle.csv``);
-- ``METRIC total LEARNER`` / ``METRIC mean LEARNER`` — over the run's data sets.
+- a data set — EXPR on it;
+- ``DATASET@N`` — EXPR at N training rows of a learning curve
+  (``RUN/report/tables/learning_curves.csv``);
+- ``total`` — EXPR of the learners' sums over the data sets (``*``: every learner);
+- ``mean``, ``median``, ``min``, ``max`` — of EXPR's per-data-set values;
+- ``rank`` — the learner's average rank (``RUN/report/tables/ranks.csv``, all data sets).
+
+A count or total from one of the report's tables is ``<!--value RUN TABLE.csv COLUMN
+[KEY=V1,V2 …]-->NUMBER``: COLUMN summed over the rows of ``RUN/report/tables/TABLE.csv``
+whose KEY is one of the values listed (every filter must hold; at least one row).
+
+A data set named in prose as where a minimum or maximum falls is tied by
+``<!--name RUN METRIC argmin|argmax EXPR-->DATASET``.
 
 The number agrees when it is the value rounded to the decimals written (a sign is part of
-it; ``−`` and ``-`` alike).
+it; ``−`` and ``-`` alike); a number followed by ``%``, ``GB`` or ``MB`` is read as a
+percentage, 10⁹ or 10⁶ (bytes).
 
     python -m workbench.report.records experiments/*/README.md [--fix]
 """
@@ -34,7 +47,11 @@ from pathlib import Path
 
 RECORD = re.compile(r"(?<![\w/.])(\d+)/(\d+)/(\d+)(?![\w/])")
 MARKED = re.compile(r"<!--wdl\s+(?P<spec>[^>]*?)\s*-->(?P<record>\d+/\d+/\d+)")
-VALUE = re.compile(r"<!--value\s+(?P<spec>[^>]*?)\s*-->(?P<number>[+\-−]?[\d,]*\.?\d+)")
+VALUE = re.compile(r"<!--value\s+(?P<spec>[^>]*?)\s*-->(?P<number>[+\-−]?[\d,]*\.?\d+)"
+                   r"(?P<unit>\s?(?:%|GB|MB)(?!\w))?")
+SCALE = {"%": 100.0, "GB": 1e-9, "MB": 1e-6}
+"""A unit written after a quoted number: the value is shown times this."""
+NAME = re.compile(r"<!--name\s+(?P<spec>[^>]*?)\s*-->(?P<name>[\w.\-]+)")
 
 
 @lru_cache(maxsize=None)
@@ -44,42 +61,151 @@ def _frame(path: Path):
     return pd.read_csv(path)
 
 
-def value(readme: Path, spec: str) -> float | str:
-    """The number a ``<!--value …-->`` marker names, or why there is none."""
+def _expr(words: list[str]) -> tuple[str, str | None, str] | None:
+    """EXPR as (L, M, operation), None when malformed."""
+    if len(words) == 1:
+        return words[0], None, ""
+    if len(words) == 3 and words[1] in ("-", "/"):
+        return words[0], words[2], words[1]
+    if len(words) == 5 and words[:2] == ["1", "-"] and words[3] == "/":
+        return words[2], words[4], "saving"
+    return None
+
+
+def _combine(op: str, a: float, b: float | None) -> float:
+    if op == "-":
+        return a - b
+    if op == "/":
+        return a / b
+    if op == "saving":
+        return 1.0 - a / b
+    return a
+
+
+def _per_dataset(folder: Path, df, metric: str, learner: str):
+    """The learner's METRIC by data set (a pandas Series), or why there is none."""
+    if learner == "oracle":
+        table = folder / "report" / "tables" / "oracle.csv"
+        if not table.is_file():
+            return f"no table {table}"
+        o = _frame(table.resolve())
+        o = o[o["metric"] == metric]
+        return o.set_index("dataset")["value"].astype(float)
+    rows = df if learner == "*" else df[df["learner"] == learner]
+    if rows.empty:
+        return f"no learner {learner} in {folder / 'summary.csv'}"
+    cols = metric.split("+")
+    return rows.groupby("dataset", sort=False)[cols].sum().sum(axis=1).astype(float)
+
+
+def _evaluate(readme: Path, spec: str):
+    """(per-data-set values as a Series, WHERE) for a marker's text, a float for the forms
+    with one value, or why there is none (a str)."""
     words = spec.split()
-    if len(words) not in (4, 5, 6) or (len(words) == 6 and words[4] != "-"):
-        return (f"malformed marker '<!--value {spec}-->' (want RUN METRIC DATASET LEARNER "
-                "[- OTHER], or RUN METRIC total|mean LEARNER)")
-    run, metric, where, learner = words[:4]
+    form = ("RUN METRIC DATASET|DATASET@N|total|mean|median|min|max|rank|argmin|argmax "
+            "L [- M | / M] or 1 - L / M")
+    parsed = _expr(words[3:]) if len(words) >= 4 else None
+    if parsed is None:
+        return f"malformed marker '{spec}' (want {form})"
+    run, metric, where = words[:3]
+    first, second, op = parsed
     folder = readme.parent / run
+    if where == "rank":
+        table = folder / "report" / "tables" / "ranks.csv"
+        if not table.is_file():
+            return f"no table {table}"
+        r = _frame(table.resolve())
+        hit = r[(r["metric"] == metric) & (r["collection"] == "all")
+                & (r["learner"] == first)]["average_rank"]
+        return float(hit.iloc[0]) if len(hit) and not op else \
+            f"no rank {metric}: {first} in {table}"
+    if "@" in where:
+        table = folder / "report" / "tables" / "learning_curves.csv"
+        if not table.is_file():
+            return f"no table {table}"
+        c = _frame(table.resolve())
+        name, _, n = where.partition("@")
+        out = []
+        for learner in (first, second)[:2 if op else 1]:
+            hit = c[(c["dataset"] == name) & (c["n_train"].astype(str) == n)
+                    & (c["metric"] == metric) & (c["learner"] == learner)]["value"]
+            if not len(hit):
+                return f"no point {metric}: {name} / {learner} at {n} rows in {table}"
+            out.append(float(hit.iloc[0]))
+        return _combine(op, out[0], out[1] if op else None)
     summary = folder / "summary.csv"
     if not summary.is_file():
         return f"no table {summary}"
     df = _frame(summary.resolve())
-    if metric not in df.columns:
-        return f"no column {metric} in {summary}"
-    if where in ("total", "mean") and len(words) == 4:
-        rows = df[df["learner"] == learner][metric]
-        if rows.empty:
-            return f"no learner {learner} in {summary}"
-        return float(rows.sum() if where == "total" else rows.mean())
+    missing = [c for c in metric.split("+") if c not in df.columns]
+    if missing:
+        return f"no column {missing[0]} in {summary}"
+    series = [_per_dataset(folder, df, metric, name) for name in (first, second) if name]
+    for x in series:
+        if isinstance(x, str):
+            return x
+    if where == "total":
+        return _combine(op, float(series[0].sum()), float(series[1].sum()) if op else None)
+    per = _combine(op, series[0], series[1] if op else None)
+    if where in ("mean", "median", "min", "max", "argmin", "argmax"):
+        per = per.dropna()
+        return per, where
+    for learner, x in zip((first, second), series):
+        if where not in x.index:
+            return f"no cell {metric}: {where} / {learner} in {folder}"
+    return float(per[where])
 
-    def cell(name: str) -> float | str:
-        if name == "oracle":
-            table = folder / "report" / "tables" / "oracle.csv"
-            if not table.is_file():
-                return f"no table {table}"
-            o = _frame(table.resolve())
-            hit = o[(o["dataset"] == where) & (o["metric"] == metric)]["value"]
-        else:
-            hit = df[(df["dataset"] == where) & (df["learner"] == name)][metric]
-        return float(hit.iloc[0]) if len(hit) else f"no cell {metric}: {where} / {name} in {folder}"
 
-    first = cell(learner)
-    if isinstance(first, str) or len(words) == 4:
-        return first
-    other = cell(words[5])
-    return other if isinstance(other, str) else first - other
+def _table_sum(readme: Path, words: list[str]) -> float | str:
+    """``RUN TABLE.csv COLUMN [KEY=V1,V2 …]``: COLUMN summed over the matching rows."""
+    if len(words) < 3 or any("=" not in w for w in words[3:]):
+        return (f"malformed marker '{' '.join(words)}' (want RUN TABLE.csv COLUMN "
+                "[KEY=V1,V2 ...])")
+    table = readme.parent / words[0] / "report" / "tables" / words[1]
+    if not table.is_file():
+        return f"no table {table}"
+    df = _frame(table.resolve())
+    rows = df
+    for w in words[3:]:
+        key, _, values = w.partition("=")
+        if key not in df.columns:
+            return f"no column {key} in {table}"
+        rows = rows[rows[key].astype(str).isin(values.split(","))]
+    if words[2] not in df.columns:
+        return f"no column {words[2]} in {table}"
+    if rows.empty:
+        return f"no row of {table} has {' '.join(words[3:])}"
+    return float(rows[words[2]].astype(float).sum())
+
+
+def value(readme: Path, spec: str) -> float | str:
+    """The number a ``<!--value …-->`` marker names, or why there is none."""
+    words = spec.split()
+    if len(words) > 1 and words[1].endswith(".csv"):
+        return _table_sum(readme, [words[0]] + words[1:])
+    got = _evaluate(readme, spec)
+    if isinstance(got, tuple):
+        per, where = got
+        if where.startswith("arg"):
+            return f"'{where}' names a data set: use <!--name {spec}-->"
+        return float(getattr(per, where)())
+    return got
+
+
+def name(readme: Path, spec: str) -> str | None:
+    """The data set a ``<!--name RUN METRIC argmin|argmax EXPR-->`` marker names (None when
+    the marker is broken: `name_problem` says why)."""
+    got = _evaluate(readme, spec)
+    if isinstance(got, tuple) and got[1].startswith("arg"):
+        per, where = got
+        return str(per.idxmin() if where == "argmin" else per.idxmax())
+    return None
+
+
+def name_problem(readme: Path, spec: str) -> str:
+    got = _evaluate(readme, spec)
+    return got if isinstance(got, str) else \
+        f"'{spec}' does not name a data set (WHERE argmin or argmax)"
 
 
 def _written(number: str) -> tuple[float, int]:
@@ -154,13 +280,27 @@ def check(readme: Path) -> list[str]:
                 problems.append(f"{readme}:{no}: {m.group('record')} but the table says "
                                 f"{'/'.join(map(str, want))} ({m.group('spec')})")
         for m in VALUE.finditer(line):
-            got = value(Path(readme), m.group("spec"))
+            got = _quoted(Path(readme), m)
             if isinstance(got, str):
                 problems.append(f"{readme}:{no}: {got}")
             elif not _agrees(m.group("number"), got):
                 problems.append(f"{readme}:{no}: {m.group('number')} but the table says "
                                 f"{_render(m.group('number'), got)} ({m.group('spec')})")
+        for m in NAME.finditer(line):
+            want_name = name(Path(readme), m.group("spec"))
+            if want_name is None:
+                problems.append(f"{readme}:{no}: {name_problem(Path(readme), m.group('spec'))}")
+            elif m.group("name") != want_name:
+                problems.append(f"{readme}:{no}: {m.group('name')} but the table says "
+                                f"{want_name} ({m.group('spec')})")
     return problems
+
+
+def _quoted(readme: Path, m: re.Match) -> float | str:
+    """The value a VALUE match should show (`SCALE`d when a unit follows it)."""
+    got = value(readme, m.group("spec"))
+    unit = (m.group("unit") or "").strip()
+    return got * SCALE[unit] if unit and not isinstance(got, str) else got
 
 
 def fix(readme: Path) -> int:
@@ -179,13 +319,22 @@ def fix(readme: Path) -> int:
 
     def repl_value(m: re.Match) -> str:
         nonlocal changed
-        got = value(Path(readme), m.group("spec"))
+        got = _quoted(Path(readme), m)
         if isinstance(got, str) or _agrees(m.group("number"), got):
             return m.group(0)
         changed += 1
-        return f"<!--value {m.group('spec')}-->{_render(m.group('number'), got)}"
+        return (f"<!--value {m.group('spec')}-->{_render(m.group('number'), got)}"
+                f"{m.group('unit') or ''}")
 
-    out = VALUE.sub(repl_value, MARKED.sub(repl, text))
+    def repl_name(m: re.Match) -> str:
+        nonlocal changed
+        want_name = name(Path(readme), m.group("spec"))
+        if want_name is None or want_name == m.group("name"):
+            return m.group(0)
+        changed += 1
+        return f"<!--name {m.group('spec')}-->{want_name}"
+
+    out = NAME.sub(repl_name, VALUE.sub(repl_value, MARKED.sub(repl, text)))
     if changed:
         Path(readme).write_text(out, encoding="utf-8")
     return changed
