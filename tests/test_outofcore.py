@@ -4,6 +4,7 @@ prequential metrics by hand, the CLI."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import subprocess
@@ -109,6 +110,9 @@ def test_holdout_rows_and_sample(files):
         evaluate_prequential(files["arff"], "ASAODE")
     with pytest.raises(WorkbenchError, match="several passes"):
         fit_file(files["parquet"], "SKDB", client=object())
+    if importlib.util.find_spec("vowpalwabbit") is not None:  # VW: a spool, then its passes
+        with pytest.raises(WorkbenchError, match="only once it has read all its training"):
+            evaluate_prequential(files["arff"], "VWLF")
 
 
 def test_ida_and_idaw_cut_points_on_a_known_stream():

@@ -384,13 +384,14 @@ def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
     learners = ["NB", "KDB1", "KDB2", "SKDB"]
     summary = synthetic_summary(learners, counts=(2, 3, 5))
     summary["auc"] = 1.0 - summary["rmse"]  # higher is better: the oracle takes the highest
+    summary["rounds"], summary["folds"] = 2, 5
     name = "best KDB k per data set"
     run = write_run(tmp_path / "run", summary,
                     {"oracle": {"name": name, "learners": ["KDB1", "KDB2"]},
                      "scatter": [["SKDB", name]],
                      "rank_figure": {"learners": ["NB", name, "SKDB"]},
                      "time_figures": {"reference": "SKDB", "learners": ["NB", "KDB1"],
-                                      "pairs": [["KDB1", "SKDB"]]}})
+                                      "pairs": [["KDB1", "SKDB"]], "bars": ["NB", "SKDB"]}})
     out = render_report(run)
     chosen = pd.read_csv(out / "tables" / "oracle.csv")
     for (ds, m), g in chosen.groupby(["dataset", "metric"]):
@@ -409,8 +410,17 @@ def test_oracle_takes_the_per_data_set_minimum_and_is_not_ranked(tmp_path):
     assert name not in set(ranks["learner"])
     fig9 = pd.read_csv(out / "tables" / "rank_figure.csv")
     assert set(fig9["learner"]) == {"NB", name, "SKDB"}
-    for fig in ("scatter_pairs_zero_one_loss", "rank_figure", "time_pairs", "time_per_dataset"):
+    for fig in ("scatter_pairs_zero_one_loss", "rank_figure", "time_pairs", "time_per_dataset",
+                "time_bars"):
         assert (out / "figures" / f"{fig}.pdf").is_file()
+    bars = pd.read_csv(out / "tables" / "time_bars.csv")  # Fig. 10: seconds per fold
+    assert set(bars["learner"]) == {"NB", "SKDB"}
+    assert len(bars) == 2 * 2 * summary.dataset.nunique()
+    for r in bars.itertuples():
+        cell = summary[(summary.dataset == r.dataset) & (summary.learner == r.learner)].iloc[0]
+        assert r.seconds == pytest.approx(cell[r.metric] / (cell["rounds"] * cell["folds"]))
+    assert list(bars.drop_duplicates("dataset")["n_instances"]) == sorted(
+        bars.drop_duplicates("dataset")["n_instances"])
     with pytest.raises(ConfigError, match="report.oracle.name: 'KDB1' is a learner"):
         options_from_config({"report": {"oracle": {"name": "KDB1", "learners": ["KDB2"]}}},
                             tmp_path, learners)

@@ -47,7 +47,8 @@ def _config(width: str) -> dict:
                                     "pairs": [["A1DE", "NB"], ["RF10-3.6.14", "A2DE"]],
                                     "samples": 2000},
                        "time_figures": {"reference": "NB", "learners": LEARNERS[1:],
-                                        "pairs": [["A1DE", "NB"], ["A2DE-SW", "KDB2"]]},
+                                        "pairs": [["A1DE", "NB"], ["A2DE-SW", "KDB2"]],
+                                        "bars": LEARNERS[:7]},
                        "rank_figure": {"learners": LEARNERS[:6]}}}
 
 

@@ -41,7 +41,7 @@ from workbench.errors import FieldError, LearnerError
 from workbench.evaluation import metrics
 from workbench.evaluation.splits import row_folds
 from workbench.learners import registry
-from workbench.learners.base import CountingLearner, MultiPassLearner
+from workbench.learners.base import CountingLearner, MultiPassLearner, trains_in_passes
 
 TUNE_KEY = "tune"
 DEFAULT_FOLDS = 5
@@ -299,9 +299,9 @@ class TunedPasses(_Tuning, MultiPassLearner):
                  seed: int | None = None) -> None:
         self._setup(make, fixed, grid, spec, seed)
         self._header = None
-        self._base = max(p.n_passes() if _in_passes(p) else 1 for p in self._probes)
+        self._base = max(p.n_passes() if trains_in_passes(p) else 1 for p in self._probes)
         self._subtract = all(hasattr(p, "start") and hasattr(p, "merge") and
-                             not _in_passes(p) for p in self._probes)
+                             not trains_in_passes(p) for p in self._probes)
 
     def n_passes(self) -> int:
         return self._base + 1
@@ -309,7 +309,7 @@ class TunedPasses(_Tuning, MultiPassLearner):
     def pass_refusal(self) -> str | None:
         """Why these candidates cannot be tuned in passes (None: they can)."""
         for c, m in zip(self.candidates, self._probes):
-            why = (m.pass_refusal() if _in_passes(m) else
+            why = (m.pass_refusal() if trains_in_passes(m) else
                    m.chunk_refusal() if isinstance(m, CountingLearner) else
                    "it trains in memory only")
             if why:
@@ -323,7 +323,7 @@ class TunedPasses(_Tuning, MultiPassLearner):
         for m in [*self._whole, *(m for ms in self._inner for m in ms)]:
             if self._subtract:
                 m.start(header, 0)
-            elif _in_passes(m):
+            elif trains_in_passes(m):
                 m.begin(header)
         self._rows = 0
         self._seen = np.zeros(header.n_classes, dtype=np.int64)
@@ -350,7 +350,7 @@ class TunedPasses(_Tuning, MultiPassLearner):
         self._seen[:] = 0
         if pass_no < self._base:
             for m in [*self._whole, *(m for ms in self._inner for m in ms)]:
-                if _in_passes(m) and m.training:
+                if trains_in_passes(m) and m.training:
                     m.end_pass(pass_no)
             if pass_no == self._base - 1 and self._subtract:  # complement = whole − fold
                 self._inner = [[copy.deepcopy(w).merge(m, sign=-1) for m in ms]
@@ -392,7 +392,7 @@ class TunedStream(_Tuning, CountingLearner):
         """Why a candidate cannot learn chunk by chunk (None: every one can)."""
         for c, m in zip(self.candidates, self._probes):
             why = m.chunk_refusal() if isinstance(m, CountingLearner) and not \
-                _in_passes(m) else "it does not learn chunk by chunk"
+                trains_in_passes(m) else "it does not learn chunk by chunk"
             if why:
                 return f"candidate {label(c)} cannot be tuned on a stream: {why}"
         return None
@@ -415,14 +415,11 @@ class TunedStream(_Tuning, CountingLearner):
         return super().predict_proba(data)
 
 
-def _in_passes(model: Any) -> bool:
-    """The model trains in several passes (else it counts one chunk at a time)."""
-    return isinstance(model, MultiPassLearner) and model.n_passes() > 1
 
 
 def _feed(model: Any, pass_no: int, rows: Dataset) -> None:
     """Rows for pass `pass_no` of a model trained in passes, or counted (`partial_fit`)."""
-    if _in_passes(model):
+    if trains_in_passes(model):
         if model.training:
             model.learn(pass_no, rows)
     elif rows.n_instances:

@@ -382,6 +382,15 @@ class MultiPassLearner(Learner):
         raise NotImplementedError
 
 
+def trains_in_passes(model: Any) -> bool:
+    """The model trains through `MultiPassLearner`'s begin / learn / end_pass: in several
+    passes, or in one that is not a count of its chunks (VW's spool). A one-pass counting
+    learner counts chunk by chunk (`CountingLearner.partial_fit`) instead, which streams and
+    distributed counting need."""
+    return isinstance(model, MultiPassLearner) and (
+        model.n_passes() > 1 or not isinstance(model, CountingLearner))
+
+
 def declared_parameters(factory: Any) -> dict[str, Param] | None:
     """The declared parameters of a `Learner` class that uses the base constructor, None
     for factories described by their signature (a plugin's own ``__init__``)."""

@@ -21,6 +21,12 @@ VWSF the squared loss, and probabilities come from the sigmoid of each class's s
   function, whatever the loss (what VW's ``--probabilities`` gives for the logistic loss;
   the paper's sigmoid for the squared one). VW computes in single precision.
 
+Out of core (`MultiPassLearner`, one pass over the data): the pass writes each training
+row's example to a spool file on disk (8 bytes of offset per row stay in memory); VW's
+passes then read the spool in the same seeded shuffle of the training rows as in memory,
+so the model is the in-memory one, whatever the file's size. (The paper pre-shuffled its
+files, and did not time that; here the shuffle is part of training.)
+
 `VWLF` and `VWSF` discretise numeric attributes with EF5 first, as the paper's
 implementation notes say of every learner ("EF5 discretization has been utilized to
 discretize all numeric attributes (except if otherwise specified)"); `VWLF-raw` and
@@ -39,7 +45,7 @@ import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.base import Learner, Param, choice, integer
+from workbench.learners.base import MultiPassLearner, Param, choice, integer
 from workbench.learners.registry import register
 
 
@@ -65,7 +71,7 @@ def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
 
 
-class VowpalWabbit(Learner):
+class VowpalWabbit(MultiPassLearner):
     """VW's one-against-all SGD logistic regression (see the module docstring)."""
 
     preprocessing = "none"
@@ -86,6 +92,7 @@ class VowpalWabbit(Learner):
     def _reset(self) -> None:
         super()._reset()
         self._vw = None
+        self._spool = None  # out of core: (the spool file, its rows' offsets per chunk)
 
     def _args(self, K: int) -> str:
         return (f"--oaa {K} --scores --loss_function {self.loss} -b {self.bits} "
@@ -114,13 +121,51 @@ class VowpalWabbit(Learner):
         _require_vw()
 
     def _fit(self, rows: Dataset) -> None:
-        vw = _workspace(self._args(rows.n_classes))
-        order = np.random.default_rng(self.seed).permutation(rows.n_instances)
         lines = self._lines(rows, rows.y)
+        self._train(rows.n_classes, len(lines), lines.__getitem__)
+
+    def _train(self, K: int, n: int, line) -> None:
+        """VW's passes over the n training examples (`line(i)`: the i-th in data order),
+        each in the fold's one seeded shuffle."""
+        vw = _workspace(self._args(K))
+        order = np.random.default_rng(self.seed).permutation(n)
         for _ in range(self.passes):
             for i in order:
-                vw.learn(lines[i])
+                vw.learn(line(i))
         self._vw = vw
+
+    # ----- out of core: one pass over the data, VW's passes over a spool of its examples
+    def n_passes(self) -> int:
+        return 1
+
+    def _begin(self, header: Dataset) -> None:
+        self._spool = (tempfile.TemporaryFile(prefix="workbench-vw-"), [])
+
+    def _learn(self, pass_no: int, rows: Dataset) -> None:
+        spool, ends = self._spool
+        data = [line.encode() for line in self._lines(rows, rows.y)]
+        at = spool.tell()
+        spool.write(b"".join(data))
+        ends.append(at + np.cumsum(np.fromiter(map(len, data), np.int64, len(data))))
+
+    def _end_pass(self, pass_no: int) -> bool:
+        spool, ends = self._spool
+        end = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        start = np.concatenate([[0], end[:-1]]) if len(end) else end
+        if not len(end):
+            raise LearnerError(f"{type(self).__name__}: no training rows with a class")
+        spool.flush()
+
+        def line(i: int) -> str:
+            spool.seek(int(start[i]))
+            return spool.read(int(end[i] - start[i])).decode()
+
+        try:
+            self._train(self._header.n_classes, len(end), line)
+        finally:
+            spool.close()
+            self._spool = None
+        return False
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         """σ(score) per class, normalised (n, K)."""

@@ -762,6 +762,72 @@ def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Seq
     return fig
 
 
+def mean_fold_times(summary: pd.DataFrame, learners: Sequence[str]) -> pd.DataFrame:
+    """Each learner's training and classification CPU seconds per fold (its totals over
+    the folds divided by rounds × folds) per data set, long form (dataset, n_instances,
+    learner, metric, seconds), data sets in increasing size."""
+    rows = summary[summary["learner"].isin(list(learners))]
+    folds = (rows["rounds"] * rows["folds"]).where(rows["rounds"] * rows["folds"] > 0, 1) \
+        if {"rounds", "folds"} <= set(rows.columns) else 1
+    out = [pd.DataFrame({"dataset": rows["dataset"], "n_instances": rows["n_instances"],
+                         "learner": rows["learner"], "metric": metric,
+                         "seconds": rows[metric] / folds})
+           for metric, _ in TIME_PANELS if metric in rows.columns]
+    table = pd.concat(out, ignore_index=True) if out else pd.DataFrame(
+        columns=["dataset", "n_instances", "learner", "metric", "seconds"])
+    return table.sort_values(["n_instances", "dataset"], kind="mergesort")
+
+
+@styled
+def time_bars_figure(summary: pd.DataFrame, learners: Sequence[str], title: str) -> Figure:
+    """Per data set, each learner's mean training and classification CPU seconds per fold
+    as bars side by side, classification on a log axis (JMLR 2016's Fig. 10), data sets in
+    increasing size."""
+    learners = list(learners)
+    table = mean_fold_times(summary, learners)
+    sets = list(dict.fromkeys(table["dataset"]))
+    width = _width(max(6.0, 1.4 + (0.25 + 0.09 * len(learners)) * len(sets)))
+    heading, head = _title_block([title], width, gap=0.35)
+    legend_cols = _legend_columns(learners, width)
+    legend_h = 0.25 * math.ceil(len(learners) / legend_cols)
+    label_h = 0.1 + 0.07 * max((len(str(d)) for d in sets), default=4)
+    panel_h = 2.4 if _paper_width is None else max(
+        1.2, min(1.8, (MAX_HEIGHT - 2 * label_h - head - 0.2 - legend_h) / 2))
+    height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
+                        bottom=(label_h + 0.2 + legend_h) / height,
+                        hspace=(label_h + 0.15) / panel_h)
+    axes = fig.subplots(2, 1)
+    colours = learner_colours(learners)
+    bar_w = 0.8 / max(1, len(learners))
+    for ax, (metric, label) in zip(axes, TIME_PANELS):
+        part = table[table["metric"] == metric]
+        for li, name in enumerate(learners):
+            mine = part[part["learner"] == name].set_index("dataset")["seconds"]
+            x = np.array([i for i, d in enumerate(sets) if d in mine.index and mine[d] > 0])
+            if not len(x):
+                continue
+            ax.bar(x + (li - (len(learners) - 1) / 2) * bar_w,
+                   [float(mine[sets[i]]) for i in x], width=bar_w * 0.95,
+                   color=colours[name], label=name, edgecolor="black", linewidth=0.3)
+        if metric == "test_cpu_seconds":
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_plain_number))
+        ax.set_xticks(range(len(sets)))
+        ax.set_xticklabels(sets, rotation=90, fontsize=7.0)
+        ax.set_xlim(-0.5, len(sets) - 0.5)
+        ax.set_ylabel(f"{label}\nCPU seconds per fold" + (" (log)" if metric ==
+                                                           "test_cpu_seconds" else ""))
+        ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+        ax.set_axisbelow(True)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=legend_cols,
+               frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
+    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    return fig
+
+
 @styled
 def rank_figure(ranks: Mapping[str, pd.DataFrame], title: str) -> Figure:
     """Average rank ± standard deviation over data sets per learner, one panel per metric

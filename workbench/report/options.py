@@ -37,7 +37,9 @@ What the report takes from the config (everything optional):
   column of the W/D/L and per-data-set tables, left out of the ranks), ``time_figures``
   (``{reference, learners, pairs}``: JMLR 2016's Figs. 3–4 — training and classification
   CPU seconds summed over data sets for pairs [A, B] side by side, and per data set each
-  learner's time relative to the reference, data sets in increasing reference time),
+  learner's time relative to the reference, data sets in increasing reference time; Fig.
+  10 with ``bars``: per data set each listed learner's mean CPU seconds per fold,
+  classification on a log axis),
   ``rank_figure`` (``{learners, metrics}``: JMLR 2016's Fig. 9 — the average rank of each
   learner over the data sets with its standard deviation; the oracle may be listed),
   ``sweeps`` (``{name: {parameter, learners: {learner: value}}}``: the metrics of learner
@@ -104,7 +106,7 @@ class ReportOptions:
     bayesian: dict[str, Any] | None = None  # rope, metrics, pairs, samples, seed
     figure_width: float | None = None  # inches; None = the screen layout
     oracle: dict[str, Any] | None = None  # {name, learners}: best of `learners` per data set
-    time_figures: dict[str, Any] | None = None  # {reference, learners, pairs}
+    time_figures: dict[str, Any] | None = None  # {reference, learners, pairs, bars}
     rank_figure: dict[str, Any] | None = None  # {learners, metrics}
     log_time_figure: bool = False  # PAKDD 2014's Fig. 2: ln(mean seconds + 1)
     weka_sd_rule: bool = False  # wdl: corrected-t takes an SD <= 1e-6 for 0, as Weka
@@ -294,7 +296,8 @@ def options_from_config(
     opts.bayesian = _bayesian_options(report.get("bayesian"), present, opts.baseline)
     opts.figure_width = figure_width_inches(report.get("figure_width", "screen"))
     opts.time_figures = _learner_lists("time_figures", report.get("time_figures"), known,
-                                       {"reference": str, "learners": list, "pairs": list})
+                                       {"reference": str, "learners": list, "pairs": list,
+                                        "bars": list})
     opts.rank_figure = _learner_lists("rank_figure", report.get("rank_figure"), known,
                                       {"learners": list, "metrics": list})
     opts.sweeps = _sweeps(report.get("sweeps"), present)

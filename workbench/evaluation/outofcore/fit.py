@@ -16,11 +16,11 @@ from workbench.evaluation.outofcore.cluster import (fit_distributed, parquet_onl
                                                     score_distributed)
 from workbench.evaluation.outofcore.passes import (CPUClock, DEFAULT_CHUNK, DEFAULT_SAMPLE,
                                                    Holdout, file_chunks, first_pass,
-                                                   holdout_rows, is_multi_pass,
-                                                   out_of_core_model, refuse_early,
-                                                   scored_proba)
+                                                   holdout_rows, out_of_core_model,
+                                                   refuse_early, scored_proba)
 from workbench.evaluation.outofcore.replay import Replay
 from workbench.evaluation.pipeline import peak_rss, reset_peak_rss
+from workbench.learners.base import trains_in_passes
 
 @dataclass
 class OutOfCoreResult:
@@ -69,7 +69,7 @@ def fit_file(path, learner: Any, params: Mapping[str, Any] | None = None, *,
                    "preprocessing": method,
                    "discretize_sample": None if disc is None else min(sample, res.seen)}
         return OutOfCoreResult(summary, model=model, discretizer=disc, header=header)
-    multi = is_multi_pass(model)
+    multi = trains_in_passes(model)
     if multi:
         model.begin(disc.transform(header) if disc is not None else header)
     # a learner of several passes decodes the file once (`Replay`: the later passes read

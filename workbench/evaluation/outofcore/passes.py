@@ -20,7 +20,7 @@ from workbench.errors import LearnerError, WorkbenchError
 from workbench.evaluation.pipeline import checked_proba, make_learner
 from workbench.evaluation.tuning import Tuned
 from workbench.jit import compile_clock
-from workbench.learners.base import CountingLearner, MultiPassLearner
+from workbench.learners.base import CountingLearner, MultiPassLearner, trains_in_passes
 
 DEFAULT_CHUNK = 65_536
 
@@ -74,11 +74,12 @@ def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int 
         why = model.chunk_refusal() if one_pass else None
         if why:
             raise WorkbenchError(f"learner {learner!r} with tune: {why}")
-    if is_multi_pass(model) and one_pass:
+    if trains_in_passes(model) and one_pass:
         raise WorkbenchError(
-            f"learner {learner!r} trains in several passes over all training rows; a stream "
-            "or distributed counting needs a one-pass learner (NB and the AnDE family "
-            "without attribute selection)")
+            f"learner {learner!r} trains "
+            + ("in several passes over" if model.n_passes() > 1 else "only once it has read")
+            + " all its training rows; a stream or distributed counting needs a learner that "
+            "counts chunk by chunk (NB and the AnDE family without attribute selection)")
     why = model.pass_refusal() if isinstance(model, MultiPassLearner) else None
     if why:
         raise WorkbenchError(f"learner {learner!r}: {why}")
@@ -87,12 +88,9 @@ def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int 
             f"learner {learner!r} trains in memory only; out-of-core training needs a "
             "count-based learner (NB, the AnDE family and their -S/-W variants in one pass; "
             "KDB1-5, TAN and ASAODE in two, SKDB in three, BSEAODE in one more per "
-            "elimination step; AnJE and its -SGD / -ADAGRAD forms)")
+            "elimination step; AnJE and its -SGD / -ADAGRAD forms; VW from a spool of its "
+            "examples)")
     return model
-
-
-def is_multi_pass(model: Any) -> bool:
-    return isinstance(model, MultiPassLearner) and model.n_passes() > 1
 
 
 class CPUClock:

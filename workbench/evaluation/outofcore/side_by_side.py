@@ -7,10 +7,11 @@ import numpy as np
 
 from workbench.errors import WorkbenchError
 from workbench.evaluation.outofcore.assignment import fold_chunks
-from workbench.evaluation.outofcore.passes import fold_cpu, is_multi_pass
+from workbench.evaluation.outofcore.passes import fold_cpu
 from workbench.evaluation.outofcore.replay import Replay
 from workbench.evaluation.outofcore.subtraction import (family_pass, shared_pass,
                                                         shares_families)
+from workbench.learners.base import trains_in_passes
 
 def train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> tuple[int, bool]:
     """k models trained in the learner's passes, each pass one read of the file for all
@@ -19,7 +20,7 @@ def train_side_by_side(src: Replay, models, cv, discs, assign, round_) -> tuple[
     agree (`shared_pass`). Returns the passes read and whether one was shared."""
     k = len(models)
     sharing = False
-    multi = is_multi_pass(models[0])
+    multi = trains_in_passes(models[0])
     active = assign.scored
     if multi:
         for f in active:

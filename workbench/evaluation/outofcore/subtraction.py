@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 
 from workbench.evaluation.outofcore.assignment import CVFold, Grouped, fold_chunks, rows_of
-from workbench.evaluation.outofcore.passes import fold_cpu, is_multi_pass
+from workbench.evaluation.outofcore.passes import fold_cpu
 from workbench.evaluation.outofcore.replay import Replay
+from workbench.learners.base import trains_in_passes
 
 def subtracts(model: Any, discs: list[Any] | None) -> bool:
     """Count subtraction applies: an additive one-pass model (`start`/`merge`) and the same
     codes in every fold (no per-fold cut points)."""
     return discs is None and hasattr(model, "start") and hasattr(model, "merge") \
-        and not is_multi_pass(model)
+        and not trains_in_passes(model)
 
 
 def train_subtracting(src: Replay, models, cv, assign, round_, total) -> int:

@@ -1,5 +1,5 @@
 """The configured time and rank figures (report.time_figures, report.rank_figure: JMLR
-2016's Figs. 3, 4 and 9)."""
+2016's Figs. 3, 4, 9 and 10)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from workbench.stats.wdl import metric_matrix
 
 def render(ctx: ReportContext, doc: Document) -> None:
     """The configured time and rank figures (report.time_figures, report.rank_figure:
-    JMLR 2016's Figs. 3, 4 and 9)."""
+    JMLR 2016's Figs. 3, 4, 9 and 10)."""
     rep, out, data, opts = doc, ctx.out, ctx.data, ctx.opts
     if not ctx.figures or not (opts.time_figures or opts.rank_figure):
         return
@@ -45,6 +45,14 @@ def render(ctx: ReportContext, doc: Document) -> None:
                   f"Training and classification CPU seconds of each learner divided by "
                   f"{ref}'s on the same data set (log axis; 1 = {ref}), data sets in "
                   f"increasing {ref} time.")
+    if tf.get("bars"):
+        fig = fg.time_bars_figure(data, tf["bars"], "Training and classification time per "
+                                  "data set" + cite("time_bars"))
+        write_csv(out / "tables" / "time_bars.csv", fg.mean_fold_times(data, tf["bars"]))
+        rep.place(fig, "time_bars",
+                  "Mean CPU seconds per fold of training and of classification (log axis) "
+                  "per data set, data sets in increasing size; values in "
+                  "`tables/time_bars.csv` (report.time_figures.bars).")
     rf = opts.rank_figure or {}
     if rf.get("learners"):
         metrics = rf.get("metrics") or ["rmse_true_class", "zero_one_loss"]
