@@ -314,6 +314,33 @@ def test_shuffled_sgd_is_seeded_and_uses_numpys_permutation():
     assert not np.array_equal(a, registry.create("LR-SGD").fit(train).theta_)
 
 
+@pytest.mark.parametrize("name", ["LR-SGD", "LR-ADAGRAD", "LR2-SGD"])
+def test_the_stream_form_chunk_by_chunk_is_one_pass_in_file_order(name):
+    """`stream()` (the prequential protocol's form): chunks of 7 rows, each a partial_fit,
+    give LR-SGD's single pass over all rows in file order — θ and probabilities exactly —
+    though each joint value's parameters appear only when a chunk first shows it."""
+    train = random_data(120, [3, 2, 4], 3, seed=8, missing=0.05)
+    test = random_data(30, [3, 2, 4], 3, seed=9)
+    whole = registry.create(name).fit(train)
+    form = registry.create(name).stream()
+    for start in range(0, 120, 7):
+        form.partial_fit(train.take(np.arange(start, min(start + 7, 120))))
+    np.testing.assert_array_equal(form.index_.seen_keys, whole.index_.seen_keys)
+    np.testing.assert_array_equal(form.theta_, whole.theta_)
+    np.testing.assert_array_equal(form.predict_proba(test), whole.predict_proba(test))
+    assert np.array_equal(registry.create(name).stream().fit(train).theta_, whole.theta_)
+
+
+@pytest.mark.parametrize("name, why", [("WANBIA-C-SGD", "direct form"), ("LR", "direct form"),
+                                       ("A1JE", "direct form")])
+def test_only_the_direct_single_pass_forms_learn_a_stream(name, why):
+    train = random_data(40, [3, 2], 2, seed=1)
+    with pytest.raises(LearnerError, match=why):
+        registry.create(name).stream().partial_fit(train)
+    with pytest.raises(LearnerError, match="read once"):
+        registry.create("LR-SGD", passes=2).stream().partial_fit(train)
+
+
 # ----- WANBIA-bnc -----------------------------------------------------------------------------
 def test_wanbia_bnc_prediction_rule_with_given_weights():
     train = random_data(90, [3, 2, 4], 2, seed=3)

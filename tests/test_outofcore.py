@@ -78,6 +78,19 @@ def _recode(data: Dataset, header: Dataset) -> np.ndarray:
     return X
 
 
+def test_lr_sgd_learns_a_prequential_stream_as_one_pass_in_file_order(files):
+    """On a stream LR-SGD takes its stream form: with cut points fixed on the first window,
+    the model after the last window is LR-SGD's single pass over all rows in file order;
+    the weighted form (counts over all rows first) is refused in one line."""
+    data = load_arff(files["arff"])
+    res = evaluate_prequential(files["arff"], "LR-SGD", window=10)
+    assert res.summary["n_test"] == data.n_instances - 10
+    whole = create("LR-SGD").fit(res.discretizer.transform(data))
+    np.testing.assert_array_equal(res.model.theta_, whole.theta_)
+    with pytest.raises(WorkbenchError, match="on a stream: a stream is learned by the direct"):
+        evaluate_prequential(files["arff"], "WANBIA-C-SGD", window=10)
+
+
 def test_holdout_rows_and_sample(files):
     every = parse_holdout("every:4")
     assert every.test_mask(0, 8, 100).tolist() == [False, False, False, True] * 2

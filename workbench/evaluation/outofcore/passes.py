@@ -65,15 +65,23 @@ def parse_holdout(text: str) -> Holdout:
 
 
 def out_of_core_model(learner: Any, params: Mapping[str, Any] | None, seed: int | None,
-                      one_pass: bool = False) -> Any:
+                      one_pass: bool = False, stream: bool = False) -> Any:
     """The learner, if it trains out of core: in one pass (`CountingLearner`), or — unless
-    `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`)."""
+    `one_pass` (streams, distributed counting) — in several (`MultiPassLearner`). On a
+    `stream` (the prequential protocol) a learner of several passes that has a stream form
+    (``model.stream()``: LR-SGD's chunk after chunk) learns in that form."""
+    one_pass = one_pass or stream
     model = make_learner(learner, params, seed)
     if isinstance(model, Tuned):  # (on a stream: prequential choice; else inner CV)
         model = model.stream() if one_pass else model.passes()
         why = model.chunk_refusal() if one_pass else None
         if why:
             raise WorkbenchError(f"learner {learner!r} with tune: {why}")
+    elif stream and trains_in_passes(model) and hasattr(model, "stream"):
+        model = model.stream()
+        why = model.chunk_refusal()
+        if why:
+            raise WorkbenchError(f"learner {learner!r} on a stream: {why}")
     if trains_in_passes(model) and one_pass:
         raise WorkbenchError(
             f"learner {learner!r} trains "

@@ -73,7 +73,7 @@ def evaluate_prequential(path, learner: Any, params: Mapping[str, Any] | None = 
     """Test-then-train over the file's rows in windows of `window` rows (see
     `prequential_loop`; preprocessing from the learner, or ``preprocessing`` in `params`,
     e.g. ``"ida:5:1000"``)."""
-    model = out_of_core_model(learner, params, seed, one_pass=True)
+    model = out_of_core_model(learner, params, seed, stream=True)
     header, total, _ = first_pass(path, window, class_column, None, None, seed)
     reset_peak_rss()
     K = header.n_classes
@@ -137,7 +137,7 @@ def stream_fold(windows, header: Dataset, n: int, learner: Any,
     memory or read from a file: `class_known_windows`) and its test rows' classes: the
     stream's predictions, or without `predictions` only their loss sums (constant
     memory; no classes)."""
-    model = out_of_core_model(learner, params, seed, one_pass=True)
+    model = out_of_core_model(learner, params, seed, stream=True)
     reset_peak_rss()
     wall0 = time.perf_counter()
     preds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []

@@ -24,7 +24,7 @@ from workbench.learners.anje.optimize import (
     stochastic,
     stochastic_outcome,
 )
-from workbench.learners.base import MultiPassLearner, choice, integer, number
+from workbench.learners.base import CountingLearner, MultiPassLearner, choice, integer, number
 from workbench.learners.joins import JoinIndex, anje_exponent, missing_as_first_value
 from workbench.learners.registry import register
 
@@ -259,6 +259,14 @@ class AnJE(MultiPassLearner):
             return float(self.init) * unseen
         return np.full_like(unseen, float(self.init))
 
+    def stream(self) -> "AnJEStream":
+        """The same learner learning a stream chunk by chunk (`AnJEStream`; the prequential
+        protocol asks for it)."""
+        form = AnJEStream(**self.get_params())
+        if "preprocessing" in self.__dict__:  # a per-instance choice (config, --set)
+            form.preprocessing = self.preprocessing
+        return form
+
     # ----- prediction --------------------------------------------------------------------
     def _joint_log_likelihood(self, data: Dataset) -> np.ndarray:
         slots = self.index_.lookup(missing_as_first_value(data.codes()))
@@ -285,6 +293,66 @@ class AnJE(MultiPassLearner):
         idx = self.index_
         tables = idx.seen_keys.nbytes + idx.counts.nbytes + sum(t.nbytes for t in self._terms)
         return int(tables + (0 if self.theta_ is None else self.theta_.nbytes))
+
+
+class AnJEStream(CountingLearner, AnJE):
+    """The direct form (logistic regression: LR-SGD, LR-ADAGRAD, LR<n>-…) learning a stream:
+    each chunk's rows make one SGD / AdaGrad update each, in order, with the parameters the
+    earlier chunks left (SPEC §6.8's pass, continued chunk after chunk), so that on a fixed
+    discretisation the model after the last chunk is LR-SGD's single pass in file order
+    over all of them (`fit`: the rows as one chunk). A joint value gets its parameters
+    (at `init`) when a chunk first shows it: no counting pass comes first. Under IDA / IDAW
+    the cut points move between chunks and a value code keeps its quantile's parameters
+    (the AOARD report's §6 streams). The weighted forms multiply estimates from a counting
+    pass over all rows and are not streams."""
+
+    def n_passes(self) -> int:
+        return 1
+
+    def chunk_refusal(self) -> str | None:
+        if self.model != "direct" or self.optimizer == "lbfgs":
+            return ("a stream is learned by the direct form with SGD or AdaGrad (LR-SGD, "
+                    "LR-ADAGRAD): the others need every row before the first update")
+        if self.init == "anje" or self.passes != 1 or self.shuffle_seed is not None:
+            return ("a stream is read once, in order, from parameters at 0 or 1: init "
+                    "'anje', passes > 1 and shuffle_seed need all rows first")
+        return None
+
+    def _fit(self, rows: Dataset) -> None:
+        why = self.chunk_refusal()
+        if why:
+            raise LearnerError(f"{type(self).__name__}: {why}")
+        self._add_counts(rows)
+
+    def _add_counts(self, rows: Dataset) -> None:
+        codes = missing_as_first_value(rows.codes())
+        y = np.asarray(rows.y, dtype=np.int64)
+        if self.index_ is None:
+            self._check_input(rows)
+            self.index_ = JoinIndex(rows.cardinalities, rows.n_classes, self.n)
+            K = rows.n_classes
+            self._tc, self._ts = np.full(K, float(self.init)), np.zeros((0, K))
+            self._adagrad = (np.zeros(K), np.zeros((0, K)))
+            self._rows = 0
+        index = self.index_
+        keys = index.keys(codes)
+        new = np.setdiff1d(keys, index.seen_keys)  # sorted, distinct
+        if len(new):  # parameters for the joint values seen for the first time
+            at = np.searchsorted(index.seen_keys, new)
+            index.seen_keys = np.insert(index.seen_keys, at, new)
+            self._ts = np.insert(self._ts, at, float(self.init), axis=0)
+            self._adagrad = (self._adagrad[0], np.insert(self._adagrad[1], at, 0.0, axis=0))
+        slots = np.searchsorted(index.seen_keys, keys)
+        K = index.K
+        sgd_pass(slots, y, np.arange(len(y), dtype=np.int64), np.zeros(K),
+                 np.zeros((0, K)), self._tc, self._ts, *self._adagrad, False,
+                 self.optimizer == "adagrad", self.eta)
+        self._rows += len(y)
+        self.theta_ = np.concatenate((self._tc, self._ts.ravel()))
+        self._terms = (self._tc, self._ts, np.full((index.n_joins, K), float(self.init)))
+        self._report = {"iterations": 1, "evaluations": self._rows,
+                        "stop": f"one pass of {'AdaGrad' if self.optimizer == 'adagrad' else 'SGD'}"
+                                " over a stream"}
 
 
 def _objective_of(s: np.ndarray, y: np.ndarray, objective: str) -> float:
