@@ -715,6 +715,33 @@ def time_pairs_figure(summary: pd.DataFrame, pairs: Sequence[tuple[str, str]],
     return fig
 
 
+def _time_panels(width: float, title: str, learners: Sequence[str], datasets: Sequence[str]
+                 ) -> tuple[Figure, Any, Callable[[], None]]:
+    """Two stacked panels (training, classification) with data set names under each, room
+    for a legend of `learners` and the title; `finish()` draws the legend and the title
+    once the panels are filled."""
+    heading, head = _title_block([title], width, gap=0.35)
+    legend_cols = _legend_columns(learners, width)
+    legend_h = 0.25 * math.ceil(len(learners) / legend_cols)
+    label_h = 0.1 + 0.07 * max((len(str(d)) for d in datasets), default=4)
+    panel_h = 2.4 if _paper_width is None else max(
+        1.2, min(1.8, (MAX_HEIGHT - 2 * label_h - head - 0.2 - legend_h) / 2))
+    height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
+    fig = new_figure(width, height)
+    fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
+                        bottom=(label_h + 0.2 + legend_h) / height,
+                        hspace=(label_h + 0.15) / panel_h)
+    axes = fig.subplots(2, 1)
+
+    def finish() -> None:
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncols=legend_cols,
+                   frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
+        fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+
+    return fig, axes, finish
+
+
 @styled
 def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Sequence[str],
                             title: str) -> Figure:
@@ -724,18 +751,7 @@ def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Seq
     learners = [n for n in learners if n != reference]
     n_sets = len(set(summary["dataset"]))
     width = _width(max(6.0, 1.6 + 0.32 * n_sets))
-    heading, head = _title_block([title], width, gap=0.35)
-    legend_cols = _legend_columns(learners, width)
-    legend_h = 0.25 * math.ceil(len(learners) / legend_cols)
-    label_h = 0.1 + 0.07 * max((len(str(d)) for d in summary["dataset"]), default=4)
-    panel_h = 2.4 if _paper_width is None else max(
-        1.2, min(1.8, (MAX_HEIGHT - 2 * label_h - head - 0.2 - legend_h) / 2))
-    height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
-    fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
-                        bottom=(label_h + 0.2 + legend_h) / height,
-                        hspace=(label_h + 0.15) / panel_h)
-    axes = fig.subplots(2, 1)
+    fig, axes, finish = _time_panels(width, title, learners, summary["dataset"])
     colours = learner_colours([reference, *learners])
     for ax, (metric, label) in zip(axes, TIME_PANELS):
         wide = metric_matrix(summary, metric, [reference, *learners])
@@ -755,10 +771,7 @@ def time_per_dataset_figure(summary: pd.DataFrame, reference: str, learners: Seq
         ax.set_xticklabels([str(d) for d in wide.index], rotation=90, fontsize=7.0)
         ax.set_ylabel(f"{label} time\nrelative to {reference}")
         ax.grid(linewidth=0.3, alpha=0.6)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=legend_cols,
-               frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
-    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    finish()
     return fig
 
 
@@ -787,18 +800,7 @@ def time_bars_figure(summary: pd.DataFrame, learners: Sequence[str], title: str)
     table = mean_fold_times(summary, learners)
     sets = list(dict.fromkeys(table["dataset"]))
     width = _width(max(6.0, 1.4 + (0.25 + 0.09 * len(learners)) * len(sets)))
-    heading, head = _title_block([title], width, gap=0.35)
-    legend_cols = _legend_columns(learners, width)
-    legend_h = 0.25 * math.ceil(len(learners) / legend_cols)
-    label_h = 0.1 + 0.07 * max((len(str(d)) for d in sets), default=4)
-    panel_h = 2.4 if _paper_width is None else max(
-        1.2, min(1.8, (MAX_HEIGHT - 2 * label_h - head - 0.2 - legend_h) / 2))
-    height = 2 * (panel_h + label_h) + head + 0.2 + legend_h
-    fig = new_figure(width, height)
-    fig.subplots_adjust(left=0.95 / width, right=1 - 0.15 / width, top=1 - head / height,
-                        bottom=(label_h + 0.2 + legend_h) / height,
-                        hspace=(label_h + 0.15) / panel_h)
-    axes = fig.subplots(2, 1)
+    fig, axes, finish = _time_panels(width, title, learners, sets)
     colours = learner_colours(learners)
     bar_w = 0.8 / max(1, len(learners))
     for ax, (metric, label) in zip(axes, TIME_PANELS):
@@ -821,10 +823,7 @@ def time_bars_figure(summary: pd.DataFrame, learners: Sequence[str], title: str)
                                                            "test_cpu_seconds" else ""))
         ax.grid(axis="y", linewidth=0.3, alpha=0.6)
         ax.set_axisbelow(True)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=legend_cols,
-               frameon=False, bbox_to_anchor=(0.5, 0.0), columnspacing=LEGEND_SPACING)
-    fig.suptitle(heading, y=1 - 0.12 / height, va="top", fontsize=_fs(SUPTITLE_POINTS))
+    finish()
     return fig
 
 
