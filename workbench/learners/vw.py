@@ -22,10 +22,10 @@ VWSF the squared loss, and probabilities come from the sigmoid of each class's s
   the paper's sigmoid for the squared one). VW computes in single precision.
 
 Out of core (`MultiPassLearner`, one pass over the data): the pass writes each training
-row's example to a spool file on disk (8 bytes of offset per row stay in memory); VW's
-passes then read the spool in the same seeded shuffle of the training rows as in memory,
-so the model is the in-memory one, whatever the file's size. (The paper pre-shuffled its
-files, and did not time that; here the shuffle is part of training.)
+row's example to a spool file on disk (its offsets and the shuffle, 24 bytes a row, stay in
+memory); VW's passes then read the spool in the same seeded shuffle of the training rows as
+in memory, so the model is the in-memory one, whatever the file's size. (The paper
+pre-shuffled its files, and did not time that; here the shuffle is part of training.)
 
 `VWLF` and `VWSF` discretise numeric attributes with EF5 first, as the paper's
 implementation notes say of every learner ("EF5 discretization has been utilized to
@@ -92,7 +92,7 @@ class VowpalWabbit(MultiPassLearner):
     def _reset(self) -> None:
         super()._reset()
         self._vw = None
-        self._spool = None  # out of core: (the spool file, its rows' offsets per chunk)
+        self._spool = None  # out of core: (the spool file, each chunk's rows' end offsets)
 
     def _args(self, K: int) -> str:
         return (f"--oaa {K} --scores --loss_function {self.loss} -b {self.bits} "
@@ -148,24 +148,23 @@ class VowpalWabbit(MultiPassLearner):
         spool.write(b"".join(data))
         ends.append(at + np.cumsum(np.fromiter(map(len, data), np.int64, len(data))))
 
-    def _end_pass(self, pass_no: int) -> bool:
+    def _end_pass(self, pass_no: int) -> None:
         spool, ends = self._spool
         end = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-        start = np.concatenate([[0], end[:-1]]) if len(end) else end
-        if not len(end):
-            raise LearnerError(f"{type(self).__name__}: no training rows with a class")
-        spool.flush()
+        start = np.concatenate([[0], end[:-1]])
 
         def line(i: int) -> str:
             spool.seek(int(start[i]))
             return spool.read(int(end[i] - start[i])).decode()
 
         try:
+            if not len(end):
+                raise LearnerError(f"{type(self).__name__}: no training rows with a class")
+            spool.flush()
             self._train(self._header.n_classes, len(end), line)
         finally:
             spool.close()
             self._spool = None
-        return False
 
     def predict_proba(self, data: Dataset) -> np.ndarray:
         """σ(score) per class, normalised (n, K)."""
