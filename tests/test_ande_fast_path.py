@@ -208,12 +208,13 @@ def test_single_valued_attributes_take_the_parent_major_path(monkeypatch):
         assert_same_log_posterior(got, want, f"A{order}DE with single-valued attributes")
 
 
-@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9])
+@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 19])
 def test_every_class_count_through_the_row_products(K, monkeypatch):
-    """The products are taken for all classes at once up to four, else in blocks of four
-    and a tail of one to three (`row_products`): A1DE and A2DE through the parent-major
-    path, and naive Bayes through its factor table, equal the brute force for every K,
-    with missing values (rows with fewer children, and rows without a usable parent)."""
+    """The products are taken for all classes at once up to eleven, else in blocks of
+    eight and a tail of one to seven (`row_products`): A1DE and A2DE through the
+    parent-major path, and naive Bayes through its factor table, equal the brute force for
+    every K, with missing values (rows with fewer children, and rows without a usable
+    parent)."""
     rng = np.random.default_rng(40 + K)
     n, d = 90 * K + 150, 7
     y = rng.integers(0, K, n)
