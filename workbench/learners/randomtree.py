@@ -304,24 +304,59 @@ def _grow(a, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def _root_lists(X, rows0, wts0, is_nominal, old_rules):
-    """The root's list pool: one list in bag order (3.6 rules), or one per attribute —
-    nominal in bag order with missing values last, numeric sorted once with 3.5.7's
+def _list_of(X, rows0, is_nominal, old_rules):
+    """(list index of each attribute, number of lists) of a node's region: one list in bag
+    order (3.6 rules), or under 3.5.7's (RF-V rule 6) one per numeric attribute (sorted
+    once at the root) and per nominal attribute with a missing value in the bag (bag order,
+    missing values last), the nominal attributes without one sharing a list in bag order —
+    the list each would have on its own, split at every node as its own would be."""
+    a = X.shape[1]
+    list_of = np.zeros(a, dtype=np.int64)
+    if not old_rules:
+        return list_of, 1
+    nl = 0
+    shared = -1
+    for j in range(a):
+        own = not is_nominal[j]
+        for p in range(rows0.shape[0]):
+            if own:
+                break
+            own = np.isnan(X[rows0[p], j])
+        if own:
+            list_of[j] = nl
+            nl += 1
+        else:
+            if shared < 0:
+                shared = nl
+                nl += 1
+            list_of[j] = shared
+    return list_of, max(nl, 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _root_lists(X, rows0, wts0, is_nominal, list_of, nl, old_rules):
+    """The root's list pool (`_list_of`): the 3.6 rules' one list in bag order, or under
+    3.5.7's list li the bag in its attributes' order — nominal in bag order with missing
+    values last (the shared list: none missing), numeric sorted once with 3.5.7's
     quicksort (RF-V rule 6). Room for the children's lists follows."""
     a = X.shape[1]
     n0 = rows0.shape[0]
-    nl = a if old_rules else 1
     rows = np.empty(max(2 * nl * n0, 16), dtype=np.int64)
     wts = np.empty(max(2 * nl * n0, 16), dtype=np.float64)
     if not old_rules:
         rows[:n0] = rows0
         wts[:n0] = wts0
         return rows, wts
+    done = np.zeros(nl, dtype=np.bool_)
     rkeys = np.empty(max(n0, 1))
     rperm = np.empty(max(n0, 1), dtype=np.int64)
     rstack = np.empty(4 * max(n0, 1) + 16, dtype=np.int64)
     for j in range(a):
-        base = j * n0
+        li = list_of[j]
+        if done[li]:
+            continue
+        done[li] = True
+        base = li * n0
         if is_nominal[j]:  # bag order, missing values last
             q = 0
             for missing in (False, True):
@@ -399,7 +434,7 @@ def _partition(X, rows, wts, off, n, nl, att, nominal, thr, props, nb, counts, s
 
 @numba.njit(cache=True, nogil=True)
 def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window,
-                old_rules, tables, srt):
+                old_rules, tables, srt, list_of):
     """T3: draw attributes from the window (RNG advanced in place) until K are tried and one
     has gain > eps; returns (gain, attribute, branches, threshold) of the best (equal gains:
     the lower index), its table and branch proportions in bestT / bestP (`tables` = (T, P,
@@ -420,7 +455,7 @@ def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, w
         window[m - 1] = at
         m -= 1
         tried += 1
-        lo = off + at * n if old_rules else off  # the attribute's list
+        lo = off + list_of[at] * n  # the attribute's list
         if is_nominal[at]:
             nb = n_values[at]
             _eval_nominal(X, y, at, nb, C, rows, wts, lo, n, T, P)
@@ -509,10 +544,10 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         dist[y[rows0[p]]] += wts0[p]
     cn_off[0] = 0
     # list pool and the stack of pending nodes (node, depth, offset, length). A node's region
-    # holds `nl` lists of its n entries: one (3.6 rules), or one per attribute in that
-    # attribute's order, sorted once at the root (3.5.7 rules, RF-V rule 6)
-    nl = a if old_rules else 1
-    rows, wts = _root_lists(X, rows0, wts0, is_nominal, old_rules)
+    # holds `nl` lists of its n entries: one (3.6 rules), or one per attribute order,
+    # sorted once at the root (3.5.7 rules, RF-V rule 6; `_list_of`)
+    list_of, nl = _list_of(X, rows0, is_nominal, old_rules)
+    rows, wts = _root_lists(X, rows0, wts0, is_nominal, list_of, nl, old_rules)
     st_node = np.empty(64, dtype=np.int64)
     st_depth = np.empty(64, dtype=np.int64)
     st_off = np.empty(64, dtype=np.int64)
@@ -547,7 +582,7 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
         # T3: attribute search
         best_gain, best_att, best_nb, best_thr = _best_split(
             X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window, old_rules,
-            tables, srt)
+            tables, srt, list_of)
         if best_gain <= eps:
             continue  # T4: leaf
         # T4: split; children get contiguous node ids
