@@ -433,13 +433,16 @@ def _partition(X, rows, wts, off, n, nl, att, nominal, thr, props, nb, counts, s
 
 
 @numba.njit(cache=True, nogil=True)
-def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window,
+def _best_split(X, y, is_nominal, n_values, C, rows, wts, off, n, K, rng, window,
                 old_rules, tables, srt, list_of):
     """T3: draw attributes from the window (RNG advanced in place) until K are tried and one
-    has gain > eps; returns (gain, attribute, branches, threshold) of the best (equal gains:
-    the lower index), its table and branch proportions in bestT / bestP (`tables` = (T, P,
-    bestT, bestP, cur): the tried attribute's and the best one's; `srt`: `Sorting`)."""
+    has gain > eps (0 under 3.5.7's rules, else `GAIN_EPS`); returns (gain, attribute,
+    branches, threshold) of the best (equal gains: the lower index), its table and branch
+    proportions in bestT / bestP (`tables` = (T, P, bestT, bestP, cur): the tried
+    attribute's and the best one's; `srt`: `Sorting`; `list_of`: each attribute's list in
+    the node's region of the pool rows / wts)."""
     T, P, bestT, bestP, cur = tables
+    eps = 0.0 if old_rules else GAIN_EPS
     a = X.shape[1]
     best_gain = -DBL_MAX
     best_att = 0
@@ -581,7 +584,7 @@ def grow_tree(X, y, is_nominal, n_values, C, rows0, wts0, K, min_num, max_depth,
             srt = _sort_scratch(n)
         # T3: attribute search
         best_gain, best_att, best_nb, best_thr = _best_split(
-            X, y, is_nominal, n_values, C, rows, wts, off, n, K, eps, rng, window, old_rules,
+            X, y, is_nominal, n_values, C, rows, wts, off, n, K, rng, window, old_rules,
             tables, srt, list_of)
         if best_gain <= eps:
             continue  # T4: leaf
