@@ -311,12 +311,12 @@ def _rows_kernel(W: int):
                     a6 *= fac[o0 + u6]
                 if W > 7:
                     a7 *= fac[o0 + u7]
-                if W > 8:
+                if W > 8:  # (blocks of 9-11 only)
                     a8 *= fac[o0 + u8]
-                if W > 9:
-                    a9 *= fac[o0 + u9]
-                if W > 10:
-                    a10 *= fac[o0 + u10]
+                    if W > 9:
+                        a9 *= fac[o0 + u9]
+                        if W > 10:
+                            a10 *= fac[o0 + u10]
                 (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10,
                  b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10) = \
                     (b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10,
@@ -337,12 +337,12 @@ def _rows_kernel(W: int):
                 prod[i, yb + 6] = a6 * b6
             if W > 7:
                 prod[i, yb + 7] = a7 * b7
-            if W > 8:
+            if W == 9:  # (blocks of 9-11 only)
                 prod[i, yb + 8] = a8 * b8
-            if W > 9:
-                prod[i, yb + 9] = a9 * b9
-            if W > 10:
-                prod[i, yb + 10] = a10 * b10
+            elif W == 10:
+                prod[i, yb + 8], prod[i, yb + 9] = a8 * b8, a9 * b9
+            elif W == 11:
+                prod[i, yb + 8], prod[i, yb + 9], prod[i, yb + 10] = a8 * b8, a9 * b9, a10 * b10
 
     return rows_products
 
