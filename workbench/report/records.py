@@ -182,7 +182,7 @@ def value(readme: Path, spec: str) -> float | str:
     """The number a ``<!--value …-->`` marker names, or why there is none."""
     words = spec.split()
     if len(words) > 1 and words[1].endswith(".csv"):
-        return _table_sum(readme, [words[0]] + words[1:])
+        return _table_sum(readme, words)
     got = _evaluate(readme, spec)
     if isinstance(got, tuple):
         per, where = got
@@ -192,20 +192,16 @@ def value(readme: Path, spec: str) -> float | str:
     return got
 
 
-def name(readme: Path, spec: str) -> str | None:
-    """The data set a ``<!--name RUN METRIC argmin|argmax EXPR-->`` marker names (None when
-    the marker is broken: `name_problem` says why)."""
+def name(readme: Path, spec: str) -> tuple[str | None, str | None]:
+    """(the data set a ``<!--name RUN METRIC argmin|argmax EXPR-->`` marker names, None) or
+    (None, why there is none)."""
     got = _evaluate(readme, spec)
-    if isinstance(got, tuple) and got[1].startswith("arg"):
-        per, where = got
-        return str(per.idxmin() if where == "argmin" else per.idxmax())
-    return None
-
-
-def name_problem(readme: Path, spec: str) -> str:
-    got = _evaluate(readme, spec)
-    return got if isinstance(got, str) else \
-        f"'{spec}' does not name a data set (WHERE argmin or argmax)"
+    if isinstance(got, str):
+        return None, got
+    if not isinstance(got, tuple) or not got[1].startswith("arg"):
+        return None, f"'{spec}' does not name a data set (WHERE argmin or argmax)"
+    per, where = got
+    return str(per.idxmin() if where == "argmin" else per.idxmax()), None
 
 
 def _written(number: str) -> tuple[float, int]:
@@ -287,9 +283,9 @@ def check(readme: Path) -> list[str]:
                 problems.append(f"{readme}:{no}: {m.group('number')} but the table says "
                                 f"{_render(m.group('number'), got)} ({m.group('spec')})")
         for m in NAME.finditer(line):
-            want_name = name(Path(readme), m.group("spec"))
-            if want_name is None:
-                problems.append(f"{readme}:{no}: {name_problem(Path(readme), m.group('spec'))}")
+            want_name, why = name(Path(readme), m.group("spec"))
+            if why is not None:
+                problems.append(f"{readme}:{no}: {why}")
             elif m.group("name") != want_name:
                 problems.append(f"{readme}:{no}: {m.group('name')} but the table says "
                                 f"{want_name} ({m.group('spec')})")
@@ -328,7 +324,7 @@ def fix(readme: Path) -> int:
 
     def repl_name(m: re.Match) -> str:
         nonlocal changed
-        want_name = name(Path(readme), m.group("spec"))
+        want_name, _ = name(Path(readme), m.group("spec"))
         if want_name is None or want_name == m.group("name"):
             return m.group(0)
         changed += 1
