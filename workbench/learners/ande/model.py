@@ -197,8 +197,7 @@ class AnDE(CountingLearner, MultiPassLearner):
         self.counts_ = AnDECounts(cards[keep], rows.n_classes, self.required_level(),
                                   parent_levels=self.n, rows_hint=rows_hint)
         if declare_missing:
-            for c in np.flatnonzero(missing[keep]):
-                self.counts_._add_missing_blocks(int(c))
+            self.counts_.add_missing_blocks(np.flatnonzero(missing[keep]))
 
     def start(self, header: Dataset, rows_hint: int) -> "AnDE":
         """Empty counts for data with `header`, laid out from its missing-value flags

@@ -111,19 +111,36 @@ class AnDECounts:
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise LearnerError(f"attribute {j + 1}: value code outside its declared values")
-        for c in np.flatnonzero((lo < 0) & ~self.has_missing):
-            self._add_missing_blocks(int(c))
+        self.add_missing_blocks(np.flatnonzero((lo < 0) & ~self.has_missing))
         self.class_counts += np.bincount(y, minlength=self.K)[: self.K]
         self.store.add(codes, y, columns, n_jobs)
         return self
 
-    def _add_missing_blocks(self, c: int) -> None:
-        self.has_missing[c] = True
-        for l in range(1, self.parent_levels + 1):
-            combos = colex_combinations(self.d, l)
-            empty = (combos == c).any(axis=1)
-            ids = self.store.add_blocks(combos, np.full(combos.shape[0], c), empty=empty)
-            self.miss_base[l, c] = ids[0] if ids.size else -1
+    def add_missing_blocks(self, columns: Sequence[int] | np.ndarray) -> None:
+        """Declare that each attribute of `columns` (not yet declared) has missing values:
+        its child-missing blocks, column by column and level by level, are added to the
+        store in one call (one call per column copied the whole dense table each time:
+        cylinder-bands' 26 such columns cost an A2DE fit 0.37 of its 0.40 s)."""
+        columns = [int(c) for c in columns if not self.has_missing[int(c)]]
+        if not columns or self.parent_levels < 1:
+            self.has_missing[columns] = True
+            return
+        combos = [colex_combinations(self.d, l) for l in range(1, self.parent_levels + 1)]
+        blocks, conds, empty, firsts = [], [], [], []
+        start = 0
+        for c in columns:
+            for l, comb in enumerate(combos, start=1):
+                firsts.append((l, c, start if comb.shape[0] else -1))
+                start += comb.shape[0]
+                blocks.append(np.pad(comb, ((0, 0), (0, self.parent_levels - l)),
+                                     constant_values=-1))
+                conds.append(np.full(comb.shape[0], c))
+                empty.append((comb == c).any(axis=1))
+        ids = self.store.add_blocks(np.concatenate(blocks), np.concatenate(conds),
+                                    empty=np.concatenate(empty))
+        for l, c, at in firsts:
+            self.miss_base[l, c] = ids[at] if at >= 0 else -1
+        self.has_missing[columns] = True
 
     def merge(self, other: "AnDECounts", sign: int = 1) -> "AnDECounts":
         """Add the counts of `other`, which has the same layout (counted elsewhere); with
@@ -153,8 +170,7 @@ class AnDECounts:
                                "and the old ones keep their order")
         out = AnDECounts(cards, self.K, self.requested_levels[0], self.requested_levels[1],
                          rows_hint=rows_hint)
-        for c in np.flatnonzero(self.has_missing):
-            out._add_missing_blocks(int(old_to_new[c]))
+        out.add_missing_blocks(old_to_new[np.flatnonzero(self.has_missing)])
         out.class_counts = self.class_counts.copy()
         st = out.store
         if self.store.dense.dtype != st.dense.dtype:

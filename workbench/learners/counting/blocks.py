@@ -101,10 +101,11 @@ class BlockStore:
         conditions: Sequence[int] | None = None,
         empty: Sequence[bool] | np.ndarray | None = None,
     ) -> np.ndarray:
-        """Append blocks (zero counts); returns their ids. ``empty`` marks never-used ones."""
-        if isinstance(blocks, np.ndarray) and blocks.ndim == 2:
+        """Append blocks (zero counts); returns their ids. ``empty`` marks never-used ones.
+        `blocks`: attribute tuples, or a 2-D array whose rows are blocks padded with −1."""
+        if isinstance(blocks, np.ndarray) and blocks.ndim == 2:  # −1 pads shorter blocks
             arr = blocks.astype(np.int64)
-            lens = np.full(arr.shape[0], arr.shape[1], dtype=np.int64)
+            lens = (arr >= 0).sum(axis=1).astype(np.int64)
         else:
             blist = [tuple(int(a) for a in b) for b in blocks]
             width = max((len(b) for b in blist), default=0)
