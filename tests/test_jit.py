@@ -298,3 +298,48 @@ def test_warm_up_covers_every_class_count_path_and_leaves_out_the_comparators():
         assert data.n_classes == K and set(np.unique(data.y)) == set(range(K))
         assert np.isnan(data.X).any() and (data.X[:, 3] == 0).all()  # missing; a constant
     assert {2, 3} < set(warmup.CLASS_COUNTS) and max(warmup.CLASS_COUNTS) > 3
+
+
+def test_a_cached_kernel_loads_without_compiling_machinery_and_compiling_still_works(tmp_path):
+    """`jit._install_quick_load`: a process that only loads cached kernels skips numba's
+    registry refresh and the BLAS probe's import of scipy.linalg, gets the same
+    probabilities as the process that compiled or loaded them the usual way, and can still
+    compile a new kernel that needs those registries and BLAS (np.dot)."""
+    code = textwrap.dedent('''
+        import sys
+        import numpy as np
+        if sys.argv[1] == "numba":  # numba's own load, as before the quick load
+            from numba.core import caching
+            caching.Cache.load_overload._workbench = True
+        from workbench.data.dataset import Attribute, Dataset
+        from workbench.learners.registry import create
+        rng = np.random.default_rng(3)
+        X = rng.integers(0, 3, size=(300, 4)).astype(float)
+        X[rng.random(X.shape) < 0.05] = np.nan
+        y = (X[:, 0] + rng.integers(0, 2, 300)) % 3
+        attrs = tuple(Attribute(f"a{j}", ("u", "v", "w")) for j in range(4))
+        data = Dataset("q", attrs, Attribute("c", ("p", "q", "r")), X, y.astype(np.int64))
+        p = create("A1DE").fit(data).predict_proba(data)
+        import numba.np.linalg as nl
+        loaded_blas = "scipy.linalg" in sys.modules
+        probe_back = nl.ensure_blas.__module__ == "numba.np.linalg"
+        import numba
+        dot = numba.njit(lambda a, b: np.dot(a, b))
+        v = dot(np.arange(3.0), np.arange(3.0))
+        print(repr(p.tobytes().hex()[:64]), loaded_blas, probe_back, v,
+              "numba.np.arraymath" in sys.modules)
+        ''')
+    runs = {}
+    for how in ("numba", "quick", "quick"):
+        proc = subprocess.run([sys.executable, "-c", code, how], capture_output=True,
+                              text=True, cwd=tmp_path, timeout=900,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert proc.returncode == 0, proc.stderr
+        runs.setdefault(how, []).append(proc.stdout.split())
+    (numba_run,), quick_runs = runs["numba"], runs["quick"]
+    for quick in quick_runs:
+        assert quick[0] == numba_run[0]  # the same probabilities
+        assert quick[2] == "True" and quick[3] == "5.0"  # probe put back; BLAS works after
+    assert numba_run[1] == "True"  # numba's load imports scipy.linalg ...
+    assert quick_runs[1][1] == "False"  # ... a quick load from a warm cache does not
+    assert quick_runs[1][4] == "True"  # though it loaded a kernel using numba's NumPy
