@@ -343,3 +343,35 @@ def test_a_cached_kernel_loads_without_compiling_machinery_and_compiling_still_w
     assert numba_run[1] == "True"  # numba's load imports scipy.linalg ...
     assert quick_runs[1][1] == "False"  # ... a quick load from a warm cache does not
     assert quick_runs[1][4] == "True"  # though it loaded a kernel using numba's NumPy
+
+
+_ALLOC_PROBE = textwrap.dedent('''
+    import resource, sys
+    import numpy as np
+    if sys.argv[1] == "kernels":
+        from workbench.jit import numba  # (what every kernel module does)
+    np.ones(1 << 17)  # 1 MiB mapped and freed: glibc raises its thresholds to 1 / 2 MiB
+    r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(50):  # 8 x 512 KiB from the heap, then freed: 4 MiB free at its top
+        parts = [np.ones(1 << 16) for _ in range(8)]
+        del parts
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0)
+    ''')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_kernel_work_arrays_stay_in_the_heap_unless_the_user_chose_glibcs_rules():
+    """`workbench.allocator`: with the kernels loaded, work arrays freed and allocated
+    again do not come back as fresh pages (glibc trims its heap and re-faults every call
+    otherwise: 8 x 512 KiB, 50 times = 51,200 pages); a user's own malloc settings win."""
+    def faults(mode: str, **env: str) -> int:
+        proc = subprocess.run([sys.executable, "-c", _ALLOC_PROBE, mode], capture_output=True,
+                              text=True, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(REPO), **env})
+        assert proc.returncode == 0, proc.stderr
+        return int(proc.stdout)
+
+    assert faults("kernels") < 2_000
+    assert faults("none") > 40_000  # glibc's own rules, no kernels loaded
+    assert faults("kernels", WORKBENCH_MALLOC="glibc") > 40_000
+    assert faults("kernels", MALLOC_TRIM_THRESHOLD_="131072") > 40_000

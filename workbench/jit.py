@@ -225,11 +225,15 @@ is compiled twice (once per literal type), with these once."""
 
 
 def __getattr__(name: str) -> Any:
-    """``from workbench.jit import numba``: numba, with our cache locator installed."""
+    """``from workbench.jit import numba``: numba, with our cache locator installed, and
+    glibc told to keep the kernels' work arrays (`workbench.allocator`)."""
     if name == "numba":
         import numba
 
+        from workbench.allocator import keep_work_arrays
+
         _install_locator(numba)
+        keep_work_arrays()
         return numba
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
