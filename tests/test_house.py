@@ -28,6 +28,7 @@ MAX_KERNEL_PARAMETERS = 16
 FLOORS: dict[str, int] = {
     # the ground: shared services every stage may use
     "errors": 0, "log": 0, "yamlnum": 0, "fileio": 0, "resources": 0, "jit": 0,
+    "allocator": 0,
     "rowops": 0, "ranking": 0,
     # the data flow
     "data": 1, "discretize": 2, "learners": 3, "plugins": 3, "evaluation": 4,
