@@ -363,7 +363,8 @@ _ALLOC_PROBE = textwrap.dedent('''
 def test_kernel_work_arrays_stay_in_the_heap_unless_the_user_chose_glibcs_rules():
     """`workbench.allocator`: with the kernels loaded, work arrays freed and allocated
     again do not come back as fresh pages (glibc trims its heap and re-faults every call
-    otherwise: 8 x 512 KiB, 50 times = 51,200 pages); a user's own malloc settings win."""
+    otherwise: 8 x 512 KiB, 50 times = 51,200 pages of 4 KiB); a user's own malloc
+    settings win."""
     def faults(mode: str, **env: str) -> int:
         proc = subprocess.run([sys.executable, "-c", _ALLOC_PROBE, mode], capture_output=True,
                               text=True, timeout=300,
@@ -371,7 +372,9 @@ def test_kernel_work_arrays_stay_in_the_heap_unless_the_user_chose_glibcs_rules(
         assert proc.returncode == 0, proc.stderr
         return int(proc.stdout)
 
-    assert faults("kernels") < 2_000
-    assert faults("none") > 40_000  # glibc's own rules, no kernels loaded
-    assert faults("kernels", WORKBENCH_MALLOC="glibc") > 40_000
-    assert faults("kernels", MALLOC_TRIM_THRESHOLD_="131072") > 40_000
+    glibcs = faults("none")  # glibc's own rules, no kernels loaded
+    if glibcs < 5_000:  # (a heap on transparent huge pages: a fault per 2 MiB)
+        pytest.skip(f"glibc's own rules fault only {glibcs} pages here: nothing to keep")
+    assert faults("kernels") < glibcs / 20
+    assert faults("kernels", WORKBENCH_MALLOC="glibc") > glibcs / 2
+    assert faults("kernels", MALLOC_TRIM_THRESHOLD_="131072") > glibcs / 2
