@@ -41,7 +41,7 @@ from workbench.jit import FALSE, TRUE, ZERO, by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
-                                             nb_scores, value_scratch)
+                                             mark_listed, nb_scores, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -641,8 +641,6 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
     ux[r] = how many left-out single-valued ones (XUb) do and may be parents (`sc`: the
     work arrays, `ValueScratch`)."""
     isu, hit = sc.isu, sc.hit
-    gvbase, gptr, gattr, gval = gen.vbase, gen.ptr, gen.attr, gen.val
-    u1 = np.uint64(1)
     dU = XUb.shape[1]
     need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
@@ -661,15 +659,8 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
                     actl[rr, na] = a
                     isu[na] = False
                     na += 1
-            if sr:  # (`mark_listed`'s loop, written here: a call per row cost more than
-                # magic's short lists; unsigned indexes: no wrap-around code per read)
-                for t in range(na):
-                    a = np.uint64(actl[rr, t])
-                    v = np.uint64(gvbase[a] + Xb[rr, a])
-                    for e in range(gptr[v], gptr[v + u1]):
-                        b = np.uint64(gattr[e])
-                        if Xb[rr, b] == gval[e]:
-                            hit[b] = True
+            if sr:
+                mark_listed(gen, Xb, rr, actl, na, isu, hit)
                 k = 0
                 for t in range(na):
                     a = actl[rr, t]
