@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 
@@ -135,5 +136,18 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, previous_int)
 
 
+def cli() -> None:
+    """The `workbench` command: `main`, then exit. An interrupted run's process ends at
+    once on a further Ctrl-C / SIGTERM while Python shuts down (its exit handlers would
+    otherwise print the second KeyboardInterrupt's traceback)."""
+    code = main()
+    if code in (130, 143):
+        def quit_now(signum: int, frame: object) -> None:
+            os._exit(code)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, quit_now)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

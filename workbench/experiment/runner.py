@@ -29,7 +29,7 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Iterator, Sequence, TextIO
 
 import numpy as np
 import yaml
@@ -865,9 +865,10 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
 
     def store_fold(task: Task, rec: dict[str, Any]) -> None:
         key = (task.dataset, task.learner)
-        store.write_fold(run_dir, task.dataset, task.learner, rec)
-        result.folds_run += 1
-        remaining[key] -= 1
+        with _signals_held():  # a fold stored is a fold counted: "kept N" stays true
+            store.write_fold(run_dir, task.dataset, task.learner, rec)
+            result.folds_run += 1
+            remaining[key] -= 1
         if remaining[key] == 0 and key not in failed_pairs:
             _finish_pair(run_dir, task.dataset, task.learner, p, n_rows, result,
                          lambda text: _print_above(progress, detail, text))
@@ -921,6 +922,31 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
     progress.close()
     _finalize(run_dir, meta, invocation, started, result,
               "failed" if result.failures else "complete")
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C / SIGTERM until the block ends, then act on the first one as the
+    handler in place would have (a few microseconds a fold)."""
+    caught: list[int] = []
+    try:
+        previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:  # (None: a handler not set from Python, left alone)
+                signal.signal(sig, handler)
+        if caught:
+            handler = previous[caught[0]]
+            if callable(handler):
+                handler(caught[0], None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), caught[0])
 
 
 @contextlib.contextmanager

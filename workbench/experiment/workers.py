@@ -134,8 +134,8 @@ def _iterate_local(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int
     except BaseException as exc:
         finished = [(pending[f], f.result()) for f in list(pending)
                     if f.done() and not f.cancelled() and f.exception() is None]
-        for f in pending:
-            f.cancel()
+        # no f.cancel() here: loky's shutdown fails every queued future itself, and
+        # one we cancelled first makes its manager thread die on InvalidStateError
         _kill_pool(executor)
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, StoppedEarly):
             raise StoppedEarly(finished, exc) from None
@@ -155,13 +155,15 @@ def _kill_pool(executor: Any) -> None:
                               kwargs={"wait": True, "kill_workers": True}, daemon=True)
     closer.start()
     closer.join(KILL_WAIT)
-    if closer.is_alive():
-        for proc in list((getattr(executor, "_processes", None) or {}).values()):
-            try:
-                proc.kill()
-            except (OSError, AttributeError, ValueError):
-                pass
-        closer.join(2.0)
+    # whatever loky did (its manager thread can die before killing anyone), no worker
+    # outlives the pool: one left running would hold the run's exit
+    for proc in list((getattr(executor, "_processes", None) or {}).values()):
+        try:
+            os.kill(proc.pid, signal.SIGKILL)  # loky's processes have no kill()
+            proc.join(2.0)
+        except (OSError, AttributeError, ValueError, AssertionError, TypeError):
+            pass
+    closer.join(2.0)
 
 
 FORK = sys.platform.startswith("linux")
