@@ -1245,3 +1245,33 @@ def test_naive_layout_is_additive_and_refuses_what_it_does_not_do(monkeypatch):
     with pytest.raises(LearnerError, match=r"A2DE \(layout 'naive'\) on r5: the naive layout "
                                            r"would need .* over the memory budget"):
         AnDE(n=2, layout="naive").fit(train)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_rows_whose_used_sets_all_weigh_zero_count_them_equally_parent_major(n):
+    """Weight only on the parent set s (SPEC §2): a row with s's values present gets that
+    set's estimate alone, a row missing one of them (every used set weighs 0) the unweighted
+    AnDE's — on the parent-major path, which keeps the equal-weight sums only when some set
+    may weigh 0 (and skips them otherwise: all-positive weights give A1DE-W there)."""
+    from workbench.learners.ande import model as model_mod
+
+    data = random_data(300, 5, [2, 3, 4, 2, 3], 3, seed=31, missing=0.1)
+    test = random_data(80, 5, [2, 3, 4, 2, 3], 3, seed=32, missing=0.1)
+    s = (2,) if n == 1 else (1, 2)
+
+    class Only(AnDE):
+        def parent_weights(self, parents):
+            return np.array([1.0 if p == s else 0.0 for p in parents])
+
+    model = Only(n=n).fit(data)
+    prep = model._prepare()
+    codes = test.codes()
+    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, codes)
+    got = model.predict_proba(test)
+    plain = AnDE(n=n).fit(data).predict_proba(test)
+    lacking = np.isnan(test.X[:, list(s)]).any(axis=1)
+    assert 3 <= lacking.sum() < len(lacking)
+    np.testing.assert_allclose(got[lacking], plain[lacking], rtol=1e-12, atol=1e-15)
+    assert not np.allclose(got[~lacking], plain[~lacking], rtol=1e-6)
+    ref = reference_proba(data, test, n)  # (unweighted brute force: the lacking rows)
+    np.testing.assert_allclose(got[lacking], ref[lacking], rtol=1e-10, atol=1e-15)

@@ -541,8 +541,11 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     S = np.empty(lev + 1, dtype=np.int64)
     mc = np.empty(K, dtype=np.int64)
     cc = np.empty(K, dtype=np.int64)
+    # the equally weighted sums are read only for a row whose used sets all weigh 0:
+    # kept only when some set may (bench_vs_java's magic A2DE-SW has none)
+    eq = weighted and _some_set_weighs_zero(tb, est, lev, d)
     acc = np.zeros((n, K))
-    acc1 = np.zeros((n, K) if weighted else (1, K))
+    acc1 = np.zeros((n, K) if eq else (1, K))
     mx = np.full((n, K), -np.inf)  # log-space parts of acc / acc1 (terms too small for it)
     sm = np.zeros((n, K))
     mx1 = np.full(acc1.shape, -np.inf)
@@ -620,18 +623,35 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                     low |= prod[i, y] < lim
                 if low:  # (rare) again, with renormalised chains
                     _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell,
-                                (prior, scale, scale1), w > 0.0, weighted, sums, sums1, chains)
+                                (prior, scale, scale1), w > 0.0, eq, sums, sums1, chains)
                     continue
                 if w > 0.0:
                     for y in range(K):
                         acc[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale
-                if weighted:
+                if eq:
                     for y in range(K):
                         acc1[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale1
         q += 1
         if not next_colex(idx, lev, d):
             break
-    _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp)
+    _level_scores(n, K, eq, nused, wout, sums, sums1, done, lp)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _some_set_weighs_zero(tb, est, lev, d):
+    """Some parent set of level `lev` that may be used weighs 0 (or NaN): only then can a
+    row's used sets all weigh 0 (wout ≤ 0, `_level_scores` reads the equal-weight sums)."""
+    idx = np.arange(lev)
+    q = ZERO
+    while True:
+        allowed = True
+        for t in range(lev):
+            allowed = allowed and est.parent_ok[idx[t]]
+        if allowed and not est.wts[tb.lbase[lev] + q] > 0.0:
+            return True
+        q += 1
+        if not next_colex(idx, lev, d):
+            return False
 
 
 @numba.njit(cache=True, nogil=True)
