@@ -1275,3 +1275,24 @@ def test_rows_whose_used_sets_all_weigh_zero_count_them_equally_parent_major(n):
     assert not np.allclose(got[~lacking], plain[~lacking], rtol=1e-6)
     ref = reference_proba(data, test, n)  # (unweighted brute force: the lacking rows)
     np.testing.assert_allclose(got[lacking], ref[lacking], rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("n,C", [(1, None), (2, None), (1, 5), (2, 5)])
+def test_rows_of_unequal_child_counts_are_padded_exactly_parent_major(n, C):
+    """Rows with a few missing values (and, with subsumption resolution, deleted
+    children) have fewer children than the others: the parent-major product loop pads
+    them with factors of 1.0 to one trip count (`_even_children`, here: under an eighth
+    more multiplies). The probabilities stay SPEC §2's brute force's."""
+    from workbench.learners.ande import model as model_mod
+
+    cards = [2, 3, 4, 2, 3, 3, 2, 4]
+    data = random_data(400, 8, cards, 3, seed=41, missing=0.01)
+    test = random_data(150, 8, cards, 3, seed=42, missing=0.01)
+    present = (~np.isnan(test.X)).sum(axis=1)
+    extra = (present.max() * len(present) - present.sum()) / present.sum()
+    assert present.min() < present.max() and extra <= 1 / 8  # (the padded case)
+    model = AnDE(n=n, subsumption=C).fit(data)
+    prep = model._prepare()
+    assert model_mod.parent_major_ok(prep["tb"], prep["est"], n, test.codes())
+    np.testing.assert_allclose(model.predict_proba(test), reference_proba(data, test, n, C=C),
+                               rtol=1e-10, atol=1e-15)

@@ -8,7 +8,8 @@ the chunk's rows have, not the declared ones (`value_slots`: values training nev
 share one slot, their factors being equal), so an identifier-like attribute with thousands
 of values costs what its values in the rows cost. The slots of the parent's own attributes
 (and of attributes that may not be children) hold 1.0, so a row multiplies the factors of
-all its active children without a membership test. Then every row of the chunk reads them
+all its active children without a membership test; a last slot of 1.0s pads rows with
+fewer children (`_even_children`). Then every row of the chunk reads them
 while they are in cache, and each row's weighted sum over parent sets accumulates directly.
 The result is `score_level`'s (same estimates, products in another order: equal to
 rounding), with one division per factor per chunk instead of per row.
@@ -223,6 +224,8 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
     if tot < est.F:  # no row reads this cell's factors
         return False
     row0 = cell * rowlen
+    for y in range(K):  # the unit slot, last in the row (`_even_children`)
+        fac[row0 + rowlen - K + y] = 1.0
     for c in range(d):
         member = False
         for t in range(lev):
@@ -488,6 +491,28 @@ def _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, child_ok, xt, coff, 
 
 
 @numba.njit(cache=True, nogil=True)
+def _even_children(nch, n, coff, unit):
+    """The rows' child counts for the product loop: each row's children padded with the
+    unit slot (offset `unit`, factors 1.0) to the most any row has, when that adds at most
+    an eighth to the multiplies, else `nch` itself. A count that varies row by row
+    (subsumption resolution deletes children, values go missing) makes the loop's exit a
+    mispredicted branch per row and parent set; a product times 1.0 is exact."""
+    tot = 0
+    top = 0
+    for r in range(n):
+        tot += nch[r]
+        top = max(top, nch[r])
+    if top * n == tot or (top * n - tot) * 8 > tot:
+        return nch
+    run = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        for t in range(nch[r], top):
+            coff[r, t] = unit
+        run[r] = top
+    return run
+
+
+@numba.njit(cache=True, nogil=True)
 def _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp):
     """`_score`'s results: done[r] = row r used some parent set; lp[r] = the log of its
     sums (those of equal weights when its used sets all weigh 0 and `weighted`)."""
@@ -530,7 +555,8 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     m = est.m
     cnt = np.empty(K, dtype=np.int64)
     same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
-    rowlen = (cstart[d - 1] + nsl[d - 1]) * K
+    unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
+    rowlen = unit + K
     idx = np.arange(lev)
     maxcell = int(largest_product(nsl, lev))  # (exact: the path is chosen when small)
     fac = np.empty(maxcell * rowlen)
@@ -562,6 +588,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     bases = np.empty(n, dtype=np.int64)
     prod = np.empty((n, K))
     _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, est.child_ok, xt, coff, nch, wout)
+    nrun = _even_children(nch, n, coff, unit)
     pr0 = np.empty(K)
     pr1 = np.empty(K)
     e0 = np.empty(K, dtype=np.int64)
@@ -614,7 +641,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 cells[nr] = cell
                 bases[nr] = cell * rowlen
                 nr += 1
-            row_products(fac, coff, nch, rows, bases, nr, K, prod)
+            row_products(fac, coff, nrun, rows, bases, nr, K, prod)
             for i in range(nr):
                 r = np.uint64(rows[i])  # (unsigned: no wrap-around code per access)
                 cell = np.uint64(cells[i])
