@@ -521,14 +521,20 @@ def test_a_signal_during_a_fold_write_waits_until_the_fold_is_counted():
     from workbench.experiment.runner import _signals_held
 
     done = []
-    with pytest.raises(KeyboardInterrupt):
-        with _signals_held():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # the handler has run by now
-            done.append("written")
-            done.append("counted")
-    assert done == ["written", "counted"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own Ctrl-C handler (an imported module may have put its own in place:
+    # dask_jobqueue's runner does)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _signals_held():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)  # the handler has run by now
+                done.append("written")
+                done.append("counted")
+        assert done == ["written", "counted"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _pid_after(seconds: float) -> int:
