@@ -925,23 +925,34 @@ def _execute(run_dir: Path, config: ExperimentConfig, tasks: list[Task],
 
 
 @contextlib.contextmanager
+def _signal_handlers(handler: Any) -> Iterator[dict | None]:
+    """`handler` for Ctrl-C and SIGTERM during the block, the previous ones restored after
+    it; yields those previous handlers, or None off the main thread (where signals are not
+    ours to handle and nothing is changed)."""
+    try:
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:
+        yield None
+        return
+    try:
+        yield previous
+    finally:
+        for sig, before in previous.items():
+            if before is not None:  # (None: a handler not set from Python, left alone)
+                signal.signal(sig, before)
+
+
+@contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """Hold Ctrl-C / SIGTERM until the block ends, then act on the first one as the
     handler in place would have (a few microseconds a fold)."""
     caught: list[int] = []
+    previous = None
     try:
-        previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: signals are not ours to handle
-        yield
-        return
-    try:
-        yield
+        with _signal_handlers(lambda signum, frame: caught.append(signum)) as previous:
+            yield
     finally:
-        for sig, handler in previous.items():
-            if handler is not None:  # (None: a handler not set from Python, left alone)
-                signal.signal(sig, handler)
-        if caught:
+        if caught and previous is not None:
             handler = previous[caught[0]]
             if callable(handler):
                 handler(caught[0], None)
@@ -950,7 +961,7 @@ def _signals_held() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _second_signal_quits(stream: TextIO):
+def _second_signal_quits(stream: TextIO) -> Iterator[None]:
     """While the finished folds are kept after a first Ctrl-C / SIGTERM, a second one ends
     the process at once (130 / 143). Every store write is atomic, so what is stored stays
     whole; a temporary file cut short is removed by the next run, the lock goes with the
@@ -963,16 +974,8 @@ def _second_signal_quits(stream: TextIO):
         finally:
             os._exit(code)
 
-    try:
-        previous = {sig: signal.signal(sig, quit_now) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: signals are not ours to handle
+    with _signal_handlers(quit_now):
         yield
-        return
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _session_only(config: ExperimentConfig, tasks: Sequence[Task]) -> bool:
