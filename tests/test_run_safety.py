@@ -36,18 +36,24 @@ from test_runner import (assert_same_results, make_config, metrics_frame, run_cl
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first), or None when
+    the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
 def _live_in_session(sid: int) -> list[int]:
     """PIDs of live (not zombie) processes of session `sid`."""
     out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if fields[0] != "Z" and int(fields[3]) == sid:
+        fields = _stat(entry)
+        if fields is not None and fields[0] != "Z" and int(fields[3]) == sid:
             out.append(int(entry))
     return out
 
@@ -562,9 +568,7 @@ def test_an_interrupt_stops_the_pool_even_when_loky_fails_its_own_shutdown(monke
         gen.throw(KeyboardInterrupt())
     assert time.monotonic() - started < workers.KILL_WAIT + 5
     pids |= {pid for _, pid in stop.value.finished}
-    assert pids and all(not Path(f"/proc/{pid}").exists()
-                        or Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z"
-                        for pid in pids)
+    assert pids and all((_stat(pid) or ["Z"])[0] == "Z" for pid in pids)  # gone or dead
 
 
 @pytest.mark.parametrize("jobs,sig,times", [
