@@ -345,6 +345,41 @@ def test_products_far_below_the_smallest_double_against_log_space(name):
     assert np.isfinite(model._joint_log_likelihood(test)).all()
 
 
+@pytest.mark.parametrize("name", ["KDB2", "TAN"])
+def test_checks_that_cannot_lift_are_dropped_bit_for_bit(name, monkeypatch):
+    """`_useful_checks` drops only the underflow checks that provably find the largest
+    class at or above 2^-600 (a lower bound from 1/K and (m/|X_i|) / (n + m) per factor):
+    on 400 attributes of products far below the smallest double, the first checks go and
+    the later ones stay, and the raw products and the distributions are the bits of
+    checking after every fourth attribute."""
+    from workbench.learners.kdb import scoring as scoring_mod
+
+    train = random_data(40, 400, 8, 3, seed=51, missing=0.02)
+    test = random_data(8, 400, 8, 3, seed=52, missing=0.05)
+    got = {}
+    for mode in ("dropped", "all"):
+        with monkeypatch.context() as mp:
+            if mode == "all":
+                mp.setattr(scoring_mod, "_useful_checks", lambda checks, *args: checks)
+            model = registry.create(name).fit(train)
+            got[mode] = model._products(test)
+            got[mode, "p"] = model.predict_proba(test)
+            got[mode, "checks"] = int(model._scorer.checks.sum())
+    assert 0 < got["dropped", "checks"] < got["all", "checks"]
+    np.testing.assert_array_equal(got["dropped"], got["all"])
+    np.testing.assert_array_equal(got["dropped", "p"], got["all", "p"])
+    # by hand: K = 2 (prior bound 2^-1), 100 binary attributes, n = 15, m = 1: every
+    # factor ≥ (1/2)/16 = 2^-5, so the bound after attribute a is −1 − 5(a + 1) bits:
+    # ≥ −599 up to a = 118 — all 25 checks (after every fourth) go; with n = 2^20 − 1
+    # (−21 bits a factor) the bound passes −599 after attribute 28: the checks after
+    # attributes 27 (−589) and before stay out, from 31 on they stay
+    checks = np.array([(a + 1) % 4 == 0 for a in range(100)], dtype=np.int64)
+    assert scoring_mod._useful_checks(checks, [2] * 100, 2, 15.0, 1.0).sum() == 0
+    kept = scoring_mod._useful_checks(checks, [2] * 100, 2, 2.0 ** 20 - 1, 1.0)
+    assert np.flatnonzero(kept).tolist() == list(range(31, 100, 4))
+    assert scoring_mod._useful_checks(checks, [2] * 100, 2, None, 1.0) is checks
+
+
 def test_missing_class_rows_are_ignored():
     rows = [[0, 1, 0], [1, 0, 1], [0, 0, 0], [1, 1, None], [1, 1, 1]]
     a = KDB(k=1).fit(make(rows, 2))

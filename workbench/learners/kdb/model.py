@@ -136,7 +136,8 @@ class BayesNetBase(Learner):
                 made.m != self.m or \
                 any(u is not v for u, v in zip(made.tables, tables)):
             self._scorer = Scorer(tables, self.cards_, self.n_classes_, self.depth_cap_,
-                                  self.backoff_, data.n_instances, self.m)
+                                  self.backoff_, data.n_instances, self.m,
+                                  float(self.class_counts_.sum()))
         return self._scorer.products(data.column_codes(code_dtype(self.cards_)),
                                      self.missing_code_,
                                      self._prior(), normalise)

@@ -223,8 +223,9 @@ def _mixed_index(T, parents, pa, h, cards, nb, local, alive):
     for j in range(h):
         p = parents[pa + j]
         rp = cards[p]
+        Tp = T[p]
         for i in range(nb):
-            v = T[p, i]
+            v = Tp[i]
             local[i] = local[i] * rp + v
             alive[i] = alive[i] and v >= 0
     every = True
@@ -245,10 +246,11 @@ def _direct_rows(T, parents, cards, c, pa, da, cap, ca, K, ones_at, nb, local, a
         r1 = cards[p1] if cap > 1 else 0
         m0 = 1 if cap > 0 else 0
         nwalk = 0
+        Tc, T0, T1 = T[c], T[p0], T[p1]  # (row views: the loop vectorises)
         for i in range(nb):
-            x = T[c, i]
-            v0 = T[p0, i] * m0
-            v1 = T[p1, i] if cap > 1 else 0
+            x = Tc[i]
+            v0 = T0[i] * m0
+            v1 = T1[i] if cap > 1 else 0
             q = da + ((v0 * r1 + v1 if cap > 1 else v0) * ca + x) * K
             q = -1 if (v0 | v1) < 0 else q
             q = ones_at if x < 0 else q
@@ -258,8 +260,9 @@ def _direct_rows(T, parents, cards, c, pa, da, cap, ca, K, ones_at, nb, local, a
     else:
         _mixed_index(T, parents, pa, cap, cards, nb, local, alive)
         nwalk = 0
+        Tc = T[c]
         for i in range(nb):  # (selects, no branches)
-            x = T[c, i]
+            x = Tc[i]
             q = da + (local[i] * ca + x) * K if alive[i] else -1
             q = ones_at if x < 0 else q
             nwalk += q < 0
@@ -302,15 +305,16 @@ def _walk_rows(T, lk, pre, a, cap, backoff, nb, local, gid, alive):
         pat = pp_at[pa + j - 1]
         kat = pk_at[pa + j - 1]
         base = offsets[off_at[a] + j]
+        Tp = T[p]
         if size > 0 and plen > 0:  # through the depth's direct index
             for i in range(nb):
-                xp = T[p, i]
+                xp = Tp[i]
                 idx = pp[pat + min(max(local[i] * cp + xp, 0), plen - 1)]
                 _advance(local, alive, gid, i, idx,
                          alive[i] and xp >= 0 and idx >= 0, base, backoff)
         else:  # by binary search among its keys (none: nothing seen)
             for i in range(nb):
-                xp = T[p, i]
+                xp = Tp[i]
                 q = local[i] * cp + xp
                 found = False
                 idx = 0
@@ -367,14 +371,17 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     f = np.empty((1, K))
     for r0 in range(0, n, _ROWS):
         nb = min(n, r0 + _ROWS) - r0
-        for v in range(d):
-            mv = miss[v]
+        for v in range(d):  # (row views: one-dimensional loops the compiler vectorises;
+            mv = miss[v]     # indexing the 2-D arrays in them costs 2-5x here)
+            src = XT[v, r0:r0 + nb]
+            dst = T[v]
             for i in range(nb):
-                x = XT[v, r0 + i]
-                T[v, i] = x if x >= 0 else mv
+                x = src[i]
+                dst[i] = x if x >= 0 else mv
         for y in range(K):
+            Qy = Q[y]
             for i in range(nb):
-                Q[y, i] = prior[y]
+                Qy[i] = prior[y]
         for a in range(m):
             c = child[a]
             pa = par_at[a]
@@ -388,8 +395,9 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                 _walk_rows(T, lk, pre, a, caps[a], backoff, nb, local, gid, alive)
             fa_a = fac_at[a]
             computed = False
+            Tc = T[c]
             for i in range(nb if walk else 0):
-                x = T[c, i]
+                x = Tc[i]
                 calc[i] = False
                 if x < 0:
                     fi[i] = ones_at
@@ -405,14 +413,16 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                     computed = True
             y = 0
             while y + 1 < K:  # (two classes per pass over the rows: one read of fi)
+                Q0, Q1 = Q[y], Q[y + 1]
                 for i in range(nb):
                     f0 = fi[i] + y
-                    Q[y, i] *= fa[f0]
-                    Q[y + 1, i] *= fa[f0 + 1]
+                    Q0[i] *= fa[f0]
+                    Q1[i] *= fa[f0 + 1]
                 y += 2
             if y < K:
+                Qy = Q[y]
                 for i in range(nb):
-                    Q[y, i] *= fa[fi[i] + y]
+                    Qy[i] *= fa[fi[i] + y]
             if computed:
                 k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
                 for i in range(nb):
@@ -425,8 +435,9 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                 for i in range(nb):
                     top[i] = 0.0
                 for y in range(K):
+                    Qy = Q[y]
                     for i in range(nb):
-                        top[i] = max(top[i], Q[y, i])
+                        top[i] = max(top[i], Qy[i])
                 for i in range(nb):
                     if top[i] < _TINY:
                         for y in range(K):
@@ -561,16 +572,19 @@ NARROW_RANKS = 1 << 31  # direct indexes of depths with fewer keys are int32 (ha
 DIRECT_CELLS = 1 << 18
 DIRECT_SMALL = 4096
 DIRECT_TOTAL = 1 << 23
+DIRECT_TABULATED = 2
 """An attribute gets a direct table (`_direct_fill`) when its parent-value combinations
 (up to the depth cap) × |X_i| × K hold at most `DIRECT_CELLS` cells, all direct tables
 together stay within `DIRECT_TOTAL`, and the table pays for itself: it is small
 (`DIRECT_SMALL`), or the attribute's factors are not tabulated — a row's then cost a
 search among the configuration's counts and K divisions, about (2K + 20)/3 cells'
 filling — and the rows being classified are enough (letter's 10,000 test rows fill
-106 k-cell tables, splice's 1,595 not its 48 k-cell ones). Classification then computes
-one index from the row's parent values and reads the factors. A table filled for one
-call is kept for the next. (Measured: replacing a tabulated attribute's search for the
-deepest seen configuration saves little; copying its factors costs more.)"""
+106 k-cell tables, splice's 1,595 not its 48 k-cell ones); a tabulated attribute's when
+the rows are at least `DIRECT_TABULATED` times its cells (a copy of its factors per
+parent-value combination against a walk per row: adult KDB2's 9,408-cell table for
+24,421 rows, its classification 1.77 -> 1.66 ms; fewer rows than that and the copy costs
+more than the walks it saves). Classification then computes one index from the row's
+parent values and reads the factors. A table filled for one call is kept for the next."""
 
 
 def _varying(tables: list[AttributeTable], every: int
@@ -592,6 +606,29 @@ def _varying(tables: list[AttributeTable], every: int
     return kept, checks
 
 
+def _useful_checks(checks: np.ndarray, cards: list[int], K: int, n: float | None,
+                   m: float) -> np.ndarray:
+    """`checks` without those that provably never lift (`_products`), from a lower bound
+    on a row's largest product: its prior ≥ 1/K, and every factor ≥ (m/|X_i|) / (n + m)
+    (a count ≥ 0 over a configuration's ≤ n training rows; 1 for a missing value). While
+    the bound stays above 2^-599 a check would find the largest class ≥ 2^-600 and change
+    nothing, so it is dropped; after a kept one the bound is min(2^-600, bound · 2^600),
+    what a lift leaves. The products are the same bits (adult: none of its checks stay;
+    three passes over the rows each)."""
+    if n is None:
+        return checks
+    out = checks.copy()
+    lb = -math.log2(K)
+    for a, c in enumerate(cards):
+        lb += math.log2(m / c) - math.log2(n + m)
+        for _ in range(int(checks[a])):
+            if lb >= -599.0:  # (a bit below 2^-600 spared for the products' roundings)
+                out[a] -= 1
+            else:
+                lb = min(-600.0, lb + 600.0)
+    return out
+
+
 class Scorer:
     """A fitted model's attributes (in product order) as flat arrays for the kernels:
     every table's parents, depth offsets and pair keys / direct indexes end to end (where
@@ -602,9 +639,11 @@ class Scorer:
     the m-estimate with `m` (SPEC §4 has m = 1)."""
 
     def __init__(self, tables: list[AttributeTable], cards: np.ndarray, K: int, cap: int,
-                 backoff: bool, rows: int = 0, m: float = 1.0) -> None:
+                 backoff: bool, rows: int = 0, m: float = 1.0,
+                 n_train: float | None = None) -> None:
         self.tables, self.cap, self.m = tables, cap, float(m)
-        tables, self.checks = _varying(tables, lift_every(self.m))
+        tables, checks = _varying(tables, lift_every(self.m))
+        self.checks = _useful_checks(checks, [t.card for t in tables], K, n_train, self.m)
         flats = [_flat(t, K, self.m, rows) for t in tables]
         m = len(tables)
         self.K = K
@@ -668,8 +707,9 @@ class Scorer:
         new = []
         for a in np.flatnonzero(dir_at < 0):
             c = int(self.direct_cells[a])
-            worth = c <= DIRECT_SMALL or (not self.tabulated[a] and
-                                          3 * c <= (2 * self.K + 20) * rows)
+            worth = c <= DIRECT_SMALL or (3 * c <= (2 * self.K + 20) * rows
+                                          if not self.tabulated[a]
+                                          else DIRECT_TABULATED * c <= rows)
             if worth and c <= DIRECT_CELLS and total + c <= DIRECT_TOTAL:
                 new.append((a, total))
                 total += c
