@@ -634,13 +634,15 @@ def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
 
 def test_column_codes_are_the_transposed_codes():
     rng = np.random.default_rng(3)
-    for n in (50, 20_000):  # numpy below 65,536 values, the compiled copy above
-        X = rng.integers(0, 5, (n, 4)).astype(float)
+    # numpy below 65,536 values, the compiled copy above: tiles of 128 rows (the last
+    # one part full), of 54 rows with 300 attributes
+    for n, d in ((50, 4), (20_000, 4), (1_001, 300)):
+        X = rng.integers(0, 5, (n, d)).astype(float)
         X[rng.random(X.shape) < 0.1] = np.nan
-        data = Dataset("c", tuple(Attribute(f"a{j}", tuple("vwxyz")) for j in range(4)),
+        data = Dataset("c", tuple(Attribute(f"a{j}", tuple("vwxyz")) for j in range(d)),
                        Attribute("class", ("p", "q")), X, rng.integers(0, 2, n))
         got = data.column_codes(np.int8)
-        assert got.dtype == np.int8 and got.flags.c_contiguous and got.shape == (4, n)
+        assert got.dtype == np.int8 and got.flags.c_contiguous and got.shape == (d, n)
         np.testing.assert_array_equal(got, data.codes().T)
         # a code no attribute declares (258 would wrap to 2 in int8) is reported, not counted
         bad = X.copy()
