@@ -22,27 +22,65 @@ _DENSE_ROWS_CELLS = 1 << 15
 
 
 def _mutual_information(tables: list[np.ndarray], ny: np.ndarray, N: float) -> np.ndarray:
-    """MI(X; Y) in bits of each (value, class) count table (int) in `tables`: the terms
-    c/N · log2(N·c / (#v·#y)) of its nonzero cells, sorted and summed
-    (`rowops.sorted_segment_sums`: the sum of the sorted array), all tables' terms made by
-    one numpy expression."""
+    """MI(X; Y) in bits of each (value, class) count table in `tables` (`_PairTerms`)."""
     if not tables:
         return np.zeros(0)
-    from workbench.rowops import sorted_segment_sums  # numba: only when used
+    radix = np.array([len(t) for t in tables], dtype=np.int64)
+    return _PairTerms(radix, len(ny), ny, _flat_tables(tables), N).sums(np.zeros((0, 0)))[0]
 
-    cv, av, yv, lens = [], [], [], np.empty(len(tables), dtype=np.int64)
-    for i, c in enumerate(tables):
-        v, yy = np.nonzero(c)
-        cv.append(c[v, yy])
-        av.append(c.sum(axis=1)[v])
-        yv.append(yy)
-        lens[i] = v.size
-    cv = np.concatenate(cv).astype(np.float64)
-    a = np.concatenate(av).astype(np.float64)
-    terms = (cv / N) * np.log2((N * cv) / (a * ny[np.concatenate(yv)]))
-    bounds = np.zeros(len(tables) + 1, dtype=np.int64)
-    np.cumsum(lens, out=bounds[1:])
-    return sorted_segment_sums(terms, bounds)
+
+def _flat_tables(tables: list[np.ndarray]) -> np.ndarray:
+    """The (value, class) tables end to end as float64 counts."""
+    return np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tables])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _mi_factors(tab, tab_at, radix, K, ny, N, coef, arg, lens):
+    """coef = c/N and arg = N·c / (#v·#y) of every nonzero cell (v, y) with count c of
+    each attribute's (value, class) table (tab from tab_at[a], radix[a] × K), attribute by
+    attribute (lens[a] cells): the operations of MI's term c/N · log2(arg) before its
+    logarithm (#v: the row's sum, integers: exact). Returns how many terms."""
+    e = 0
+    for a in range(radix.shape[0]):
+        e0 = e
+        for v in range(radix[a]):
+            o = tab_at[a] + v * K
+            nv = 0.0
+            for yy in range(K):
+                nv += tab[o + yy]
+            for yy in range(K):
+                c = tab[o + yy]
+                if c != 0.0:
+                    coef[e] = c / N
+                    arg[e] = (N * c) / (nv * ny[yy])
+                    e += 1
+        lens[a] = e - e0
+    return e
+
+
+@numba.njit(cache=True, nogil=True)
+def _tables_from_pairs(tables, pairs_i, pairs_j, radix, K, tab, tab_at, done):
+    """Each attribute's (value, class) counts into tab (from tab_at[a], zeros before):
+    its first pair's dense (x_i, x_j, y) table (end to end in `tables`) summed over the
+    other attribute (integer counts: the bits a count of its own gives); done[a] = True
+    for every attribute so made."""
+    o = 0
+    for p in range(pairs_i.shape[0]):
+        i, j = pairs_i[p], pairs_j[p]
+        ri, rj = radix[i], radix[j]
+        if not done[i]:
+            for v in range(ri):
+                for w in range(rj):
+                    for yy in range(K):
+                        tab[tab_at[i] + v * K + yy] += tables[o + (v * rj + w) * K + yy]
+            done[i] = True
+        if not done[j]:
+            for v in range(ri):
+                for w in range(rj):
+                    for yy in range(K):
+                        tab[tab_at[j] + w * K + yy] += tables[o + (v * rj + w) * K + yy]
+            done[j] = True
+        o += ri * rj * K
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -111,19 +149,20 @@ branch costs less than the zero cells' divisions (splice 3.4 -> 4.3 ms without i
 
 
 class _PairTerms:
-    """CMI(X_i; X_j | Y) in bits of many pairs, from each pair table's nonzero cells: the
-    operations of every pair's terms before their logarithms (`_cmi_term`, compiled: the
-    formula of one pair element by element), then one numpy log2 over all of them and
-    each pair's terms sorted and summed as numpy sums a sorted array
-    (`rowops.pairwise_sum`): the bits of a pair at a time, without a dozen numpy calls per
-    pair (1,830 pairs on splice)."""
+    """MI(X_i; Y) of every attribute and CMI(X_i; X_j | Y) of many pairs in bits, from the
+    tables' nonzero cells: the operations of every term before its logarithm
+    (`_mi_factors`, `_cmi_term`, compiled: the formula element by element), then one numpy
+    log2 over all of them and each attribute's and pair's terms sorted and summed as numpy
+    sums a sorted array (`rowops.pairwise_sum`): the bits of one at a time, without a
+    dozen numpy calls per attribute or pair (1,830 pairs on splice)."""
 
-    def __init__(self, radix: np.ndarray, K: int, ny: np.ndarray, tabs: list[np.ndarray],
+    def __init__(self, radix: np.ndarray, K: int, ny: np.ndarray, tab: np.ndarray,
                  N: float) -> None:
+        """tab: every attribute's (value, class) counts (radix[a] × K) end to end."""
         self.radix, self.K, self.ny, self.N = np.asarray(radix, dtype=np.int64), K, ny, N
-        self.tab = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tabs])
-        self.tab_at = np.concatenate([[0], np.cumsum([np.size(t) for t in tabs])[:-1]]
-                                     ).astype(np.int64)
+        self.tab = np.asarray(tab, dtype=np.float64)
+        self.tab_at = np.zeros(len(self.radix), dtype=np.int64)
+        np.cumsum(self.radix[:-1] * K, out=self.tab_at[1:])
         self.pi: list[np.ndarray] = []
         self.pj: list[np.ndarray] = []
         self.coef: list[np.ndarray] = []
@@ -162,23 +201,31 @@ class _PairTerms:
         self.arg.append(arg)
         self.lens.append(lens)
 
-    def fill(self, cmi: np.ndarray) -> np.ndarray:
-        """cmi[i, j] = cmi[j, i] = each added pair's CMI."""
-        if not self.pi:
-            return cmi
+    def sums(self, cmi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(MI of every attribute, cmi with cmi[i, j] = cmi[j, i] = each added pair's CMI);
+        an empty MI when N = 0."""
         from workbench.rowops import sorted_segment_sums  # numba: only when used
 
+        d = len(self.radix) if self.N > 0 else 0
+        size = int(self.tab.size) if d else 0
+        coef, arg = np.empty(size), np.empty(size)
+        lens = np.empty(d, dtype=np.int64)
+        e = _mi_factors(self.tab, self.tab_at, self.radix[:d], self.K, self.ny, self.N,
+                        coef, arg, lens)
         one = lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts)  # noqa: E731
-        lens = one(self.lens)
-        pairs_i, pairs_j = one(self.pi), one(self.pj)
+        lens = one([lens] + self.lens)
+        pairs_i, pairs_j = one([_NO_PAIRS] + self.pi), one([_NO_PAIRS] + self.pj)
         bounds = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=bounds[1:])
-        coef, arg = one(self.coef), one(self.arg)
+        coef, arg = one([coef[:e]] + self.coef), one([arg[:e]] + self.arg)
         terms = coef * np.log2(arg)  # (numpy's log2: the bits the formula always had)
         sums = sorted_segment_sums(terms, bounds)
-        cmi[pairs_i, pairs_j] = sums
-        cmi[pairs_j, pairs_i] = sums
-        return cmi
+        cmi[pairs_i, pairs_j] = sums[d:]
+        cmi[pairs_j, pairs_i] = sums[d:]
+        return sums[:d], cmi
+
+
+_NO_PAIRS = np.zeros(0, dtype=np.int64)
 
 
 def mutual_information(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int) -> np.ndarray:
@@ -286,13 +333,14 @@ def mi_and_cmi(
     batches = _batches([p[2] for p in dense])
     first = _count_dense(codes_t, y, K, cards, dense[slice(*batches[0])]) if dense else None
     if tables is None:
-        tables = _values_from_pairs(X, y, cards, K, dense[slice(*batches[0])] if dense else [],
-                                    first)
-    tabs = [np.asarray(t, dtype=np.float64) for t in tables]
-    mi = _mutual_information(tables, ny, float(n)) if n else np.zeros(d)
+        tab = _values_from_pairs(X, y, cards, K, dense[slice(*batches[0])] if dense else [],
+                                 first)
+    else:
+        tab = _flat_tables(tables)
+    terms = _PairTerms(cards, K, ny, tab, float(n))
     if n == 0 or d < 2:
-        return mi, cmi
-    terms = _PairTerms(cards, K, ny, tabs, float(n))
+        mi = terms.sums(cmi)[0]
+        return (mi if n else np.zeros(d)), cmi
     for i, j in sparse:
         key = (X[:, i].astype(np.int64) * int(cards[j]) + X[:, j]) * K + y
         idx, cnt = np.unique(key, return_counts=True)
@@ -300,32 +348,28 @@ def mi_and_cmi(
     for b, (start, stop) in enumerate(batches):
         batch = dense[start:stop]
         terms.add_dense(batch, first if b == 0 else _count_dense(codes_t, y, K, cards, batch))
-    return mi, terms.fill(cmi)
+    return terms.sums(cmi)
 
 
 def _values_from_pairs(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
                        pairs: list[tuple[int, int, int]], tables: np.ndarray | None
-                       ) -> list[np.ndarray]:
-    """Every attribute's (value, class) counts (int64): from its first pair among `pairs`
-    (dense (x_i, x_j, y) tables end to end in `tables`) summed over the other attribute,
-    else counted (np.bincount)."""
+                       ) -> np.ndarray:
+    """Every attribute's (value, class) counts end to end (float64): from its first pair
+    among `pairs` (dense (x_i, x_j, y) tables end to end in `tables`) summed over the other
+    attribute (`_tables_from_pairs`), else counted (np.bincount)."""
     d = len(cards)
-    out: list[np.ndarray | None] = [None] * d
-    o = 0
-    for i, j, cells in pairs:
-        o += cells
-        if out[i] is not None and out[j] is not None:
-            continue
-        t = tables[o - cells: o].reshape(int(cards[i]), int(cards[j]), K)
-        if out[i] is None:
-            out[i] = t.sum(axis=1, dtype=np.int64)
-        if out[j] is None:
-            out[j] = t.sum(axis=0, dtype=np.int64)
-    for a in range(d):
-        if out[a] is None:
-            out[a] = np.bincount(X[:, a].astype(np.int64) * K + y,
-                                 minlength=int(cards[a]) * K).reshape(-1, K)
-    return out
+    tab_at = np.zeros(d, dtype=np.int64)
+    np.cumsum(cards[:-1] * K, out=tab_at[1:])
+    tab = np.zeros(int(cards.sum()) * K)
+    done = np.zeros(d, dtype=bool)
+    if pairs:
+        _tables_from_pairs(tables, np.array([p[0] for p in pairs], dtype=np.int64),
+                           np.array([p[1] for p in pairs], dtype=np.int64), cards, K, tab,
+                           tab_at, done)
+    for a in np.flatnonzero(~done):
+        tab[tab_at[a]: tab_at[a] + int(cards[a]) * K] = np.bincount(
+            X[:, a].astype(np.int64) * K + y, minlength=int(cards[a]) * K)
+    return tab
 
 
 class StructureCounts:
@@ -407,11 +451,11 @@ class StructureCounts:
             return cmi
         N, K = float(self.n), self.K
         ny = self.class_counts.astype(np.float64)
-        terms = _PairTerms(self.radix, K, ny, [v.astype(np.float64) for v in self.values], N)
+        terms = _PairTerms(self.radix, K, ny, _flat_tables(self.values), N)
         terms.add_dense(self.dense, self.pair_counts)
         for (i, j), (idx, c) in self.sparse.items():
             terms.add(i, j, idx, c)
-        return terms.fill(cmi)
+        return terms.sums(cmi)[1]
 
     @property
     def nbytes(self) -> int:
