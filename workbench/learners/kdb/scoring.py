@@ -366,7 +366,7 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     top = np.empty(_ROWS)
     # the block's codes (missing mapped) and products, class-major (rows padded: a
     # power-of-two stride would map every attribute's write of a row to one cache set)
-    T = np.empty((d, _ROWS + 24), dtype=np.int32)
+    T = np.empty((d, _ROWS + 24), dtype=XT.dtype)  # (the codes' type: it holds every `?` code)
     Q = np.empty((K, _ROWS + 24))
     f = np.empty((1, K))
     for r0 in range(0, n, _ROWS):
