@@ -87,7 +87,7 @@ class BayesNetBase(Learner):
         train = data.without_missing_class()
         declared = data.cardinalities.astype(np.int64)
         codes_t = train.column_codes(code_dtype(declared + 1))  # (d, n): X is its F view
-        has_missing = (codes_t < 0).any(axis=1) if codes_t.shape[1] else np.zeros(
+        has_missing = codes_t.min(axis=1) < 0 if codes_t.shape[1] else np.zeros(
             codes_t.shape[0], dtype=bool
         )
         self.cards_ = np.maximum(declared + has_missing.astype(np.int64), 1)
@@ -162,7 +162,8 @@ class BayesNetBase(Learner):
     def _learn_mi_cmi(self, X: np.ndarray, y: np.ndarray, need_cmi: bool = True) -> None:
         K = self.n_classes_
         if need_cmi:  # (the (value, class) tables from the pair tables: one count)
-            self.mi_, self.cmi_ = mi_and_cmi(X, y, self.cards_, K)
+            self.mi_, self.cmi_ = mi_and_cmi(X, y, self.cards_, K,
+                                             class_counts=self.class_counts_)
         else:
             self.mi_ = StructureCounts(self.cards_, K, pairs=False).add(X, y).mutual_information()
             self.cmi_ = np.zeros((X.shape[1], X.shape[1]))

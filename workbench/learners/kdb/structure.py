@@ -292,11 +292,11 @@ def conditional_mutual_information(
 
 def mi_and_cmi(
     X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
-    tables: list[np.ndarray] | None = None,
+    tables: list[np.ndarray] | None = None, class_counts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """MI(X_i; Y) per attribute and the symmetric (d, d) CMI(X_i; X_j | Y) in bits from one
-    count of the rows; `tables`: the (value, class) counts of every attribute when the
-    caller has them.
+    count of the rows; `tables`: the (value, class) counts of every attribute, and
+    `class_counts` the rows of each class, when the caller has them.
 
     Pair tables are counted densely in one pass over the rows per batch of pairs
     (`BlockStore`); a pair whose table would be much larger than the data (ID-like
@@ -316,7 +316,8 @@ def mi_and_cmi(
     X = np.asarray(X)  # (integer codes of any width: each column widened where used)
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
-    ny = np.bincount(y, minlength=K).astype(np.float64)
+    ny = (np.bincount(y, minlength=K) if class_counts is None else class_counts
+          ).astype(np.float64)
     dense: list[tuple[int, int, int]] = []
     sparse: list[tuple[int, int]] = []
     dense_limit = max(_DENSE_ROWS_CELLS, 4 * n)
@@ -334,7 +335,7 @@ def mi_and_cmi(
     first = _count_dense(codes_t, y, K, cards, dense[slice(*batches[0])]) if dense else None
     if tables is None:
         tab = _values_from_pairs(X, y, cards, K, dense[slice(*batches[0])] if dense else [],
-                                 first)
+                                 first, ny)
     else:
         tab = _flat_tables(tables)
     terms = _PairTerms(cards, K, ny, tab, float(n))
@@ -352,11 +353,12 @@ def mi_and_cmi(
 
 
 def _values_from_pairs(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
-                       pairs: list[tuple[int, int, int]], tables: np.ndarray | None
-                       ) -> np.ndarray:
+                       pairs: list[tuple[int, int, int]], tables: np.ndarray | None,
+                       ny: np.ndarray) -> np.ndarray:
     """Every attribute's (value, class) counts end to end (float64): from its first pair
     among `pairs` (dense (x_i, x_j, y) tables end to end in `tables`) summed over the other
-    attribute (`_tables_from_pairs`), else counted (np.bincount)."""
+    attribute (`_tables_from_pairs`), else counted (np.bincount) — a single-valued
+    attribute's are the class counts `ny` (every row has its one value)."""
     d = len(cards)
     tab_at = np.zeros(d, dtype=np.int64)
     np.cumsum(cards[:-1] * K, out=tab_at[1:])
@@ -367,7 +369,7 @@ def _values_from_pairs(X: np.ndarray, y: np.ndarray, cards: np.ndarray, K: int,
                            np.array([p[1] for p in pairs], dtype=np.int64), cards, K, tab,
                            tab_at, done)
     for a in np.flatnonzero(~done):
-        tab[tab_at[a]: tab_at[a] + int(cards[a]) * K] = np.bincount(
+        tab[tab_at[a]: tab_at[a] + int(cards[a]) * K] = ny if cards[a] == 1 else np.bincount(
             X[:, a].astype(np.int64) * K + y, minlength=int(cards[a]) * K)
     return tab
 
