@@ -454,6 +454,16 @@ def _mixed_tables(cells, at, P, key, X, y, child, parents, cards, K, loo):
 
 
 @numba.njit(cache=True, nogil=True)
+def _mixed(X, y, w, child, parents, cards, K, loo, need_ids):
+    """`_mixed_counts` then `_mixed_tables` in one compiled call (each row's configuration
+    id at the deepest depth when `need_ids`): one dispatch and no boxed intermediate
+    arrays per attribute."""
+    cells, at, P, key = _mixed_counts(X, y, w, child, parents, cards, K)
+    return _mixed_tables(cells, at, P, key if need_ids else key[:0], X, y, child, parents,
+                         cards, K, loo)
+
+
+@numba.njit(cache=True, nogil=True)
 def _deeper(cell, cinv, j, ok, depth):
     """SKDB's back-off depth, one depth on: a row whose cells at depths 1..j all count it
     and another (Σ over classes ≥ 2) may use depth j."""
@@ -512,10 +522,8 @@ def build_table(
         cards = np.asarray(cards, dtype=np.int64)
         par = np.asarray(parents[:head], dtype=np.int64)
         Xi = np.asarray(X)  # (integer codes of any width: the kernels widen each)
-        cells, at, P, key = _mixed_counts(Xi, y, w, child, par, cards, K)
         (pairs, n_cfgs, offs, ck, cc, kk, kc, ids, cfg_of, cmat, fmat, depth,
-         local, pos, pos_at) = _mixed_tables(cells, at, P, key if head < L else _NO_ROWS, Xi, y, child,
-                                par, cards, K, loo)
+         local, pos, pos_at) = _mixed(Xi, y, w, child, par, cards, K, loo, head < L)
         ends = np.cumsum(n_cfgs[1:]).tolist()  # (depth j's pair keys: views of `pairs`)
         pair_keys = [pairs[a:b] for a, b in zip([0] + ends[:-1], ends)]
         cuts = pos_at.tolist()  # (the direct indexes `_dense_index` would make: views)
