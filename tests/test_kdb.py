@@ -915,6 +915,9 @@ def test_pairs_with_a_constant_attribute_are_not_counted(monkeypatch):
                         lambda *a: counted.extend(p[:2] for p in a[4]) or real(*a))
     mi, cmi = kdb_structure.mi_and_cmi(X, y, cards, K)
     assert sorted(counted) == [(0, 2), (0, 3), (2, 3)]
+    given = kdb_structure.mi_and_cmi(X, y, cards, K, class_counts=np.bincount(y, minlength=K))
+    np.testing.assert_array_equal(given[0], mi)  # (the caller's class counts: the same bits)
+    np.testing.assert_array_equal(given[1], cmi)
     sc = kdb_structure.StructureCounts(cards, K).add(X, y)
     np.testing.assert_array_equal(mi, sc.mutual_information())
     np.testing.assert_array_equal(cmi, sc.conditional_mutual_information())
