@@ -324,6 +324,20 @@ def _walk_rows(T, lk, pre, a, cap, backoff, nb, local, gid, alive):
                 _advance(local, alive, gid, i, idx, found, base, backoff)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _block_codes(XT, miss, r0, nb, T):
+    """T[v, i] = XT[v, r0 + i], a missing value (< 0) read as miss[v], for i < nb: row
+    views, one-dimensional loops the compiler vectorises (indexing the 2-D arrays in
+    them costs 2-5x here)."""
+    for v in range(XT.shape[0]):
+        mv = miss[v]
+        src = XT[v, r0:r0 + nb]
+        dst = T[v]
+        for i in range(nb):
+            x = src[i]
+            dst[i] = x if x >= 0 else mv
+
+
 @numba.njit(cache=True, nogil=True)
 def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, pre, normalise,
               out):
@@ -371,13 +385,7 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     f = np.empty((1, K))
     for r0 in range(0, n, _ROWS):
         nb = min(n, r0 + _ROWS) - r0
-        for v in range(d):  # (row views: one-dimensional loops the compiler vectorises;
-            mv = miss[v]     # indexing the 2-D arrays in them costs 2-5x here)
-            src = XT[v, r0:r0 + nb]
-            dst = T[v]
-            for i in range(nb):
-                x = src[i]
-                dst[i] = x if x >= 0 else mv
+        _block_codes(XT, miss, r0, nb, T)
         for y in range(K):
             Qy = Q[y]
             for i in range(nb):
