@@ -68,18 +68,16 @@ def _tables_from_pairs(tables, pairs_i, pairs_j, radix, K, tab, tab_at, done):
     for p in range(pairs_i.shape[0]):
         i, j = pairs_i[p], pairs_j[p]
         ri, rj = radix[i], radix[j]
-        if not done[i]:
+        for first in (True, False):  # (x_i's table: summed over w; x_j's: over v)
+            a = i if first else j
+            if done[a]:
+                continue
             for v in range(ri):
                 for w in range(rj):
+                    at = tab_at[a] + (v if first else w) * K
                     for yy in range(K):
-                        tab[tab_at[i] + v * K + yy] += tables[o + (v * rj + w) * K + yy]
-            done[i] = True
-        if not done[j]:
-            for v in range(ri):
-                for w in range(rj):
-                    for yy in range(K):
-                        tab[tab_at[j] + w * K + yy] += tables[o + (v * rj + w) * K + yy]
-            done[j] = True
+                        tab[at + yy] += tables[o + (v * rj + w) * K + yy]
+            done[a] = True
         o += ri * rj * K
 
 
