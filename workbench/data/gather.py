@@ -74,7 +74,7 @@ def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None
     attribute-major layout the counting kernels read, from the row-major value matrix.
     A tile of rows is read in order into a column-major buffer, then each of its columns
     is converted in one 1-D loop the compiler vectorises (adult's 24,421 × 14 values:
-    0.39 -> 0.24 ms, against converting row by row into d output streams)."""
+    0.39 -> 0.28 ms, against converting row by row into d output streams)."""
     n, d = X.shape
     B = max(8, min(128, _CODE_TILE // max(d, 1)))
     buf = np.empty((d, B))
