@@ -90,7 +90,11 @@ def log_joint_term(cnt_y, prod_y, lacc_y, m, K, n_values, lw, ptot_b):
 @numba.njit(cache=True, nogil=True, inline="always")
 def add_log(mx, acc, v):
     """Streaming log-sum-exp: fold v into (running max mx, scaled sum acc); returns the new
-    pair. (Scalars in and out: an inlined helper taking arrays pays reference counts.)"""
+    pair. (Scalars in and out: an inlined helper taking arrays pays reference counts.) The
+    first term (mx = −∞) costs no exp: exp(−∞ − v) is 0.0, so acc · 0.0 + 1.0 is the same
+    bits."""
     if v > mx:
+        if mx == -np.inf:
+            return v, acc * 0.0 + 1.0
         return v, acc * np.exp(mx - v) + 1.0
     return mx, acc + np.exp(v - mx)

@@ -42,7 +42,8 @@ from workbench.jit import FALSE, TRUE, ZERO, by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
-                                             mark_listed, nb_scores, value_scratch)
+                                             mark_listed, nb_scores, reads_level0,
+                                             value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -735,11 +736,13 @@ def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels
     n_ok = est.N >= est.F
     K = out.shape[1]
     lp0 = llp[0]  # (a view taken once, not per row: each costs a reference count)
+    want = np.empty(nb, dtype=np.bool_)
+    reads_level0(order, top, ux, need, nb, ldone, lw, weighted, n_ok, want)
     for r in range(nb):
         if not need[r]:
             for y in range(K):
                 out[r, y] = llp[top, r, y]
-        elif ux[r] > 0:
+        elif want[r]:
             nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, TRUE)
     found = np.empty(nb, dtype=np.bool_)
     combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, 0, found)

@@ -475,16 +475,52 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     return out
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def found_order(order, top, u, r, ldone, lw, weighted, n_ok):
+    """The order that scores row r (u left-out constants present): the first from `order`
+    down with a used parent set (SPEC §2 fallback; 0: none), and its used sets' total
+    weight. Order o uses the sets t ∪ v (|t| = o − j counted, v = j of the u constants):
+    level o − j for j ≤ min(o, u); level 0 (constants only) is used iff N ≥ F (n_ok) and
+    weighs 0 when weighted."""
+    for o in range(order, 0, -1):
+        tot = 0.0
+        anyd = False
+        for j in range(min(o, u) + 1):
+            k = o - j
+            if k > top:
+                continue
+            if k == 0:
+                if n_ok:
+                    anyd = True
+                    tot += 0.0 if weighted else 1.0
+            elif ldone[k, r]:
+                anyd = True
+                tot += lw[k, r]
+        if anyd:
+            return o, tot
+    return 0, 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def reads_level0(order, top, ux, need, nb, ldone, lw, weighted, n_ok, want):
+    """want[r] = `combine_orders` reads row r's level 0 (naive Bayes over its children), for
+    r < nb: its order o has o ≤ ux[r] (the sets of o constants) and those sets count (n_ok;
+    unweighted, or every used set weighing 0). Only those rows need `nb_scores`: with one
+    constant (letter, adult), only rows no pair or single parent scores."""
+    for r in range(nb):
+        want[r] = False
+        if need[r] and ux[r] > 0:
+            o, tot = found_order(order, top, ux[r], r, ldone, lw, weighted, n_ok)
+            want[r] = 0 < o <= ux[r] and n_ok and not (weighted and tot > 0.0)
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, r0, found):
     """Each row r < nb with need[r]: its score of order `order` from the level sums over the
-    counted attributes, into out[r0 + r]. Order o uses the parent sets t ∪ v (|t| = o − j,
-    v = j of the row's ux[r] left-out constants), so it is Σ_j C(u, j) · level(o − j);
-    level 0 is the sets of constants only (naive Bayes over the children, weight 0 when
-    weighted, used iff N ≥ F: n_ok). The first order with a used set wins (SPEC §2
-    fallback; found[r] = False: none, the caller uses naive Bayes); if its total weight is
-    0, every used set counts equally. (All rows in one call: a call per row paid reference
-    counts on its array arguments that cost more than the row's work.)"""
+    counted attributes, into out[r0 + r]: Σ_j C(u, j) · level(o − j) over the order o that
+    `found_order` gives (found[r] = False: none, the caller uses naive Bayes); if its total
+    weight is 0, every used set counts equally. (All rows in one call: a call per row paid
+    reference counts on its array arguments that cost more than the row's work.)"""
     K = out.shape[1]
     mx = np.empty(K)
     acc = np.empty(K)
@@ -493,45 +529,30 @@ def combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out
         if not need[r]:
             continue
         u = ux[r]
-        for o in range(order, 0, -1):
-            jmax = min(o, u)
-            tot = 0.0
-            anyd = False
-            for j in range(jmax + 1):
-                k = o - j
-                if k > top:
-                    continue
-                if k == 0:
-                    if n_ok:
-                        anyd = True
-                        tot += 0.0 if weighted else 1.0
-                elif ldone[k, r]:
-                    anyd = True
-                    tot += lw[k, r]
-            if not anyd:
+        o, tot = found_order(order, top, u, r, ldone, lw, weighted, n_ok)
+        if o == 0:
+            continue
+        equal = tot <= 0.0
+        for y in range(K):
+            mx[y] = -np.inf
+            acc[y] = 0.0
+        lc = 0.0  # log C(u, j)
+        for j in range(min(o, u) + 1):
+            if j > 0:
+                lc += np.log((u - j + 1) / j)
+            k = o - j
+            if k > top:
                 continue
-            equal = tot <= 0.0
-            for y in range(K):
-                mx[y] = -np.inf
-                acc[y] = 0.0
-            lc = 0.0  # log C(u, j)
-            for j in range(jmax + 1):
-                if j > 0:
-                    lc += np.log((u - j + 1) / j)
-                k = o - j
-                if k > top:
+            if k == 0:
+                if not n_ok or (weighted and not equal):
                     continue
-                if k == 0:
-                    if not n_ok or (weighted and not equal):
-                        continue
-                elif not ldone[k, r] or (not equal and lw[k, r] <= 0.0):
-                    continue
-                for y in range(K):
-                    mx[y], acc[y] = add_log(mx[y], acc[y], lc + llp[k, r, y])
+            elif not ldone[k, r] or (not equal and lw[k, r] <= 0.0):
+                continue
             for y in range(K):
-                out[r0 + r, y] = mx[y] + np.log(acc[y])
-            found[r] = True
-            break
+                mx[y], acc[y] = add_log(mx[y], acc[y], lc + llp[k, r, y])
+        for y in range(K):
+            out[r0 + r, y] = mx[y] + np.log(acc[y])
+        found[r] = True
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -564,6 +585,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     prod = np.empty(K)
     every = np.ones(B, dtype=np.bool_)
     found = np.empty(B, dtype=np.bool_)
+    want = np.empty(B, dtype=np.bool_)
     N = np.int64(est.N)
     n_ok = N >= est.F
     for r0 in range(0, n, B):
@@ -587,8 +609,10 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
                 score_level(Xb, act, seen, nb, lev, d, tb, est, ws, ldone[lev], llp[lev],
                             lw[lev])
         lp0 = llp[0]
+        reads_level0(order, top, ux, every, nb, ldone, lw, weighted, n_ok, want)
         for rr in range(nb):
-            nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, TRUE)
+            if want[rr]:
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, TRUE)
         combine_orders(order, top, ux, every, nb, llp, ldone, lw, weighted, n_ok, out, r0, found)
         for rr in range(nb):
             if not found[rr]:
