@@ -38,7 +38,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from workbench.jit import FALSE, TRUE, ZERO, by_classes, numba, slp_vectorized
+from workbench.jit import FALSE, ONE, TRUE, ZERO, by_classes, numba, slp_vectorized
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
@@ -190,7 +190,8 @@ def _log_total(acc, mx, sm, r, y):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, fac, pcnt):
+def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, den, fac,
+               pcnt):
     """Cell `cell` of parent set q (attributes idx[0:lev], colex rank q; cell = mixed
     radix of the parents' value slots, `value_slots`): its #(y, x_s) into pcnt and, when
     that reaches the frequency limit (returned), its child factors into fac
@@ -251,25 +252,32 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
             rank += binom[S[t], t + 1]
         b2 = lbase[L1] + rank
         madd = m / cards[c]
+        for y in range(K):  # `m_estimate`'s denominator, the same for every slot of c
+            den[y] = (cnt[y] - mc[y]) + m
+        loc0 = ZERO  # the cell of (x_s, x_c = 0) in the set s ∪ {c}; x_c's stride in it
+        stride = ONE
+        v = 0
+        for t in range(L1):
+            if t == pos:
+                xv = 0
+            else:
+                xv = vals[v]
+                v += 1
+            loc0 = loc0 * cards[S[t]] + xv
+            if t > pos:
+                stride *= cards[S[t]]
+        dense2 = kind[b2] == KIND_DENSE
         for sc in range(nsl[c]):
-            xc = rep[cb[c] + sc]
-            loc = ZERO
-            v = 0
-            for t in range(L1):
-                if t == pos:
-                    xv = xc
-                else:
-                    xv = vals[v]
-                    v += 1
-                loc = loc * cards[S[t]] + xv
-            if kind[b2] == KIND_DENSE:
-                at = off[b2] + loc * K
+            loc = loc0 + rep[cb[c] + sc] * stride
+            oc = np.uint64(o + sc * K)  # (unsigned: see `rows_products`)
+            if dense2:
+                at = np.uint64(off[b2] + loc * K)
                 for y in range(K):
-                    fac[o + sc * K + y] = m_estimate(dense[at + y], madd, cnt[y] - mc[y], m)
+                    fac[oc + y] = (dense[at + y] + madd) / den[y]
             else:
                 read_call(tb, b2, loc, cc)
                 for y in range(K):
-                    fac[o + sc * K + y] = m_estimate(cc[y], madd, cnt[y] - mc[y], m)
+                    fac[oc + y] = (cc[y] + madd) / den[y]
     return True
 
 
@@ -568,6 +576,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
     S = np.empty(lev + 1, dtype=np.int64)
     mc = np.empty(K, dtype=np.int64)
     cc = np.empty(K, dtype=np.int64)
+    den = np.empty(K)
     # the equally weighted sums are read only for a row whose used sets all weigh 0:
     # kept only when some set may (bench_vs_java's magic A2DE-SW has none)
     eq = weighted and _some_set_weighs_zero(tb, est, lev, d)
@@ -633,7 +642,7 @@ def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
                 if not filled[cu]:
                     filled[cu] = True
                     cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S,
-                                         cnt, mc, cc, fac, pcnt)
+                                         cnt, mc, cc, den, fac, pcnt)
                 if not cok[cu]:
                     continue
                 nused[r] += 1
