@@ -205,6 +205,7 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
     # the loops below would cost a reference count (two atomic instructions)
     cards, binom, miss_base, lbase = tb.cards, tb.binom, tb.miss_base, tb.lbase
     kind, off, dense, child_ok = tb.kind, tb.off, tb.dense, est.child_ok
+    uK = np.uint64(K)
     b = lbase[lev] + q
     rest = cell
     for t in range(lev - 1, -1, -1):
@@ -269,14 +270,14 @@ def _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S, cnt, mc, cc, 
         dense2 = kind[b2] == KIND_DENSE
         for sc in range(nsl[c]):
             loc = loc0 + rep[cb[c] + sc] * stride
-            oc = np.uint64(o + sc * K)  # (unsigned: see `rows_products`)
+            oc = np.uint64(o + sc * K)  # (unsigned, classes too: see `rows_products`)
             if dense2:
                 at = np.uint64(off[b2] + loc * K)
-                for y in range(K):
+                for y in range(uK):
                     fac[oc + y] = (dense[at + y] + madd) / den[y]
             else:
                 read_call(tb, b2, loc, cc)
-                for y in range(K):
+                for y in range(uK):
                     fac[oc + y] = (cc[y] + madd) / den[y]
     return True
 
