@@ -1335,3 +1335,42 @@ def test_naive_bayes_level_from_one_table_is_nb_scores_bit_for_bit():
         w = want & (np.arange(n) < rows)
         nb_children_rows(tb, est, X, w, n, actl, nact, got, cnt, prod)
         assert np.array_equal(got[w], expect[w]) and (got[~w] == -7.0).all()
+
+
+def test_block_layout_is_the_layout_formula():
+    """`BlockStore.add_blocks` (compiled `block_layout`) against the layout written out in
+    numpy: three calls adding blocks of 0-3 attributes (tuples and −1-padded arrays, some
+    marked empty), dense blocks end to end, the large ones sparse with consecutive slots
+    and key ranges, each block's attributes followed by their cardinalities."""
+    cards = np.array([3, 70, 1, 400, 2, 90])
+    K = 4
+    st = BlockStore(cards, K, rows_hint=10)
+    rng = np.random.default_rng(7)
+    dense_top = vtop = slot = 0
+    for call in range(3):
+        blocks = [tuple(sorted(rng.choice(6, size=rng.integers(0, 4), replace=False)))
+                  for _ in range(12)]
+        empty = rng.random(12) < 0.2
+        width = max(len(b) for b in blocks)
+        arr = np.full((12, width), -1)
+        for i, b in enumerate(blocks):
+            arr[i, :len(b)] = b
+        ids = st.add_blocks(arr if call == 1 else blocks, empty=empty)
+        assert ids.tolist() == list(range(12 * call, 12 * call + 12))
+        for i, b in enumerate(blocks):
+            j = ids[i]
+            size = 0 if empty[i] else int(np.prod(cards[list(b)])) * K
+            kind = (counts_mod.KIND_EMPTY if size == 0 else counts_mod.KIND_SPARSE
+                    if size > max(counts_mod.SPARSE_MIN_CELLS, counts_mod.SPARSE_ROW_FACTOR * 10)
+                    else counts_mod.KIND_DENSE)
+            row = st.battrs[j]
+            assert (st.blen[j], st.bsize[j], st.kind[j]) == (len(b), size, kind)
+            assert row[:2 * len(b)].tolist() == list(b) + cards[list(b)].tolist()
+            assert (row[2 * len(b):] == -1).all()
+            assert (st.off[j], st.vbase[j]) == (dense_top, vtop)
+            assert st.sslot[j] == (slot if kind == counts_mod.KIND_SPARSE else -1)
+            dense_top += size if kind == counts_mod.KIND_DENSE else 0
+            vtop += size if kind == counts_mod.KIND_SPARSE else 0
+            slot += kind == counts_mod.KIND_SPARSE
+        assert st.dense.shape[0] == dense_top
+    assert slot > 0 and (st.kind == counts_mod.KIND_EMPTY).any()

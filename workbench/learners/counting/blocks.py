@@ -22,7 +22,7 @@ from workbench.errors import LearnerError
 from workbench.learners.counting.kernels import bitmap_kernel, count_kernel, totals_kernel
 from workbench.learners.counting.layout import (KIND_DENSE, KIND_EMPTY, KIND_SPARSE,
                                                 SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR,
-                                                code_dtype)
+                                                block_layout, code_dtype)
 
 _KEYBUF_CELLS = 1 << 23  # max key buffer entries per counting chunk (64 MB of int64)
 _CHUNK_BYTES = 1 << 18  # codes counted per kernel call (an L2's worth)
@@ -137,34 +137,16 @@ class BlockStore:
             self.battrs = np.zeros((0, 2 * newlen), dtype=np.int64)
         self._maxlen = newlen
         packed = np.full((nb, 2 * newlen), -1, dtype=np.int64)
-        safe = np.where(arr >= 0, arr, 0)
-        cardmat = np.where(arr >= 0, self.cards[safe] if self.cards.size else 0, 1)
-        for l in np.unique(lens):
-            rows = lens == l
-            packed[rows, :l] = arr[rows, :l]
-            packed[rows, l: 2 * l] = cardmat[rows, :l]
-        size = np.prod(np.maximum(cardmat, 0), axis=1, dtype=np.int64) * self.K
-        size = np.where(lens == 0, self.K, size)
-        if empty is not None:
-            size = np.where(np.asarray(empty, dtype=bool), 0, size)
-        kind = np.full(nb, KIND_DENSE, dtype=np.int64)
-        kind[size == 0] = KIND_EMPTY
+        size, kind, off, vbase, sslot = (np.empty(nb, dtype=np.int64) for _ in range(5))
+        empty = (np.zeros(nb, dtype=np.bool_) if empty is None
+                 else np.ascontiguousarray(empty, dtype=np.bool_))
         rows_hint = self.rows_hint if self.rows_hint is not None else 0
         sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * rows_hint)
-        kind[size > sparse_min] = KIND_SPARSE
-        off = np.zeros(nb, dtype=np.int64)
-        vbase = np.zeros(nb, dtype=np.int64)
-        sslot = np.full(nb, -1, dtype=np.int64)
-        dmask = kind == KIND_DENSE
-        dsz = np.where(dmask, size, 0)
-        off[:] = self.dense.shape[0] + np.concatenate(([0], np.cumsum(dsz)[:-1])) if nb else 0
-        smask = kind == KIND_SPARSE
-        ssz = np.where(smask, size, 0)
-        vbase[:] = self._vtop + (np.concatenate(([0], np.cumsum(ssz)[:-1])) if nb else 0)
-        ns = int(smask.sum())
-        sslot[smask] = self._n_sparse + np.arange(ns)
+        dsum, ssum, ns = block_layout(arr, lens, self.cards, self.K, empty, sparse_min,
+                                      self.dense.shape[0], self._vtop, self._n_sparse, packed,
+                                      size, kind, off, vbase, sslot)
         self._n_sparse += ns
-        self._vtop += int(ssz.sum())
+        self._vtop += ssum
         first = self.n_blocks
         self.battrs = np.concatenate([self.battrs, packed]) if self.n_blocks else packed
         self.blen = np.concatenate([self.blen, lens])
@@ -174,7 +156,7 @@ class BlockStore:
         self.off = np.concatenate([self.off, off])
         self.vbase = np.concatenate([self.vbase, vbase])
         self.sslot = np.concatenate([self.sslot, sslot])
-        self.dense = np.concatenate([self.dense, np.zeros(int(dsz.sum()), dtype=self.dense.dtype)])
+        self.dense = np.concatenate([self.dense, np.zeros(dsum, dtype=self.dense.dtype)])
         return np.arange(first, first + nb, dtype=np.int64)
 
     # ----- counting --------------------------------------------------------------------

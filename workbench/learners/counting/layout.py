@@ -24,6 +24,44 @@ SPARSE_ROW_FACTOR = 16
 
 
 @numba.njit(cache=True, nogil=True)
+def block_layout(arr, lens, cards, K, empty, sparse_min, dense_top, vtop, n_sparse, packed,
+                 size, kind, off, vbase, sslot):
+    """Where new blocks go, in one compiled pass (for `BlockStore.add_blocks`, whose dozens
+    of small numpy calls cost a small data set's fit a tenth): block i = the attributes
+    arr[i, 0:lens[i]] (−1 padding) → packed[i] = its attributes then their cardinalities,
+    size[i] = its cells (0 when empty[i]), kind[i] (empty, dense, or sparse above
+    sparse_min cells), off[i] / vbase[i] = where its dense cells / sparse keys start after
+    dense_top / vtop, sslot[i] = its sparse slot from n_sparse (else −1). Returns the
+    dense cells, sparse cells and sparse blocks added."""
+    nb, width = arr.shape
+    dtot = 0
+    stot = 0
+    ns = 0
+    for i in range(nb):
+        cells = 1
+        for t in range(width):
+            a = arr[i, t]
+            c = (cards[a] if cards.shape[0] else 0) if a >= 0 else 1
+            if t < lens[i]:
+                packed[i, t] = a
+                packed[i, lens[i] + t] = c
+            cells *= max(c, 0)
+        sz = 0 if empty[i] else (cells * K if lens[i] else K)
+        size[i] = sz
+        kind[i] = KIND_EMPTY if sz == 0 else (KIND_SPARSE if sz > sparse_min else KIND_DENSE)
+        off[i] = dense_top + dtot
+        vbase[i] = vtop + stot
+        sslot[i] = -1
+        if kind[i] == KIND_DENSE:
+            dtot += sz
+        elif kind[i] == KIND_SPARSE:
+            stot += sz
+            sslot[i] = n_sparse + ns
+            ns += 1
+    return dtot, stot, ns
+
+
+@numba.njit(cache=True, nogil=True)
 def code_range(codes_t):
     """(lowest, highest) code of each attribute of a (d, n) code matrix, in one pass."""
     d, n = codes_t.shape
