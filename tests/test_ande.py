@@ -1300,43 +1300,6 @@ def test_rows_of_unequal_child_counts_are_padded_exactly_parent_major(n, C):
                                rtol=1e-10, atol=1e-15)
 
 
-def test_naive_bayes_level_from_one_table_is_nb_scores_bit_for_bit():
-    """`nb_children_rows` (level 0 of the rows that read it) from one table of factors equals
-    `nb_scores` row by row, bit for bit: 300 attributes (products pass `RESCALE` and are
-    rescaled), three classes, missing values, attributes not allowed as children, rows not
-    wanted left untouched; with fewer reads than values it calls `nb_scores` itself."""
-    from workbench.jit import TRUE
-    from workbench.learners.ande.predict import nb_children_rows, nb_scores
-
-    d, K = 300, 3
-    train = random_data(400, d, [40] * d, K, seed=3, missing=0.05)
-    test = random_data(150, d, [40] * d, K, seed=4, missing=0.2)
-    model = AnDE(n=1).fit(train)
-    model.child_mask_, model._prepared = np.arange(d) % 7 != 3, None
-    prep = model._prepare()
-    tb, est = prep["tb"], prep["est"]
-    assert not est.child_ok.all() and model.constant_.sum() == 0
-    X = np.ascontiguousarray(model.recode(test.codes()), dtype=np.int32)
-    n = X.shape[0]
-    actl = np.zeros((n, d), dtype=np.int64)
-    nact = np.zeros(n, dtype=np.int64)
-    for r in range(n):
-        present = np.flatnonzero(X[r] >= 0)
-        actl[r, :present.size], nact[r] = present, present.size
-    want = np.random.default_rng(0).random(n) < 0.7
-    cnt, prod = np.empty(K, dtype=np.int64), np.empty(K)
-    expect = np.full((n, K), -7.0)
-    for r in np.flatnonzero(want):
-        nb_scores(tb, est, X, r, actl, nact[r], expect, cnt, prod, TRUE)
-    assert (expect[want] < -280 * np.log(10)).all()  # every wanted row was rescaled
-    assert (nact[want].sum() >= tb.cards.sum()) and nact[0] < tb.cards.sum()
-    for rows in (n, 1):  # the table, then a single row (fewer reads than values)
-        got = np.full((n, K), -7.0)
-        w = want & (np.arange(n) < rows)
-        nb_children_rows(tb, est, X, w, n, actl, nact, got, cnt, prod)
-        assert np.array_equal(got[w], expect[w]) and (got[~w] == -7.0).all()
-
-
 def test_block_layout_is_the_layout_formula():
     """`BlockStore.add_blocks` (compiled `block_layout`) against the layout written out in
     numpy: three calls adding blocks of 0-3 attributes (tuples and −1-padded arrays, some

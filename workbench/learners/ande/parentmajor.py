@@ -38,12 +38,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from workbench.jit import FALSE, ONE, ZERO, by_classes, numba, slp_vectorized
+from workbench.jit import FALSE, ONE, TRUE, ZERO, by_classes, numba, slp_vectorized
 
-from workbench.learners.ande.estimates import add_log, inverse_total
+from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
-                                             mark_listed, nb_children_rows, nb_factors,
-                                             nb_scores, reads_level0, value_scratch)
+                                             mark_listed, nb_scores, reads_level0,
+                                             value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -752,7 +752,8 @@ def _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels
         if not need[r]:
             for y in range(K):
                 out[r, y] = llp[top, r, y]
-    nb_children_rows(tb, est, Xb, want, nb, actl, nact, lp0, cnt, prod)
+        elif want[r]:
+            nb_scores(tb, est, Xb, r, actl, nact[r], lp0, cnt, prod, TRUE)
     found = np.empty(nb, dtype=np.bool_)
     combine_orders(order, top, ux, need, nb, llp, ldone, lw, weighted, n_ok, out, 0, found)
     for r in range(nb):
@@ -826,8 +827,21 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
     each row's active values, in chunks); a row whose product is not a normal double is
     scored again by `nb_scores`, which rescales."""
     n, d = X.shape
+    m = est.m
+    cstart = np.zeros(d + 1, dtype=np.int64)
+    for a in range(d):
+        cstart[a + 1] = cstart[a] + tb.cards[a]
+    fac = np.empty(cstart[d] * K)
     cnt = np.empty(K, dtype=np.int64)
-    cstart, fac, lprior = nb_factors(tb, est, cnt)
+    for c in range(d):
+        madd = m / tb.cards[c]
+        for v in range(tb.cards[c]):
+            read(tb, tb.lbase[1] + c, v, cnt)
+            for y in range(K):
+                fac[(cstart[c] + v) * K + y] = m_estimate(cnt[y], madd, est.nb_den[c, y], m)
+    lprior = np.empty(K)
+    for y in range(K):
+        lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
     vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
     sc = ValueScratch(vc, deleted, isu, hit, cnt)
     C = min(max(n, 1), _NB_CHUNK)

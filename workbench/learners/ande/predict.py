@@ -172,69 +172,6 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
         lp[r, y] += np.log(prod[y])
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def nb_factors(tb, est, cnt):
-    """(vbase, fac, lprior): every value's naive Bayes factors, fac[(vbase[c] + v) · K + y]
-    = (#(y, x_c) + m/|X_c|) / (#y − #(y, c ?) + m), and log P(y) — `nb_scores`' estimates."""
-    K = tb.K
-    m = est.m
-    d = tb.cards.shape[0]
-    vbase = np.zeros(d + 1, dtype=np.int64)
-    for a in range(d):
-        vbase[a + 1] = vbase[a] + tb.cards[a]
-    fac = np.empty(vbase[d] * K)
-    for c in range(d):
-        madd = m / tb.cards[c]
-        for v in range(tb.cards[c]):
-            read(tb, tb.lbase[1] + c, v, cnt)
-            for y in range(K):
-                fac[(vbase[c] + v) * K + y] = m_estimate(cnt[y], madd, est.nb_den[c, y], m)
-    lprior = np.empty(K)
-    for y in range(K):
-        lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
-    return vbase, fac, lprior
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def nb_children_rows(tb, est, X, want, nb, actl, nact, lp, cnt, prod):
-    """`nb_scores` over the children (children_only) of every row r < nb with want[r], into
-    lp[r]. When the rows' reads outnumber the values, from one table of factors
-    (`nb_factors`): the same m-estimates, multiplied and rescaled in the same order, so
-    the same bits, without a division per factor (letter's A1DE reads this level for
-    every row: its one constant attribute is the parent of a set of constants only)."""
-    K = tb.K
-    d = tb.cards.shape[0]
-    reads = 0
-    for r in range(nb):
-        if want[r]:
-            reads += nact[r]
-    if reads < tb.cards.sum():
-        for r in range(nb):
-            if want[r]:
-                nb_scores(tb, est, X, r, actl, nact[r], lp, cnt, prod, TRUE)
-        return
-    vbase, fac, lprior = nb_factors(tb, est, cnt)
-    child_ok = est.child_ok
-    for r in range(nb):
-        if not want[r]:
-            continue
-        for y in range(K):
-            prod[y] = 1.0
-            lp[r, y] = lprior[y]
-        for t in range(nact[r]):
-            c = actl[r, t]
-            if c >= d or not child_ok[c]:
-                continue
-            o = (vbase[c] + X[r, c]) * K
-            for y in range(K):
-                prod[y] *= fac[o + y]
-                if prod[y] < RESCALE:
-                    lp[r, y] += np.log(prod[y])
-                    prod[y] = 1.0
-        for y in range(K):
-            lp[r, y] += np.log(prod[y])
-
-
 Generalisations = namedtuple("Generalisations", ["vbase", "ptr", "attr", "val"])
 Generalisations.__doc__ = """Subsumption resolution between counted attributes as lists: value
 v of attribute a has id vbase[a] + v, and the values it deletes when present in the same row
@@ -673,7 +610,9 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
                             lw[lev])
         lp0 = llp[0]
         reads_level0(order, top, ux, every, nb, ldone, lw, weighted, n_ok, want)
-        nb_children_rows(tb, est, Xb, want, nb, actl, nact, lp0, cnt, prod)
+        for rr in range(nb):
+            if want[rr]:
+                nb_scores(tb, est, Xb, rr, actl, nact[rr], lp0, cnt, prod, TRUE)
         combine_orders(order, top, ux, every, nb, llp, ldone, lw, weighted, n_ok, out, r0, found)
         for rr in range(nb):
             if not found[rr]:
