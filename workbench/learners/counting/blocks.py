@@ -113,16 +113,15 @@ class BlockStore:
         """Append blocks (zero counts); returns their ids. ``empty`` marks never-used ones.
         `blocks`: attribute tuples, or a 2-D array whose rows are blocks padded with −1."""
         if isinstance(blocks, np.ndarray) and blocks.ndim == 2:  # −1 pads shorter blocks
-            arr = blocks.astype(np.int64)
-            lens = (arr >= 0).sum(axis=1).astype(np.int64)
+            arr = np.ascontiguousarray(blocks, dtype=np.int64)
         else:
             blist = [tuple(int(a) for a in b) for b in blocks]
             width = max((len(b) for b in blist), default=0)
             arr = np.full((len(blist), width), -1, dtype=np.int64)
             for i, b in enumerate(blist):
                 arr[i, : len(b)] = b
-            lens = np.array([len(b) for b in blist], dtype=np.int64)
         nb = arr.shape[0]
+        lens = np.empty(nb, dtype=np.int64)  # (`block_layout` counts each block's attributes)
         width = arr.shape[1]
         cond = (np.full(nb, -1, dtype=np.int64) if conditions is None
                 else np.asarray(conditions, dtype=np.int64))

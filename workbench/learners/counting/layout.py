@@ -28,16 +28,19 @@ def block_layout(arr, lens, cards, K, empty, sparse_min, dense_top, vtop, n_spar
                  size, kind, off, vbase, sslot):
     """Where new blocks go, in one compiled pass (for `BlockStore.add_blocks`, whose dozens
     of small numpy calls cost a small data set's fit a tenth): block i = the attributes
-    arr[i, 0:lens[i]] (−1 padding) → packed[i] = its attributes then their cardinalities,
-    size[i] = its cells (0 when empty[i]), kind[i] (empty, dense, or sparse above
-    sparse_min cells), off[i] / vbase[i] = where its dense cells / sparse keys start after
-    dense_top / vtop, sslot[i] = its sparse slot from n_sparse (else −1). Returns the
-    dense cells, sparse cells and sparse blocks added."""
+    ≥ 0 of arr[i] (−1 padding after them), lens[i] = how many → packed[i] = its attributes
+    then their cardinalities, size[i] = its cells (0 when empty[i]), kind[i] (empty, dense,
+    or sparse above sparse_min cells), off[i] / vbase[i] = where its dense cells / sparse
+    keys start after dense_top / vtop, sslot[i] = its sparse slot from n_sparse (else −1).
+    Returns the dense cells, sparse cells and sparse blocks added."""
     nb, width = arr.shape
     dtot = 0
     stot = 0
     ns = 0
     for i in range(nb):
+        lens[i] = 0
+        for t in range(width):
+            lens[i] += arr[i, t] >= 0
         cells = 1
         for t in range(width):
             a = arr[i, t]
