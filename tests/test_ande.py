@@ -987,7 +987,7 @@ def test_fit_report_gives_the_layout_and_the_fold_its_memory_saved():
 def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
     """The per-value generalisation lists (built once per model) give the same deletions as
     reading #(x_i), #(x_i, x_j) per row: correlated attributes so that implications occur."""
-    from workbench.learners.ande.predict import Generalisations, generalisations
+    from workbench.learners.ande.predict import Generalisations, generalisations, with_bits
 
     rng = np.random.default_rng(3)
     base = rng.integers(0, 3, 400)
@@ -1005,7 +1005,11 @@ def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
         gen = model._prepare()["generalisations"]
         assert gen.ptr.size > 0 and gen.attr.size > 0  # some value implies another
         e = np.zeros(0, dtype=np.int64)
-        model._prepared["generalisations"] = Generalisations(e, e, e, e)
+        for form in (gen._replace(bits=np.zeros((0, 0), np.uint64)), with_bits(gen)):
+            model._prepared["generalisations"] = form  # the lists, then as bit sets
+            np.testing.assert_array_equal(model.predict_proba(test), listed)
+        model._prepared["generalisations"] = Generalisations(e, e, e, e,
+                                                             np.zeros((0, 0), np.uint64))
         np.testing.assert_array_equal(model.predict_proba(test), listed)
         assert generalisations(model._prepare()["tb"], None).ptr.size == 0
 
@@ -1299,6 +1303,37 @@ def test_rows_of_unequal_child_counts_are_padded_exactly_parent_major(n, C):
     np.testing.assert_allclose(model.predict_proba(test), reference_proba(data, test, n, C=C),
                                rtol=1e-10, atol=1e-15)
 
+
+
+def test_long_generalisation_lists_become_bit_sets_with_the_same_deletions():
+    """Thirty copies of one attribute (each value deletes its later copies')
+    and noise attributes, 150 values: `generalisations` keeps them as bit sets (three
+    words), and A1DE/A2DE with subsumption resolution classify bit for bit as with the
+    lists alone and as from the counts (no lists)."""
+    from workbench.learners.ande.predict import Generalisations
+
+    rng = np.random.default_rng(11)
+    n = 300
+    base = rng.integers(0, 3, n)
+    cols = [base.copy() for _ in range(30)]  # (a copy's value implies the others')
+    cols += [rng.integers(0, 3, n) for _ in range(20)]
+    X = np.column_stack(cols).astype(float)
+    X[::17, 5] = np.nan
+    atts = tuple(Attribute(f"a{i}", ("0", "1", "2")) for i in range(X.shape[1]))
+    data = Dataset("copies", atts, Attribute("c", ("p", "q")), X, (base + (rng.random(n) < 0.2)) % 2)
+    test = data.take(np.arange(0, n, 2))
+    none = np.zeros((0, 0), dtype=np.uint64)
+    for order in (1, 2):
+        model = AnDE(n=order, subsumption=30).fit(data)
+        gen = model._prepare()["generalisations"]
+        assert gen.bits.shape == (150, 3) and gen.attr.size == 3 * 435  # (a tie: one way)
+        got = model.predict_proba(test)
+        model._prepared["generalisations"] = gen._replace(bits=none)  # the lists
+        np.testing.assert_array_equal(model.predict_proba(test), got)
+        e = np.zeros(0, dtype=np.int64)
+        model._prepared["generalisations"] = Generalisations(e, e, e, e, none)  # the counts
+        np.testing.assert_array_equal(model.predict_proba(test), got)
+        assert np.abs(got - AnDE(n=order).fit(data).predict_proba(test)).max() > 1e-3
 
 def test_block_layout_is_the_layout_formula():
     """`BlockStore.add_blocks` (compiled `block_layout`) against the layout written out in

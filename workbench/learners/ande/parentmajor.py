@@ -43,7 +43,7 @@ from workbench.jit import FALSE, ONE, TRUE, ZERO, by_classes, numba, slp_vectori
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
                                              mark_listed, nb_scores, reads_level0,
-                                             value_scratch)
+                                             scratch_words, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -698,7 +698,7 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
     """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take part,
     ux[r] = how many left-out single-valued ones (XUb) do and may be parents (`sc`: the
     work arrays, `ValueScratch`)."""
-    isu, hit = sc.isu, sc.hit
+    isu, hit, words = sc.isu, sc.hit, sc.words
     dU = XUb.shape[1]
     need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
@@ -718,7 +718,7 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
                     isu[na] = False
                     na += 1
             if sr:
-                mark_listed(gen, Xb, rr, actl, na, isu, hit)
+                mark_listed(gen, Xb, rr, actl, na, isu, hit, words)
                 k = 0
                 for t in range(na):
                     a = actl[rr, t]
@@ -783,7 +783,7 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     nact = np.empty(B, dtype=np.int64)
     ux = np.empty(B, dtype=np.int64)
     vc, deleted, isu, hit, _, _, cnt = value_scratch(0, d + dU, K)
-    sc = ValueScratch(vc, deleted, isu, hit, cnt)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
     llp = np.zeros((top + 1, B, K))
     ldone = np.zeros((top + 1, B), dtype=np.bool_)
     lw = np.zeros((top + 1, B))
@@ -843,7 +843,7 @@ def _nb_rows(X, tb, est, sr, crit, gen, out, K):
     for y in range(K):
         lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
     vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
-    sc = ValueScratch(vc, deleted, isu, hit, cnt)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
     C = min(max(n, 1), _NB_CHUNK)
     actl = np.empty((C, d), dtype=np.int64)
     act1 = np.empty((1, d), dtype=np.int64)

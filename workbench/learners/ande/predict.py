@@ -33,7 +33,7 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc,
     Between two counted attributes the outcome depends only on their values, so when
     `generalisations` could list them (gen.ptr non-empty), each present value deletes the
     values on its list that the row has. `sc`: the work arrays (`ValueScratch`)."""
-    vc, deleted, isu, hit, cnt = sc
+    vc, deleted, isu, hit, cnt, words = sc
     d = X.shape[1]
     dU = XU.shape[1]
     na = 0
@@ -67,7 +67,7 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc,
         deleted[t] = False
     listed = sr and gen.ptr.shape[0] > 0
     if listed and na >= 2:  # counted attributes: each value deletes the listed ones it implies
-        mark_listed(gen, X, r, actl, na, isu, hit)
+        mark_listed(gen, X, r, actl, na, isu, hit, words)
         for t in range(na):
             if not isu[t]:
                 a = actl[r, t]
@@ -116,12 +116,30 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def mark_listed(gen, X, r, actl, na, isu, hit):
+def mark_listed(gen, X, r, actl, na, isu, hit, words):
     """hit[a] = True for each counted attribute a whose value in row r is on the
-    generalisation list of another of the row's counted values actl[r, 0:na] (not isu).
+    generalisation list of another of the row's counted values actl[r, 0:na] (not isu);
+    words: gen.bits.shape[1] words of scratch.
     Inlined (a call per row cost more than magic's short lists), unsigned indexes (no
     wrap-around code per read)."""
-    vbase, ptr, attr, val = gen.vbase, gen.ptr, gen.attr, gen.val
+    vbase, ptr, attr, val, bits = gen.vbase, gen.ptr, gen.attr, gen.val, gen.bits
+    W = bits.shape[1]
+    if W:  # the lists as bit sets: OR those of the row's values, then test each value
+        for w in range(W):
+            words[w] = 0
+        for t in range(na):
+            if not isu[t]:
+                a = np.uint64(actl[r, t])
+                v = np.uint64(vbase[a] + X[r, a])
+                for w in range(W):
+                    words[w] |= bits[v, np.uint64(w)]
+        for t in range(na):
+            if not isu[t]:
+                a = np.uint64(actl[r, t])
+                v = np.uint64(vbase[a] + X[r, a])
+                if (words[v >> np.uint64(6)] >> (v & np.uint64(63))) & np.uint64(1):
+                    hit[a] = True
+        return
     for t in range(na):
         if not isu[t]:
             a = np.uint64(actl[r, t])
@@ -132,10 +150,17 @@ def mark_listed(gen, X, r, actl, na, isu, hit):
                     hit[b] = True
 
 
-ValueScratch = namedtuple("ValueScratch", ["vc", "deleted", "isu", "hit", "cnt"])
+ValueScratch = namedtuple("ValueScratch", ["vc", "deleted", "isu", "hit", "cnt", "words"])
 ValueScratch.__doc__ = """`active_values`' work arrays (one tuple: a kernel takes at most 16
 parameters): vc[t] = the class-free count of the row's t-th active value, deleted[t],
-isu[t] = it is a left-out attribute, hit[a] (marked by `mark_listed`), cnt (K counts)."""
+isu[t] = it is a left-out attribute, hit[a] (marked by `mark_listed`), cnt (K counts), words
+(`mark_listed`'s bit-set scratch, `scratch_words`)."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def scratch_words(gen):
+    """`mark_listed`'s scratch for the bit sets of `gen` (a word each)."""
+    return np.empty(gen.bits.shape[1], dtype=np.uint64)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -172,25 +197,47 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
         lp[r, y] += np.log(prod[y])
 
 
-Generalisations = namedtuple("Generalisations", ["vbase", "ptr", "attr", "val"])
+Generalisations = namedtuple("Generalisations", ["vbase", "ptr", "attr", "val", "bits"])
 Generalisations.__doc__ = """Subsumption resolution between counted attributes as lists: value
 v of attribute a has id vbase[a] + v, and the values it deletes when present in the same row
-are (attr[e], val[e]) for e in ptr[id] .. ptr[id + 1] − 1."""
+are (attr[e], val[e]) for e in ptr[id] .. ptr[id + 1] − 1; when the lists are long, the same
+sets as bits too: bits[id, w] bit j = value 64·w + j is on id's list (else bits is 0 × 0)."""
+
+_BITS_MAX_VALUES = 4096  # value ids a bit set may cover (a row ORs W = ids / 64 words per value)
 
 
 def generalisations(tb, crit: int | None) -> Generalisations:
     """For every value x_u, the values x_t of other counted attributes it deletes (the rule
     of `active_values`: #(x_u) > crit, #(x_t) ≥ #(x_u), #(x_t, x_u) = #(x_u), a tie deletes
-    the higher index). The lists are short (an implication between frequent values is rare),
-    so a row costs O(active values + hits) instead of O(pairs). Empty (ptr of size 0)
-    without subsumption resolution (crit None) or when a pair or single-attribute block is
-    not dense: the kernel then reads the counts."""
+    the higher index). Usually short lists (an implication between frequent values is
+    rare), so a row costs O(active values + hits) instead of O(pairs); where a listed
+    value's list is on average longer than a bit set of all value ids in words (musk1: 166
+    attributes, 47 entries a list, four words), bit sets, which a row ORs
+    (`mark_listed`). Empty (ptr of size 0) without subsumption resolution (crit None) or
+    when a pair or single-attribute block is not dense: the kernel then reads the counts."""
     d = tb.cards.shape[0]
+    none = np.zeros((0, 0), dtype=np.uint64)
     if crit is None or tb.lbase.shape[0] < 3 or d < 2 or \
             (tb.kind[int(tb.lbase[1]):int(tb.lbase[2] + tb.binom[d, 2])] != 0).any():
         e = np.zeros(0, dtype=np.int64)
-        return Generalisations(e, e, e, e)
-    return Generalisations(*_generalisations_kernel(tb, crit))
+        return Generalisations(e, e, e, e, none)
+    gen = Generalisations(*_generalisations_kernel(tb, crit), none)
+    ids = int(gen.vbase[-1])
+    listed = int(np.count_nonzero(np.diff(gen.ptr)))
+    if ids > _BITS_MAX_VALUES or gen.attr.size < (ids + 63) // 64 * max(listed, 1):
+        return gen
+    return with_bits(gen)
+
+
+def with_bits(gen: Generalisations) -> Generalisations:
+    """`gen` with its lists also as bit sets over the value ids (`Generalisations.bits`)."""
+    ids = int(gen.vbase[-1])
+    bits = np.zeros((ids, (ids + 63) // 64), dtype=np.uint64)
+    owner = np.repeat(np.arange(ids), np.diff(gen.ptr))
+    bit = gen.vbase[gen.attr] + gen.val
+    np.bitwise_or.at(bits, (owner, bit >> 6),
+                     np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
+    return gen._replace(bits=bits)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -435,7 +482,7 @@ def log_scores(X, top, tb, est, ws, sr, crit, gen, fast1):
     B = ws.used.shape[1]
     out = np.empty((n, K))
     vc, deleted, isu, hit, iidx, none, cnt = value_scratch(n, d, K)
-    sc = ValueScratch(vc, deleted, isu, hit, cnt)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
     actl = np.empty((B, d), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     act = np.zeros((d, B), dtype=np.bool_)
@@ -573,7 +620,7 @@ def log_scores_reduced(X, XU, uparent, iidx, uidx, order, top, tb, est, ws, sr, 
     isu = np.zeros(d + dU, dtype=np.bool_)
     hit = np.zeros(max(d, 1), dtype=np.bool_)
     cnt = np.empty(K, dtype=np.int64)
-    sc = ValueScratch(vc, deleted, isu, hit, cnt)
+    sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
     actl = np.empty((B, d + dU), dtype=np.int64)
     nact = np.empty(B, dtype=np.int64)
     ux = np.empty(B, dtype=np.int64)
