@@ -42,8 +42,8 @@ from workbench.jit import FALSE, ONE, TRUE, ZERO, by_classes, numba, slp_vectori
 
 from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
-                                             mark_listed, nb_scores, reads_level0,
-                                             scratch_words, value_scratch)
+                                             mark_bits, mark_listed, nb_scores,
+                                             reads_level0, scratch_words, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
@@ -699,6 +699,7 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
     ux[r] = how many left-out single-valued ones (XUb) do and may be parents (`sc`: the
     work arrays, `ValueScratch`)."""
     isu, hit, words = sc.isu, sc.hit, sc.words
+    bitsets = gen.bits.shape[1] > 0
     dU = XUb.shape[1]
     need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
     d = Xb.shape[1]
@@ -718,7 +719,10 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
                     isu[na] = False
                     na += 1
             if sr:
-                mark_listed(gen, Xb, rr, actl, na, isu, hit, words)
+                if bitsets:
+                    mark_bits(gen, Xb, rr, actl, na, isu, hit, words)
+                else:
+                    mark_listed(gen, Xb, rr, actl, na, isu, hit)
                 k = 0
                 for t in range(na):
                     a = actl[rr, t]

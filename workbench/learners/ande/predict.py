@@ -67,7 +67,10 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc,
         deleted[t] = False
     listed = sr and gen.ptr.shape[0] > 0
     if listed and na >= 2:  # counted attributes: each value deletes the listed ones it implies
-        mark_listed(gen, X, r, actl, na, isu, hit, words)
+        if gen.bits.shape[1]:
+            mark_bits(gen, X, r, actl, na, isu, hit, words)
+        else:
+            mark_listed(gen, X, r, actl, na, isu, hit)
         for t in range(na):
             if not isu[t]:
                 a = actl[r, t]
@@ -116,30 +119,12 @@ def active_values(tb, X, XU, uparent, iidx, uidx, N, r, sr, crit, gen, actl, sc,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def mark_listed(gen, X, r, actl, na, isu, hit, words):
+def mark_listed(gen, X, r, actl, na, isu, hit):
     """hit[a] = True for each counted attribute a whose value in row r is on the
-    generalisation list of another of the row's counted values actl[r, 0:na] (not isu);
-    words: gen.bits.shape[1] words of scratch.
+    generalisation list of another of the row's counted values actl[r, 0:na] (not isu).
     Inlined (a call per row cost more than magic's short lists), unsigned indexes (no
     wrap-around code per read)."""
-    vbase, ptr, attr, val, bits = gen.vbase, gen.ptr, gen.attr, gen.val, gen.bits
-    W = bits.shape[1]
-    if W:  # the lists as bit sets: OR those of the row's values, then test each value
-        for w in range(W):
-            words[w] = 0
-        for t in range(na):
-            if not isu[t]:
-                a = np.uint64(actl[r, t])
-                v = np.uint64(vbase[a] + X[r, a])
-                for w in range(W):
-                    words[w] |= bits[v, np.uint64(w)]
-        for t in range(na):
-            if not isu[t]:
-                a = np.uint64(actl[r, t])
-                v = np.uint64(vbase[a] + X[r, a])
-                if (words[v >> np.uint64(6)] >> (v & np.uint64(63))) & np.uint64(1):
-                    hit[a] = True
-        return
+    vbase, ptr, attr, val = gen.vbase, gen.ptr, gen.attr, gen.val
     for t in range(na):
         if not isu[t]:
             a = np.uint64(actl[r, t])
@@ -148,6 +133,29 @@ def mark_listed(gen, X, r, actl, na, isu, hit, words):
                 b = np.uint64(attr[e])
                 if X[r, b] == val[e]:
                     hit[b] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def mark_bits(gen, X, r, actl, na, isu, hit, words):
+    """`mark_listed` from the lists' bit sets (gen.bits, W words; words: W words of
+    scratch): OR the sets of the row's values, then test each of its values. A call, not
+    inlined: used where the lists are long, so its entry costs little."""
+    vbase, bits = gen.vbase, gen.bits
+    W = bits.shape[1]
+    for w in range(W):
+        words[w] = 0
+    for t in range(na):
+        if not isu[t]:
+            a = np.uint64(actl[r, t])
+            v = np.uint64(vbase[a] + X[r, a])
+            for w in range(W):
+                words[w] |= bits[v, np.uint64(w)]
+    for t in range(na):
+        if not isu[t]:
+            a = np.uint64(actl[r, t])
+            v = np.uint64(vbase[a] + X[r, a])
+            if (words[v >> np.uint64(6)] >> (v & np.uint64(63))) & np.uint64(1):
+                hit[a] = True
 
 
 ValueScratch = namedtuple("ValueScratch", ["vc", "deleted", "isu", "hit", "cnt", "words"])
@@ -210,10 +218,10 @@ def generalisations(tb, crit: int | None) -> Generalisations:
     """For every value x_u, the values x_t of other counted attributes it deletes (the rule
     of `active_values`: #(x_u) > crit, #(x_t) ≥ #(x_u), #(x_t, x_u) = #(x_u), a tie deletes
     the higher index). Usually short lists (an implication between frequent values is
-    rare), so a row costs O(active values + hits) instead of O(pairs); where a listed
-    value's list is on average longer than a bit set of all value ids in words (musk1: 166
-    attributes, 47 entries a list, four words), bit sets, which a row ORs
-    (`mark_listed`). Empty (ptr of size 0) without subsumption resolution (crit None) or
+    rare), so a row costs O(active values + hits) instead of O(pairs); where a value's list
+    is on average longer than a bit set of all value ids in words, plus one (musk1: 166
+    attributes, 51 entries a value, four words; magic: 0.5 a value, lists), bit sets, which
+    a row ORs (`mark_listed`). Empty (ptr of size 0) without subsumption resolution (crit None) or
     when a pair or single-attribute block is not dense: the kernel then reads the counts."""
     d = tb.cards.shape[0]
     none = np.zeros((0, 0), dtype=np.uint64)
@@ -223,9 +231,8 @@ def generalisations(tb, crit: int | None) -> Generalisations:
         return Generalisations(e, e, e, e, none)
     gen = Generalisations(*_generalisations_kernel(tb, crit), none)
     ids = int(gen.vbase[-1])
-    listed = int(np.count_nonzero(np.diff(gen.ptr)))
-    if ids > _BITS_MAX_VALUES or gen.attr.size < (ids + 63) // 64 * max(listed, 1):
-        return gen
+    if ids > _BITS_MAX_VALUES or gen.attr.size <= ids * ((ids + 63) // 64 + 1):
+        return gen  # (a row's value walks its list, or ORs W words and tests itself)
     return with_bits(gen)
 
 
