@@ -170,11 +170,14 @@ def main(argv: list[str] | None = None) -> int:
             out = np.empty((Xte.shape[0], K))
             if order == 1:
                 off, P1, F1 = _tables(cards, K, 1)
-                def plain_loop(): _plain_a1de(Xte, off, P1, F1, K, out)  # noqa: E704
+                args1 = (Xte, off, P1, F1, K, out)
+                plain_loop = lambda: _plain_a1de(*args1)  # noqa: E731
             else:
                 off, base, P2, F2 = _tables(cards, K, 2)
-                def plain_loop(): _plain_a2de(Xte, off, base, cards, P2, F2, K, out)  # noqa: E704
-            ours, plain = _min_cpu([lambda: model.predict_proba(test), plain_loop], args.reps)
+                args2 = (Xte, off, base, cards, P2, F2, K, out)
+                plain_loop = lambda: _plain_a2de(*args2)  # noqa: E731
+            ours, plain = _min_cpu([lambda: model.predict_proba(test), plain_loop],
+                                   args.reps)
             m = _madds(Xte, order, K)
             print(f"| {name} | A{order}DE | {m / Xte.shape[0]:,.0f} | {m / ours / 1e9:.2f} | "
                   f"{m / plain / 1e9:.2f} | {plain / ours:.2f} |", flush=True)

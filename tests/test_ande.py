@@ -1320,7 +1320,8 @@ def test_long_generalisation_lists_become_bit_sets_with_the_same_deletions():
     X = np.column_stack(cols).astype(float)
     X[::17, 5] = np.nan
     atts = tuple(Attribute(f"a{i}", ("0", "1", "2")) for i in range(X.shape[1]))
-    data = Dataset("copies", atts, Attribute("c", ("p", "q")), X, (base + (rng.random(n) < 0.2)) % 2)
+    y = (base + (rng.random(n) < 0.2)) % 2
+    data = Dataset("copies", atts, Attribute("c", ("p", "q")), X, y)
     test = data.take(np.arange(0, n, 2))
     none = np.zeros((0, 0), dtype=np.uint64)
     for order in (1, 2):
@@ -1358,9 +1359,9 @@ def test_block_layout_is_the_layout_formula():
         for i, b in enumerate(blocks):
             j = ids[i]
             size = 0 if empty[i] else int(np.prod(cards[list(b)])) * K
+            sparse_min = max(counts_mod.SPARSE_MIN_CELLS, counts_mod.SPARSE_ROW_FACTOR * 10)
             kind = (counts_mod.KIND_EMPTY if size == 0 else counts_mod.KIND_SPARSE
-                    if size > max(counts_mod.SPARSE_MIN_CELLS, counts_mod.SPARSE_ROW_FACTOR * 10)
-                    else counts_mod.KIND_DENSE)
+                    if size > sparse_min else counts_mod.KIND_DENSE)
             row = st.battrs[j]
             assert (st.blen[j], st.bsize[j], st.kind[j]) == (len(b), size, kind)
             assert row[:2 * len(b)].tolist() == list(b) + cards[list(b)].tolist()
