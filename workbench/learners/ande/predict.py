@@ -161,13 +161,13 @@ def mark_bits(gen, X, r, actl, na, isu, hit, words):
 ValueScratch = namedtuple("ValueScratch", ["vc", "deleted", "isu", "hit", "cnt", "words"])
 ValueScratch.__doc__ = """`active_values`' work arrays (one tuple: a kernel takes at most 16
 parameters): vc[t] = the class-free count of the row's t-th active value, deleted[t],
-isu[t] = it is a left-out attribute, hit[a] (marked by `mark_listed`), cnt (K counts), words
-(`mark_listed`'s bit-set scratch, `scratch_words`)."""
+isu[t] = it is a left-out attribute, hit[a] (marked by `mark_listed` or `mark_bits`), cnt
+(K counts), words (`mark_bits`' scratch, `scratch_words`)."""
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def scratch_words(gen):
-    """`mark_listed`'s scratch for the bit sets of `gen` (a word each)."""
+    """`mark_bits`' scratch for the bit sets of `gen` (a word each)."""
     return np.empty(gen.bits.shape[1], dtype=np.uint64)
 
 
@@ -208,10 +208,10 @@ def nb_scores(tb, est, X, r, actl, na, lp, cnt, prod, children_only):
 Generalisations = namedtuple("Generalisations", ["vbase", "ptr", "attr", "val", "bits"])
 Generalisations.__doc__ = """Subsumption resolution between counted attributes as lists: value
 v of attribute a has id vbase[a] + v, and the values it deletes when present in the same row
-are (attr[e], val[e]) for e in ptr[id] .. ptr[id + 1] − 1; when the lists are long, the same
-sets as bits too: bits[id, w] bit j = value 64·w + j is on id's list (else bits is 0 × 0)."""
+are (attr[e], val[e]) for e in ptr[id] .. ptr[id + 1] − 1; when the lists are long, the
+same sets as bits too: bits[id, w] bit j = value 64·w + j is on id's list (else 0 × 0)."""
 
-_BITS_MAX_VALUES = 4096  # value ids a bit set may cover (a row ORs W = ids / 64 words per value)
+_BITS_MAX_VALUES = 4096  # value ids a bit set may cover (a row ORs ids / 64 words a value)
 
 
 def generalisations(tb, crit: int | None) -> Generalisations:
@@ -221,8 +221,9 @@ def generalisations(tb, crit: int | None) -> Generalisations:
     rare), so a row costs O(active values + hits) instead of O(pairs); where a value's list
     is on average longer than a bit set of all value ids in words, plus one (musk1: 166
     attributes, 51 entries a value, four words; magic: 0.5 a value, lists), bit sets, which
-    a row ORs (`mark_listed`). Empty (ptr of size 0) without subsumption resolution (crit None) or
-    when a pair or single-attribute block is not dense: the kernel then reads the counts."""
+    a row ORs (`mark_bits`). Empty (ptr of size 0) without subsumption resolution (crit
+    None) or when a pair or single-attribute block is not dense: the kernel then reads the
+    counts."""
     d = tb.cards.shape[0]
     none = np.zeros((0, 0), dtype=np.uint64)
     if crit is None or tb.lbase.shape[0] < 3 or d < 2 or \
