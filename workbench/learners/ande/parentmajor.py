@@ -540,7 +540,8 @@ def _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp):
 
 
 def _score_kernel(kc: int):
-    """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables)."""
+    """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables); the
+    body not an inlined helper: numba copies inlined IR twice, seconds for one this size."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout):
@@ -548,7 +549,114 @@ def _score_kernel(kc: int):
         ascending) into lp; done[r] = some parent set is used, wout[r] = their total
         weight. With `weighted`, a row whose used sets all weigh 0 counts them equally
         (SPEC §2)."""
-        _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, kc if kc else tb.K)
+        K = kc if kc else tb.K
+        cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
+        d = cards.shape[0]  # reference count, an atomic instruction, per row)
+        m = est.m
+        cnt = np.empty(K, dtype=np.int64)
+        same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
+        unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
+        rowlen = unit + K
+        idx = np.arange(lev)
+        maxcell = int(largest_product(nsl, lev))  # (exact: the path is chosen when small)
+        fac, pcnt, cok, filled, vals, S, mc, cc, den = _scratch(maxcell, rowlen, lev, K)
+        # the equally weighted sums are read only for a row whose used sets all weigh 0:
+        # kept only when some set may (bench_vs_java's magic A2DE-SW has none)
+        eq = weighted and _some_set_weighs_zero(tb, est, lev, d)
+        acc = np.zeros((n, K))
+        acc1 = np.zeros((n, K) if eq else (1, K))
+        mx = np.full((n, K), -np.inf)  # log-space parts of acc / acc1 (for tiny terms)
+        sm = np.zeros((n, K))
+        mx1 = np.full(acc1.shape, -np.inf)
+        sm1 = np.zeros(acc1.shape)
+        nused = np.zeros(n, dtype=np.int64)
+        # per attribute, each row's value slot where it takes part (else −1), and per row
+        # the factor offsets of its active children: both streamed once per parent set, so
+        # kept small and contiguous in the order they are read
+        xt = np.full((d, n), -1, dtype=np.int32)
+        coff = np.empty((n, d), dtype=np.int32)
+        nch = np.zeros(n, dtype=np.int64)
+        rows = np.empty(n, dtype=np.int64)
+        cells = np.empty(n, dtype=np.int64)
+        bases = np.empty(n, dtype=np.int64)
+        prod = np.empty((n, K))
+        _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, est.child_ok, xt, coff, nch,
+                   wout)
+        nrun = _even_children(nch, n, coff, unit)
+        pr0 = np.empty(K)
+        pr1 = np.empty(K)
+        e0 = np.empty(K, dtype=np.int64)
+        e1 = np.empty(K, dtype=np.int64)
+        chains = (pr0, pr1, e0, e1)  # (`_scaled_row`'s arrays, handed on as tuples)
+        sums, sums1 = (acc, mx, sm), (acc1, mx1, sm1)
+        slots = (cb, rep, nsl, cstart)
+        lfmin = _log_fmin(est, tb)
+        step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
+        q = ZERO
+        while True:
+            b = tb.lbase[lev] + q
+            allowed = True
+            nv = 1.0
+            for t in range(lev):
+                allowed = allowed and est.parent_ok[idx[t]]
+                nv *= tb.cards[idx[t]]
+            if allowed:
+                ncell = 1  # the set's cells in slot space, filled when a row first has one
+                for t in range(lev):
+                    ncell *= nsl[idx[t]]
+                for cell in range(ncell):
+                    filled[cell] = False
+                w = est.wts[b]
+                scale = w / (est.ptot[b] + m)
+                scale1 = inverse_total(est.ptot[b], m)
+                prior = m / (K * nv)
+                small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
+                lim = _TINY / (prior * small)  # a product below gives a subnormal term
+                nr = ZERO  # the rows this set takes part in, and their factors' offsets
+                for r in range(n):
+                    ok = True
+                    cell = ZERO
+                    for t in range(lev):
+                        v = xt[idx[t], r]
+                        ok = ok and v >= 0
+                        cell = cell * nsl[idx[t]] + v
+                    if not ok:
+                        continue
+                    cu = np.uint64(cell)  # (unsigned: see `rows_products`)
+                    if not filled[cu]:
+                        filled[cu] = True
+                        cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen,
+                                             vals, S, cnt, mc, cc, den, fac, pcnt)
+                    if not cok[cu]:
+                        continue
+                    nused[r] += 1
+                    wout[r] += w
+                    rows[nr] = r
+                    cells[nr] = cell
+                    bases[nr] = cell * rowlen
+                    nr += 1
+                row_products(fac, coff, nrun, rows, bases, nr, K, prod)
+                for i in range(nr):
+                    r = np.uint64(rows[i])  # (unsigned: no wrap-around code per access)
+                    cell = np.uint64(cells[i])
+                    low = False  # factors are ≤ 1: a normal end means no step underflowed
+                    for y in range(K):
+                        low |= prod[i, y] < lim
+                    if low:  # (rare) again, with renormalised chains
+                        terms = (prior, scale, scale1)
+                        _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell,
+                                    terms, w > 0.0, eq, sums, sums1, chains)
+                        continue
+                    if w > 0.0:
+                        for y in range(K):
+                            acc[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale
+                    if eq:
+                        for y in range(K):
+                            acc1[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale1
+            q += 1
+            if not next_colex(idx, lev, d):
+                break
+        _level_scores(n, K, eq, nused, wout, sums, sums1, done, lp)
 
     return score_parent_major
 
@@ -558,121 +666,14 @@ score_parent_major = by_classes(_score_kernel)
 two and three classes get their own compiled loops, each compiled on first need)."""
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _score(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout, K):
-    cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
-    d = cards.shape[0]  # reference count, an atomic instruction, per row)
-    m = est.m
-    cnt = np.empty(K, dtype=np.int64)
-    same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
-    unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
-    rowlen = unit + K
-    idx = np.arange(lev)
-    maxcell = int(largest_product(nsl, lev))  # (exact: the path is chosen when small)
-    fac = np.empty(maxcell * rowlen)
-    pcnt = np.empty((maxcell, K))
-    cok = np.empty(maxcell, dtype=np.bool_)
-    filled = np.empty(maxcell, dtype=np.bool_)
-    vals = np.empty(lev, dtype=np.int64)
-    S = np.empty(lev + 1, dtype=np.int64)
-    mc = np.empty(K, dtype=np.int64)
-    cc = np.empty(K, dtype=np.int64)
-    den = np.empty(K)
-    # the equally weighted sums are read only for a row whose used sets all weigh 0:
-    # kept only when some set may (bench_vs_java's magic A2DE-SW has none)
-    eq = weighted and _some_set_weighs_zero(tb, est, lev, d)
-    acc = np.zeros((n, K))
-    acc1 = np.zeros((n, K) if eq else (1, K))
-    mx = np.full((n, K), -np.inf)  # log-space parts of acc / acc1 (terms too small for it)
-    sm = np.zeros((n, K))
-    mx1 = np.full(acc1.shape, -np.inf)
-    sm1 = np.zeros(acc1.shape)
-    nused = np.zeros(n, dtype=np.int64)
-    # per attribute, each row's value slot where it takes part (else −1), and per row the
-    # factor offsets of its active children: both streamed once per parent set, so kept
-    # small and contiguous in the order they are read
-    xt = np.full((d, n), -1, dtype=np.int32)
-    coff = np.empty((n, d), dtype=np.int32)
-    nch = np.zeros(n, dtype=np.int64)
-    rows = np.empty(n, dtype=np.int64)
-    cells = np.empty(n, dtype=np.int64)
-    bases = np.empty(n, dtype=np.int64)
-    prod = np.empty((n, K))
-    _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, est.child_ok, xt, coff, nch, wout)
-    nrun = _even_children(nch, n, coff, unit)
-    pr0 = np.empty(K)
-    pr1 = np.empty(K)
-    e0 = np.empty(K, dtype=np.int64)
-    e1 = np.empty(K, dtype=np.int64)
-    chains = (pr0, pr1, e0, e1)  # (`_scaled_row`'s arrays, handed on as tuples)
-    sums, sums1 = (acc, mx, sm), (acc1, mx1, sm1)
-    slots = (cb, rep, nsl, cstart)
-    lfmin = _log_fmin(est, tb)
-    step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
-    q = ZERO
-    while True:
-        b = tb.lbase[lev] + q
-        allowed = True
-        nv = 1.0
-        for t in range(lev):
-            allowed = allowed and est.parent_ok[idx[t]]
-            nv *= tb.cards[idx[t]]
-        if allowed:
-            ncell = 1  # the set's cells in slot space, filled when a row first has one
-            for t in range(lev):
-                ncell *= nsl[idx[t]]
-            for cell in range(ncell):
-                filled[cell] = False
-            w = est.wts[b]
-            scale = w / (est.ptot[b] + m)
-            scale1 = inverse_total(est.ptot[b], m)
-            prior = m / (K * nv)
-            small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
-            lim = _TINY / (prior * small)  # a product below gives a subnormal term
-            nr = ZERO  # the rows this set takes part in, and their factors' offsets
-            for r in range(n):
-                ok = True
-                cell = ZERO
-                for t in range(lev):
-                    v = xt[idx[t], r]
-                    ok = ok and v >= 0
-                    cell = cell * nsl[idx[t]] + v
-                if not ok:
-                    continue
-                cu = np.uint64(cell)  # (unsigned: see `rows_products`)
-                if not filled[cu]:
-                    filled[cu] = True
-                    cok[cu] = _fill_cell(tb, est, lev, q, idx, cell, slots, rowlen, vals, S,
-                                         cnt, mc, cc, den, fac, pcnt)
-                if not cok[cu]:
-                    continue
-                nused[r] += 1
-                wout[r] += w
-                rows[nr] = r
-                cells[nr] = cell
-                bases[nr] = cell * rowlen
-                nr += 1
-            row_products(fac, coff, nrun, rows, bases, nr, K, prod)
-            for i in range(nr):
-                r = np.uint64(rows[i])  # (unsigned: no wrap-around code per access)
-                cell = np.uint64(cells[i])
-                low = False  # factors are ≤ 1: a normal end means no step underflowed
-                for y in range(K):
-                    low |= prod[i, y] < lim
-                if low:  # (rare) again, with renormalised chains
-                    _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell,
-                                (prior, scale, scale1), w > 0.0, eq, sums, sums1, chains)
-                    continue
-                if w > 0.0:
-                    for y in range(K):
-                        acc[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale
-                if eq:
-                    for y in range(K):
-                        acc1[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale1
-        q += 1
-        if not next_colex(idx, lev, d):
-            break
-    _level_scores(n, K, eq, nused, wout, sums, sums1, done, lp)
+@numba.njit(cache=True, nogil=True)
+def _scratch(maxcell, rowlen, lev, K):
+    """`score_parent_major`'s work arrays for the cells of one parent set: factors, class
+    counts, usable and filled flags, and per-cell scratch."""
+    return (np.empty(maxcell * rowlen), np.empty((maxcell, K)),
+            np.empty(maxcell, dtype=np.bool_), np.empty(maxcell, dtype=np.bool_),
+            np.empty(lev, dtype=np.int64), np.empty(lev + 1, dtype=np.int64),
+            np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64), np.empty(K))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
