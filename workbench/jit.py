@@ -33,6 +33,7 @@ import numpy as np
 
 _PACKAGE = Path(__file__).resolve().parent
 _CACHE: dict[str, str] = {}
+_CACHE_NUMBA: dict[str, Any] = {}
 
 
 def kernel_source_hash() -> str:
@@ -224,9 +225,26 @@ TRUE, FALSE = np.bool_(True), np.bool_(False)
 is compiled twice (once per literal type), with these once."""
 
 
+class _KernelNumba:
+    """numba as our kernels see it: ``njit`` builds no C-callable (``cfunc``) wrapper, which
+    only a kernel handed to another as a first-class function value would need (none is) —
+    a second function lowered and compiled per kernel, about 5 % of first-use compiling.
+    Every other name is numba's own."""
+
+    def __init__(self, numba: Any) -> None:
+        self._numba = numba
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._numba, name)
+
+    def njit(self, *args: Any, **options: Any) -> Any:
+        options.setdefault("no_cfunc_wrapper", True)
+        return self._numba.njit(*args, **options)
+
+
 def __getattr__(name: str) -> Any:
-    """``from workbench.jit import numba``: numba, with our cache locator installed, and
-    glibc told to keep the kernels' work arrays (`workbench.allocator`)."""
+    """``from workbench.jit import numba``: numba (`_KernelNumba`), with our cache locator
+    installed, and glibc told to keep the kernels' work arrays (`workbench.allocator`)."""
     if name == "numba":
         import numba
 
@@ -234,7 +252,9 @@ def __getattr__(name: str) -> Any:
 
         _install_locator(numba)
         keep_work_arrays()
-        return numba
+        if "numba" not in _CACHE_NUMBA:
+            _CACHE_NUMBA["numba"] = _KernelNumba(numba)
+        return _CACHE_NUMBA["numba"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
