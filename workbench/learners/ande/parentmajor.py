@@ -814,82 +814,80 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
 
 
 def _nb_kernel(kc: int):
-    """`log_scores_nb`'s kernel for kc classes (2, 3; 0: any number)."""
+    """`log_scores_nb`'s kernel for kc classes (2, 3; 0: any number); the body not an
+    inlined helper (see `_score_kernel`)."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def nb_rows(X, tb, est, sr, crit, gen, out):
-        _nb_rows(X, tb, est, sr, crit, gen, out, kc if kc else tb.K)
+        """Naive Bayes log scores of every row of X from one factor table (`row_products`
+        over each row's active values, in chunks); a row whose product is not a normal
+        double is scored again by `nb_scores`, which rescales."""
+        K = kc if kc else tb.K
+        n, d = X.shape
+        m = est.m
+        cstart = np.zeros(d + 1, dtype=np.int64)
+        for a in range(d):
+            cstart[a + 1] = cstart[a] + tb.cards[a]
+        fac = np.empty(cstart[d] * K)
+        cnt = np.empty(K, dtype=np.int64)
+        for c in range(d):
+            madd = m / tb.cards[c]
+            for v in range(tb.cards[c]):
+                read(tb, tb.lbase[1] + c, v, cnt)
+                for y in range(K):
+                    f = m_estimate(cnt[y], madd, est.nb_den[c, y], m)
+                    fac[(cstart[c] + v) * K + y] = f
+        lprior = np.empty(K)
+        for y in range(K):
+            lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
+        vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
+        sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
+        C = min(max(n, 1), _NB_CHUNK)
+        actl = np.empty((C, d), dtype=np.int64)
+        act1 = np.empty((1, d), dtype=np.int64)
+        coff = np.empty((C, d), dtype=np.int32)
+        nch = np.empty(C, dtype=np.int64)
+        rows = np.arange(C)
+        bases = np.zeros(C, dtype=np.int64)
+        p = np.empty((C, K))
+        prod = np.empty(K)
+        need_counts = sr and gen.ptr.shape[0] == 0
+        for r0 in range(0, n, C):
+            nb = min(C, n - r0)
+            for i in range(nb):
+                r = r0 + i
+                if sr:
+                    na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, ZERO, ZERO,
+                                          sr, crit, gen, act1, sc, need_counts)
+                    for t in range(na):
+                        a = act1[0, t]
+                        actl[i, t] = a
+                        coff[i, t] = (cstart[a] + X[r, a]) * K
+                else:
+                    na = ZERO
+                    for a in range(d):
+                        if X[r, a] >= 0:
+                            actl[i, na] = a
+                            coff[i, na] = (cstart[a] + X[r, a]) * K
+                            na += 1
+                nch[i] = na
+            row_products(fac, coff, nch, rows, bases, nb, K, p)
+            for i in range(nb):
+                r = r0 + i
+                low = False
+                for y in range(K):
+                    low |= p[i, y] < _TINY
+                if low:  # (rare) again, rescaling as it goes
+                    nb_scores(tb, est, X[r:r + 1], ZERO, actl[i:i + 1], nch[i],
+                              out[r:r + 1], cnt, prod, FALSE)
+                    continue
+                for y in range(K):
+                    out[r, y] = lprior[y] + np.log(p[i, y])
 
     return nb_rows
 
 
 _nb_for = by_classes(_nb_kernel)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _nb_rows(X, tb, est, sr, crit, gen, out, K):
-    """Naive Bayes log scores of every row of X from one factor table (`row_products` over
-    each row's active values, in chunks); a row whose product is not a normal double is
-    scored again by `nb_scores`, which rescales."""
-    n, d = X.shape
-    m = est.m
-    cstart = np.zeros(d + 1, dtype=np.int64)
-    for a in range(d):
-        cstart[a + 1] = cstart[a] + tb.cards[a]
-    fac = np.empty(cstart[d] * K)
-    cnt = np.empty(K, dtype=np.int64)
-    for c in range(d):
-        madd = m / tb.cards[c]
-        for v in range(tb.cards[c]):
-            read(tb, tb.lbase[1] + c, v, cnt)
-            for y in range(K):
-                fac[(cstart[c] + v) * K + y] = m_estimate(cnt[y], madd, est.nb_den[c, y], m)
-    lprior = np.empty(K)
-    for y in range(K):
-        lprior[y] = np.log(m_estimate(est.class_counts[y], m / K, est.N, m))
-    vc, deleted, isu, hit, iidx, none, _ = value_scratch(1, d, K)
-    sc = ValueScratch(vc, deleted, isu, hit, cnt, scratch_words(gen))
-    C = min(max(n, 1), _NB_CHUNK)
-    actl = np.empty((C, d), dtype=np.int64)
-    act1 = np.empty((1, d), dtype=np.int64)
-    coff = np.empty((C, d), dtype=np.int32)
-    nch = np.empty(C, dtype=np.int64)
-    rows = np.arange(C)
-    bases = np.zeros(C, dtype=np.int64)
-    p = np.empty((C, K))
-    prod = np.empty(K)
-    need_counts = sr and gen.ptr.shape[0] == 0
-    for r0 in range(0, n, C):
-        nb = min(C, n - r0)
-        for i in range(nb):
-            r = r0 + i
-            if sr:
-                na, _ = active_values(tb, X[r:r + 1], none, isu, iidx, iidx, ZERO, ZERO, sr,
-                                      crit, gen, act1, sc, need_counts)
-                for t in range(na):
-                    a = act1[0, t]
-                    actl[i, t] = a
-                    coff[i, t] = (cstart[a] + X[r, a]) * K
-            else:
-                na = ZERO
-                for a in range(d):
-                    if X[r, a] >= 0:
-                        actl[i, na] = a
-                        coff[i, na] = (cstart[a] + X[r, a]) * K
-                        na += 1
-            nch[i] = na
-        row_products(fac, coff, nch, rows, bases, nb, K, p)
-        for i in range(nb):
-            r = r0 + i
-            low = False
-            for y in range(K):
-                low |= p[i, y] < _TINY
-            if low:  # (rare) again, rescaling as it goes
-                nb_scores(tb, est, X[r:r + 1], ZERO, actl[i:i + 1], nch[i], out[r:r + 1], cnt,
-                          prod, FALSE)
-                continue
-            for y in range(K):
-                out[r, y] = lprior[y] + np.log(p[i, y])
 
 
 def log_scores_nb(X: np.ndarray, tb, est, sr: bool, crit: int, gen) -> np.ndarray:

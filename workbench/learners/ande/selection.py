@@ -364,12 +364,123 @@ def gather_all(tb: Tables, order: np.ndarray, lev: int, nrows: int, n: float, sc
 
 
 def _sse_kernel(kc: int):
-    """`selective_sse` for kc classes (2, 3; 0: any number, read from the tables)."""
+    """`selective_sse` for kc classes (2, 3; 0: any number, read from the tables); the body
+    not an inlined helper (numba copies inlined IR twice: seconds for one this size)."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def selective_sse(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs):
-        _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
-                        kc if kc else tb.K)
+        K = kc if kc else tb.K
+        nrows, d = X.shape
+        pos, qa, qst, member, catt, cstr, cblk, ccard, cnt, pc = _work(d, lev, K)
+        coff = np.empty(d, dtype=np.int64)  # dense block offset, −1: sparse
+        cinv = np.empty(d)
+        gofs = np.empty(d + 1, dtype=np.int64)
+        gb = np.empty(d, dtype=np.int64)  # child s's factors: gb[s] + qv·cst[s] + x_s·K
+        cst = np.empty(d, dtype=np.int64)
+        xk = np.empty((chunk, d), dtype=np.int64)
+        ones = _ones(tb)
+        pre = goffs.shape[0] > 0
+        if not pre:
+            fac = np.empty(2 * gcap)
+            fac[:ones] = 1.0  # the factors 1.0 of a child that is one of the parents
+            fac[gcap:gcap + ones] = 1.0
+        h = fac.shape[0] // 2
+        # by (class, child) when K <= 4: the errors' loop over s reads it contiguously
+        acc = np.zeros((chunk, K, d)) if K <= 4 else np.zeros((chunk, d, K))
+        flag = np.zeros(chunk, dtype=np.bool_)
+        prod = np.empty(K)
+        den = np.empty(K)
+        kids = (member, catt, cstr, cblk, ccard)  # (filled in place by `_parent_set`)
+        rowkids = (member, coff, catt, cinv, cblk)
+        work = (cnt, prod, den)
+        e2 = np.empty(d)
+        for r0 in range(0, nrows, chunk):
+            nb = min(chunk, nrows - r0)
+            acc[:nb] = 0.0
+            for b in range(nb):  # the chunk's values in ranking order, times K
+                for s in range(d):
+                    xk[b, s] = X[r0 + b, order[s]] * K
+            for t in range(lev):
+                pos[t] = t
+            j = 0
+            while True:
+                bq, cells, total = _parent_set(tb, order, pos, lev, qa, qst, member, catt,
+                                               cstr, cblk, ccard)
+                jadd = 1.0 / (K * cells)
+                for s in range(d):
+                    if not member[s]:
+                        cb = cblk[s]
+                        coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1
+                        cinv[s] = 1.0 / ccard[s]
+                if pre:  # every parent set's factors gathered before the pass
+                    gathered = True
+                    gofs[:] = goffs[j]
+                else:  # small enough for the chunk: gathered for it
+                    room = ones + cells * (K + 1) + total * K <= h
+                    gathered = total <= nb * d // 4 and room
+                    if gathered:
+                        _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, gofs,
+                                fac, ones, h, n, scale)
+                j += 1
+                for s in range(d):  # a parent of Q as child: x_s · K into the factors 1.0
+                    gb[s] = 0 if member[s] else gofs[s]
+                    cst[s] = 0 if member[s] else ccard[s] * K
+                for b in range(nb):
+                    r = r0 + b
+                    ys = yv[r]
+                    qv = cell(tb, qa, lev, X, r)  # the row's cell of Q
+                    if gathered:
+                        ib = gofs[d] + qv * (K + 1)
+                        if fac[ib + K] < 2.0:  # no other row in the cell: Q unusable
+                            continue
+                        flag[b] = True
+                        for y in range(K):
+                            prod[y] = fac[ib + y]
+                        prod[ys] = fac[h + ib + ys]
+                        if K <= 4:  # up to four running products in registers, side by side
+                            # class y's factor at fac[o + y] (the row's own: fac[h + o + y])
+                            f0 = h if ys == 0 else 0
+                            f1 = 1 + (h if ys == 1 else 0)
+                            f2 = min(2, K - 1) + (h if ys == 2 else 0)
+                            f3 = min(3, K - 1) + (h if ys == 3 else 0)
+                            p0, p1 = prod[0], prod[1]
+                            p2, p3 = prod[min(2, K - 1)], prod[min(3, K - 1)]
+                            for s in range(d):  # unsigned indices: no sign checks
+                                o = gb[s] + qv * cst[s] + xk[b, s]
+                                p0 *= fac[np.uint64(o + f0)]
+                                p1 *= fac[np.uint64(o + f1)]
+                                if K > 2:
+                                    p2 *= fac[np.uint64(o + f2)]
+                                if K > 3:
+                                    p3 *= fac[np.uint64(o + f3)]
+                                acc[b, 0, s] += p0
+                                acc[b, 1, s] += p1
+                                if K > 2:
+                                    acc[b, 2, s] += p2
+                                if K > 3:
+                                    acc[b, 3, s] += p3
+                        else:  # many classes: the class loops innermost (vectorised)
+                            for s in range(d):
+                                a_ = acc[b, s]
+                                o = gb[s] + qv * cst[s] + xk[b, s]
+                                f = fac[o:o + K]  # a view: its indices need no sign check
+                                keep, akeep = prod[ys], a_[ys]
+                                for y in range(K):
+                                    v = prod[y] * f[y]
+                                    prod[y] = v
+                                    a_[y] += v
+                                prod[ys] = keep * fac[h + o + ys]  # the row's own class
+                                a_[ys] = akeep + prod[ys]
+                        continue
+                    if _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd,
+                                        rowkids, work, acc, K):
+                        flag[b] = True
+                top = pos[lev - 1]
+                more = next_colex(pos, lev, d)
+                if not more or pos[lev - 1] != top:
+                    _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K)
+                if not more:
+                    break
 
     return selective_sse
 
@@ -439,122 +550,6 @@ def _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, rowkids, work
             else:
                 acc[b, s, y] += prod[y]
     return True
-
-
-@numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _selective_rows(tb, X, yv, order, lev, n, scale, sse, chunk, gcap, err, fac, goffs,
-                    K):
-    """`selective_sse` for a given number of classes K."""
-    nrows, d = X.shape
-    pos, qa, qst, member, catt, cstr, cblk, ccard, cnt, pc = _work(d, lev, K)
-    coff = np.empty(d, dtype=np.int64)  # dense block offset, −1: sparse
-    cinv = np.empty(d)
-    gofs = np.empty(d + 1, dtype=np.int64)
-    gb = np.empty(d, dtype=np.int64)  # child s's factors at gb[s] + qv · cst[s] + x_s · K
-    cst = np.empty(d, dtype=np.int64)
-    xk = np.empty((chunk, d), dtype=np.int64)
-    ones = _ones(tb)
-    pre = goffs.shape[0] > 0
-    if not pre:
-        fac = np.empty(2 * gcap)
-        fac[:ones] = 1.0  # the factors 1.0 of a child that is one of the parents
-        fac[gcap:gcap + ones] = 1.0
-    h = fac.shape[0] // 2
-    # by (class, child) when K <= 4: the errors' loop over s reads it contiguously
-    acc = np.zeros((chunk, K, d)) if K <= 4 else np.zeros((chunk, d, K))
-    flag = np.zeros(chunk, dtype=np.bool_)
-    prod = np.empty(K)
-    den = np.empty(K)
-    kids = (member, catt, cstr, cblk, ccard)  # (filled in place by `_parent_set`)
-    rowkids = (member, coff, catt, cinv, cblk)
-    work = (cnt, prod, den)
-    e2 = np.empty(d)
-    for r0 in range(0, nrows, chunk):
-        nb = min(chunk, nrows - r0)
-        acc[:nb] = 0.0
-        for b in range(nb):  # the chunk's values in ranking order, times K
-            for s in range(d):
-                xk[b, s] = X[r0 + b, order[s]] * K
-        for t in range(lev):
-            pos[t] = t
-        j = 0
-        while True:
-            bq, cells, total = _parent_set(tb, order, pos, lev, qa, qst, member, catt, cstr,
-                                           cblk, ccard)
-            jadd = 1.0 / (K * cells)
-            for s in range(d):
-                if not member[s]:
-                    cb = cblk[s]
-                    coff[s] = tb.off[cb] if tb.kind[cb] == KIND_DENSE else -1
-                    cinv[s] = 1.0 / ccard[s]
-            if pre:  # every parent set's factors gathered before the pass
-                gathered = True
-                gofs[:] = goffs[j]
-            else:  # small enough for the chunk: gathered for it
-                gathered = total <= nb * d // 4 and ones + cells * (K + 1) + total * K <= h
-                if gathered:
-                    _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, gofs, fac,
-                            ones, h, n, scale)
-            j += 1
-            for s in range(d):  # a parent of Q as child: x_s · K into the factors 1.0
-                gb[s] = 0 if member[s] else gofs[s]
-                cst[s] = 0 if member[s] else ccard[s] * K
-            for b in range(nb):
-                r = r0 + b
-                ys = yv[r]
-                qv = cell(tb, qa, lev, X, r)  # the row's cell of Q
-                if gathered:
-                    ib = gofs[d] + qv * (K + 1)
-                    if fac[ib + K] < 2.0:  # no other row in the cell: Q unusable
-                        continue
-                    flag[b] = True
-                    for y in range(K):
-                        prod[y] = fac[ib + y]
-                    prod[ys] = fac[h + ib + ys]
-                    if K <= 4:  # up to four running products in registers, side by side
-                        # class y's factor at fac[o + y], or fac[h + o + y] for the row's own
-                        f0 = h if ys == 0 else 0
-                        f1 = 1 + (h if ys == 1 else 0)
-                        f2 = min(2, K - 1) + (h if ys == 2 else 0)
-                        f3 = min(3, K - 1) + (h if ys == 3 else 0)
-                        p0, p1 = prod[0], prod[1]
-                        p2, p3 = prod[min(2, K - 1)], prod[min(3, K - 1)]
-                        for s in range(d):  # unsigned indices: no sign checks
-                            o = gb[s] + qv * cst[s] + xk[b, s]
-                            p0 *= fac[np.uint64(o + f0)]
-                            p1 *= fac[np.uint64(o + f1)]
-                            if K > 2:
-                                p2 *= fac[np.uint64(o + f2)]
-                            if K > 3:
-                                p3 *= fac[np.uint64(o + f3)]
-                            acc[b, 0, s] += p0
-                            acc[b, 1, s] += p1
-                            if K > 2:
-                                acc[b, 2, s] += p2
-                            if K > 3:
-                                acc[b, 3, s] += p3
-                    else:  # many classes: the class loops innermost (vectorised)
-                        for s in range(d):
-                            a_ = acc[b, s]
-                            o = gb[s] + qv * cst[s] + xk[b, s]
-                            f = fac[o:o + K]  # a view: its indices need no sign check
-                            keep, akeep = prod[ys], a_[ys]
-                            for y in range(K):
-                                v = prod[y] * f[y]
-                                prod[y] = v
-                                a_[y] += v
-                            prod[ys] = keep * fac[h + o + ys]  # the row's own class
-                            a_[ys] = akeep + prod[ys]
-                    continue
-                if _row_from_counts(tb, X, r, b, ys, bq, qv, lev, n, scale, jadd, rowkids, work,
-                                    acc, K):
-                    flag[b] = True
-            top = pos[lev - 1]
-            more = next_colex(pos, lev, d)
-            if not more or pos[lev - 1] != top:
-                _flush(acc, flag, nb, yv, r0, sse, top, err, e2, K)
-            if not more:
-                break
 
 
 def selective_scale(d: int, lev: int) -> float:
