@@ -179,7 +179,9 @@ def test_a_lost_scheduler_under_evaluate_cv_is_one_line(tmp_path):
     finally:
         stop(procs)
     assert run.returncode == 2, err
-    lines = [line for line in err.strip().splitlines() if line.strip()]
+    # (a cold kernel cache adds the "compiling numba kernels" notices: not errors)
+    lines = [line for line in err.strip().splitlines()
+             if line.strip() and not line.startswith("compiling numba kernels")]
     assert "Traceback" not in err and len(lines) == 1, err
     assert "the Dask scheduler (--scheduler-file" in lines[0] and "was lost" in lines[0]
     assert not out.exists() and not list(tmp_path.glob(".p.parquet*"))
