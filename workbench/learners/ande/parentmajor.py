@@ -34,6 +34,7 @@ splice (60 nucleotides and a 3,178-valued instance name) A1DE 6×.
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -693,23 +694,33 @@ def _some_set_weighs_zero(tb, est, lev, d):
             return False
 
 
-@numba.njit(cache=True, nogil=True)
-def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl, nact, ux,
-                   sc):
-    """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take part,
-    ux[r] = how many left-out single-valued ones (XUb) do and may be parents (`sc`: the
-    work arrays, `ValueScratch`)."""
-    isu, hit, words = sc.isu, sc.hit, sc.words
-    bitsets = gen.bits.shape[1] > 0
-    dU = XUb.shape[1]
-    need_counts = sr and (dU > 0 or gen.ptr.shape[0] == 0)
-    d = Xb.shape[1]
-    for rr in range(nb):
-        if need_counts:  # subsumption resolution from the counts (left-out attributes too)
-            na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, sr, crit, gen,
-                                  actl, sc, True)
-        else:  # the present values, less those their generalisation lists delete (the
-            na = ZERO  # general helper costs 3× here, its call's reference counts more)
+def _actives_kernel(sr: bool):
+    """`chunk_actives` with or without subsumption resolution (`sr` a compile-time
+    constant: without it, numba prunes the resolution's branches and never compiles
+    `active_values` or the generalisation lists' readers)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, crit, gen, actl, nact, ux,
+                      sc):
+        """actl[r, 0:nact[r]] = the counted attributes of rows 0..nb−1 of Xb that take
+        part, ux[r] = how many left-out single-valued ones (XUb) do and may be parents
+        (`sc`: the work arrays, `ValueScratch`)."""
+        isu, hit, words = sc.isu, sc.hit, sc.words
+        bitsets = gen.bits.shape[1] > 0
+        dU = XUb.shape[1]
+        need_counts = dU > 0 or gen.ptr.shape[0] == 0
+        d = Xb.shape[1]
+        for rr in range(nb):
+            if sr:
+                if need_counts:  # resolution from the counts (left-out attributes too)
+                    na, u = active_values(tb, Xb, XUb, uparent, iidx, uidx, N, rr, TRUE,
+                                          crit, gen, actl, sc, True)
+                    nact[rr] = na
+                    ux[rr] = u
+                    continue
+            # the present values, less those their generalisation lists delete (the
+            # general helper costs 3× here, its call's reference counts more)
+            na = ZERO
             u = 0
             for j in range(dU):  # left-out values present that may be parents
                 if XUb[rr, j] and uparent[j]:
@@ -733,8 +744,14 @@ def _chunk_actives(Xb, XUb, uparent, iidx, uidx, N, nb, tb, sr, crit, gen, actl,
                         actl[rr, k] = a
                         k += 1
                 na = k
-        nact[rr] = na
-        ux[rr] = u
+            nact[rr] = na
+            ux[rr] = u
+
+    return chunk_actives
+
+
+_actives_for = functools.cache(_actives_kernel)
+"""``_actives_for(sr)``: `chunk_actives` for sr = True or False, built on first need."""
 
 
 Levels = namedtuple("Levels", ["lp", "done", "w"])
@@ -795,11 +812,12 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     levels = Levels(llp, ldone, lw)
     prod = np.empty(K)
     score = score_parent_major(K)
+    actives = _actives_for(bool(sr))
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
         Xb = X[r0:r0 + nb]
-        _chunk_actives(Xb, XU[r0:r0 + nb], uparent, iidx, uidx, np.int64(est.N), nb, tb, sr,
-                       crit, gen, actl, nact, ux, sc)
+        actives(Xb, XU[r0:r0 + nb], uparent, iidx, uidx, np.int64(est.N), nb, tb, crit, gen,
+                actl, nact, ux, sc)
         ldone[:, :nb] = False
         score(Xb, actl, nact, nb, top, tb, est, weighted, ldone[top], llp[top], lw[top])
         need = (ux[:nb] > 0) | ~ldone[top, :nb]
