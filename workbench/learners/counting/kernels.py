@@ -245,13 +245,11 @@ def bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, nee
         base = voff[a]
         ca = cards[a] if base >= 0 else 0
         x = codes_t[a]
-        if ca <= _COMPARE_MAX:
-            for v in range(ca):
+        if ca <= _COMPARE_MAX:  # (one call site: numba copies an inlined body per site)
+            for v in range(-1 if needmiss[a] else 0, ca):
                 code[0] = v
-                _equal_bits(x, row0, nrows, code[0], bits, VK + base + v)
-            if needmiss[a]:
-                code[0] = -1
-                _equal_bits(x, row0, nrows, code[0], bits, miss0 + a)
+                at = miss0 + a if v < 0 else VK + base + v
+                _equal_bits(x, row0, nrows, code[0], bits, at)
             continue
         for i in range(VK + base, VK + base + ca):
             for w in range(nw):
@@ -296,20 +294,21 @@ def bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, nee
                     continue
                 a1 = battrs[b, 1]
                 c1 = battrs[b, l + 1]
-                if l == 2:
-                    _add_cells(bits, src, m, VK + voff[a1], c1, nw, nset, full[a1], dense,
-                               o + v0 * c1 * K + k, K, tg)
-                    continue
-                a2 = battrs[b, 2]
-                c2 = battrs[b, 5]
-                for v1 in range(c1):
-                    j1 = VK + voff[a1] + v1
-                    if nset[j1] == 0:
-                        continue
-                    m1 = _and_into(bits, t1, src, j1, nw)
+                # l = 2: the last attribute's cells once; l = 3: per value of the middle
+                # one, rows narrowed to it first (one `_add_cells` site, see above)
+                last = a1 if l == 2 else battrs[b, 2]
+                cl = c1 if l == 2 else battrs[b, 5]
+                for v1 in range(1 if l == 2 else c1):
+                    s1, m1, cell = src, m, o + v0 * c1 * K + k
+                    if l == 3:
+                        j1 = VK + voff[a1] + v1
+                        if nset[j1] == 0:
+                            continue
+                        s1, m1 = t1, _and_into(bits, t1, src, j1, nw)
+                        cell = o + (v0 * c1 + v1) * cl * K + k
                     if m1:
-                        _add_cells(bits, t1, m1, VK + voff[a2], c2, nw, nset, full[a2],
-                                   dense, o + (v0 * c1 + v1) * c2 * K + k, K, tg)
+                        _add_cells(bits, s1, m1, VK + voff[last], cl, nw, nset, full[last],
+                                   dense, cell, K, tg)
 
 
 @numba.njit(cache=True, nogil=True)
