@@ -821,7 +821,10 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
         ldone[:, :nb] = False
         score(Xb, actl, nact, nb, top, tb, est, weighted, ldone[top], llp[top], lw[top])
         need = (ux[:nb] > 0) | ~ldone[top, :nb]
-        if top > 1 and need.any():
+        if not need.any():  # every row scored at `top`: `_combine` (and what it calls)
+            out[r0:r0 + nb] = llp[top, :nb]  # is compiled only where some row needs it
+            continue
+        if top > 1:
             low = np.where(need, nact[:nb], 0)
             for lev in range(top - 1, 0, -1):
                 score(Xb, actl, low, nb, lev, tb, est, weighted, ldone[lev], llp[lev],
