@@ -16,6 +16,7 @@ import pytest
 from workbench.data.dataset import Attribute, Dataset
 from workbench.learners.ande import AnDE
 from workbench.learners.ande import model as model_mod
+from workbench.learners.ande import parentmajor as pm
 
 LONG = np.longdouble
 pytestmark = pytest.mark.skipif(np.finfo(LONG).minexp > -16000,
@@ -173,6 +174,31 @@ def test_three_million_training_rows(monkeypatch):
         want = brute_log_joint(learner, test)
         got = scored_by_parent_major(learner, test, monkeypatch)
         assert_same_log_posterior(got, want, f"A{n}DE after 3 M rows")
+
+
+@pytest.mark.parametrize("d, m, K, rescales", [(80, 1e-6, 2, True), (6, 1.0, 2, False),
+                                                 (6, 1.0, 3, False), (6, 1.0, 5, False)])
+def test_rescaling_kernel_only_where_a_product_may_underflow(d, m, K, rescales,
+                                                             monkeypatch):
+    """The kernel without a rescaling path declines a level where some product of child
+    factors could fall below the normal range (80 attributes, m = 10⁻⁶) and the rescaling
+    kernel scores it; on six attributes it scores every level itself. Either way the
+    results are those of the rescaling kernel everywhere, bit for bit."""
+    train, test = latent_rows(600, d, seed=3, n_test=500)
+    y = np.arange(600) % K
+    atts = train.attributes
+    train = Dataset("k", atts, Attribute("c", tuple("pqrst"[:K])), train.X, y)
+    test = Dataset("kt", atts, train.class_attribute, test.X, np.arange(500) % K)
+    model = AnDE(n=1, m=m).fit(train)
+    used = []
+    real = pm.score_rescaling
+    monkeypatch.setattr(pm, "score_rescaling", lambda k: used.append(k) or real(k))
+    got = scored_by_parent_major(model, test, monkeypatch)
+    assert bool(used) == rescales
+    with pm.rescaling_everywhere():
+        want = scored_by_parent_major(model, test, monkeypatch)
+    assert len(used) > int(rescales)  # the switch took the rescaling kernel
+    assert np.array_equal(got, want)
 
 
 class CountAll(AnDE):

@@ -20,7 +20,10 @@ product is checked once per parent set, and the rare one too small for its term 
 normal double is recomputed by `_scaled_row`, whose chains are checked every
 `rescale_group` factors and, when below 2⁻²⁵⁶, multiplied by 2²⁵⁶ (exact: the bits are
 those of the unscaled product) with the count kept per class; its terms are scaled back
-when added, or folded in log space if too small for a double.
+when added, or folded in log space if too small for a double. That path is compiled only
+into `score_rescaling`, which scores a level only where some product may be that small
+(many attributes, tiny factors: a bound checked per parent set); most data never compile
+it.
 
 Single-valued attributes left out of the counts (``AnDE.constant_``) cost nothing here:
 each level 1..top is scored over the counted attributes (the lower ones only for the rows
@@ -34,8 +37,10 @@ splice (60 nucleotides and a 3,178-valued instance name) A1DE 6×.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import namedtuple
+from typing import Iterator
 
 import numpy as np
 
@@ -540,20 +545,30 @@ def _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp):
                 lp[r, y] = _log_total(acc, mx, sm, r, y)
 
 
-def _score_kernel(kc: int):
+def _score_kernel(kc: int, scaled: bool):
     """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables); the
-    body not an inlined helper: numba copies inlined IR twice, seconds for one this size."""
+    body not an inlined helper: numba copies inlined IR twice, seconds for one this size.
+    Without `scaled` (a compile-time constant) the kernel has no rescaling path
+    (`_scaled_row` is not compiled) and returns False (its scores void) for a level where
+    some product could leave the normal range."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout):
         """Order-`lev` scores of rows 0..n−1 (active attributes actl[r, 0:nact[r]],
         ascending) into lp; done[r] = some parent set is used, wout[r] = their total
         weight. With `weighted`, a row whose used sets all weigh 0 counts them equally
-        (SPEC §2)."""
+        (SPEC §2). Returns whether it scored them (always, when `scaled`)."""
         K = kc if kc else tb.K
         cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
         d = cards.shape[0]  # reference count, an atomic instruction, per row)
         m = est.m
+        lfmin = _log_fmin(est, tb)
+        step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
+        # without `scaled`: a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ to
+        # spare for rounding) may be below its limit declines the level (one return, at
+        # the end: each return point costs numba a cleanup of every live array)
+        floor = (d - lev) * lfmin - 1.0
+        declined = False
         cnt = np.empty(K, dtype=np.int64)
         same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
         unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
@@ -591,8 +606,6 @@ def _score_kernel(kc: int):
         chains = (pr0, pr1, e0, e1)  # (`_scaled_row`'s arrays, handed on as tuples)
         sums, sums1 = (acc, mx, sm), (acc1, mx1, sm1)
         slots = (cb, rep, nsl, cstart)
-        lfmin = _log_fmin(est, tb)
-        step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
         q = ZERO
         while True:
             b = tb.lbase[lev] + q
@@ -613,6 +626,11 @@ def _score_kernel(kc: int):
                 prior = m / (K * nv)
                 small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
                 lim = _TINY / (prior * small)  # a product below gives a subnormal term
+                if scaled:
+                    pass
+                elif not np.log(lim) <= floor:
+                    declined = True
+                    break
                 nr = ZERO  # the rows this set takes part in, and their factors' offsets
                 for r in range(n):
                     ok = True
@@ -644,9 +662,12 @@ def _score_kernel(kc: int):
                     for y in range(K):
                         low |= prod[i, y] < lim
                     if low:  # (rare) again, with renormalised chains
-                        terms = (prior, scale, scale1)
-                        _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt, cell,
-                                    terms, w > 0.0, eq, sums, sums1, chains)
+                        if scaled:
+                            terms = (prior, scale, scale1)
+                            _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt,
+                                        cell, terms, w > 0.0, eq, sums, sums1, chains)
+                        else:
+                            declined = True  # (the check above leaves this unreachable)
                         continue
                     if w > 0.0:
                         for y in range(K):
@@ -658,13 +679,31 @@ def _score_kernel(kc: int):
             if not next_colex(idx, lev, d):
                 break
         _level_scores(n, K, eq, nused, wout, sums, sums1, done, lp)
+        return not declined
 
     return score_parent_major
 
 
-score_parent_major = by_classes(_score_kernel)
+score_parent_major = by_classes(functools.partial(_score_kernel, scaled=False))
 """``score_parent_major(K)``: the scoring kernel for K classes (`workbench.jit.by_classes`:
-two and three classes get their own compiled loops, each compiled on first need)."""
+two and three classes get their own compiled loops, each compiled on first need), without
+the rescaling path; `score_rescaling(K)` has it."""
+
+score_rescaling = by_classes(functools.partial(_score_kernel, scaled=True))
+
+_RESCALING = [False]  # `rescaling_everywhere`'s switch
+
+
+@contextlib.contextmanager
+def rescaling_everywhere() -> Iterator[None]:
+    """Within: every level is scored by `score_rescaling`, as when some product may leave
+    the normal range (the same results). `workbench warm-up` compiles its kernels this way
+    (its small data never need them); tests check it against the kernel without."""
+    _RESCALING[0] = True
+    try:
+        yield
+    finally:
+        _RESCALING[0] = False
 
 
 @numba.njit(cache=True, nogil=True)
@@ -811,7 +850,15 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     lw = np.zeros((top + 1, B))
     levels = Levels(llp, ldone, lw)
     prod = np.empty(K)
-    score = score_parent_major(K)
+    # then `score_rescaling`'s, once a level needs it
+    kernels = [(score_rescaling if _RESCALING[0] else score_parent_major)(K)]
+
+    def score(lev: int, counts: np.ndarray) -> None:
+        args = (Xb, actl, counts, nb, lev, tb, est, weighted, ldone[lev], llp[lev], lw[lev])
+        if not kernels[-1](*args):
+            kernels.append(score_rescaling(K))
+            kernels[-1](*args)
+
     actives = _actives_for(bool(sr))
     for r0 in range(0, n, B):
         nb = min(B, n - r0)
@@ -819,7 +866,7 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
         actives(Xb, XU[r0:r0 + nb], uparent, iidx, uidx, np.int64(est.N), nb, tb, crit, gen,
                 actl, nact, ux, sc)
         ldone[:, :nb] = False
-        score(Xb, actl, nact, nb, top, tb, est, weighted, ldone[top], llp[top], lw[top])
+        score(top, nact)
         need = (ux[:nb] > 0) | ~ldone[top, :nb]
         if not need.any():  # every row scored at `top`: `_combine` (and what it calls)
             out[r0:r0 + nb] = llp[top, :nb]  # is compiled only where some row needs it
@@ -827,8 +874,7 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
         if top > 1:
             low = np.where(need, nact[:nb], 0)
             for lev in range(top - 1, 0, -1):
-                score(Xb, actl, low, nb, lev, tb, est, weighted, ldone[lev], llp[lev],
-                      lw[lev])
+                score(lev, low)
         _combine(Xb, nb, actl, nact, ux, need, order, top, tb, est, weighted, levels, cnt, prod,
                  out[r0:r0 + nb])
     return out
