@@ -183,7 +183,8 @@ def test_rescaling_kernel_only_where_a_product_may_underflow(d, m, K, rescales,
     """The kernel without a rescaling path declines a level where some product of child
     factors could fall below the normal range (80 attributes, m = 10⁻⁶) and the rescaling
     kernel scores it; on six attributes it scores every level itself. Either way the
-    results are those of the rescaling kernel everywhere, bit for bit."""
+    results are those of the rare paths everywhere (rescaling, factors by value slot),
+    bit for bit."""
     train, test = latent_rows(600, d, seed=3, n_test=500)
     y = np.arange(600) % K
     atts = train.attributes
@@ -195,7 +196,7 @@ def test_rescaling_kernel_only_where_a_product_may_underflow(d, m, K, rescales,
     monkeypatch.setattr(pm, "score_rescaling", lambda k: used.append(k) or real(k))
     got = scored_by_parent_major(model, test, monkeypatch)
     assert bool(used) == rescales
-    with pm.rescaling_everywhere():
+    with pm.rare_paths_everywhere():
         want = scored_by_parent_major(model, test, monkeypatch)
     assert len(used) > int(rescales)  # the switch took the rescaling kernel
     assert np.array_equal(got, want)

@@ -7,8 +7,8 @@ module runs each learner through every such path once on small synthetic data se
 that a later run loads every kernel from the cache: one fold per (learner, class count,
 test size) through `evaluation.pipeline.run_fold` — MDL discretisation included — on data
 with nominal and numeric attributes, missing values and a constant attribute, and one
-more of the larger size with the parent-major scoring's rescaling kernels, which data
-this small never needs (`parentmajor.rescaling_everywhere`).
+more of the larger size through the parent-major scoring's rare paths (rescaling, value
+slots), which data this small never takes (`parentmajor.rare_paths_everywhere`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def compile_kernels(learners: Iterable[str],
     each learner spent compiling or loading kernels (`workbench.jit.compile_clock`)."""
     from workbench.evaluation.pipeline import run_fold
     from workbench.jit import compile_clock
-    from workbench.learners.ande.parentmajor import rescaling_everywhere
+    from workbench.learners.ande.parentmajor import rare_paths_everywhere
 
     clock = compile_clock()
     _load_readers()
@@ -95,7 +95,7 @@ def compile_kernels(learners: Iterable[str],
             for size in TEST_SIZES:
                 run_fold(data[K], name, {}, train, np.arange(TRAIN_ROWS, TRAIN_ROWS + size))
             size = max(TEST_SIZES)
-            with rescaling_everywhere():  # (products this small data never needs)
+            with rare_paths_everywhere():  # (paths this small data never takes)
                 run_fold(data[K], name, {}, train, np.arange(TRAIN_ROWS, TRAIN_ROWS + size))
         got = clock.read() - before
         spent[name] = got.cpu_seconds

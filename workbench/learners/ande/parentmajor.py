@@ -461,11 +461,30 @@ def _scaled_row(fac, base, coff, r, kc, K, step, pcnt, cell, terms, pos, weighte
             _add_term(acc1, mx1, sm1, r, y, joint * scale1, e0[y] + e1[y])
 
 
+def slot_layout(X: np.ndarray, n: int, tb, lev: int, cnt: np.ndarray,
+                declared: tuple) -> tuple:
+    """Where `score_parent_major` finds a parent set's factors: (same, slot, cb, rep, nsl,
+    cstart) — attribute a's values from cb[a], its nsl[a] slots' factors from cstart[a];
+    `declared` (`declared_layout`: a slot per declared value, nothing to find) where
+    building those costs no more than the rows' reads, else slots by value
+    (`value_slots`), whose kernels are compiled only where some data needs them."""
+    if not _RARE[0] and build_ok(tb.cards, lev, n, tb.cards.shape[0]):
+        return declared
+    return _value_layout(X, n, tb, cnt)
+
+
+def declared_layout(cards: np.ndarray) -> tuple:
+    """`slot_layout` with a slot per declared value: slot v of value v (same = True)."""
+    d = cards.shape[0]
+    cb = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(cards, out=cb[1:])
+    slot = np.arange(cb[d], dtype=np.int64) - np.repeat(cb[:-1], cards)
+    return True, slot, cb, slot.copy(), cards.astype(np.int64), cb[:-1].copy()
+
+
 @numba.njit(cache=True, nogil=True)
-def _slot_layout(X, n, tb, lev, cnt):
-    """`_score`'s factors by value slot (`value_slots`), not by value: (same, slot, cb, rep,
-    nsl, cstart) — `same` when each declared value gets its own slot (nothing to find);
-    attribute a's values from cb[a], its nsl[a] slots' factors from cstart[a]."""
+def _value_layout(X, n, tb, cnt):
+    """`slot_layout` by value slot (`value_slots`): a slot per value the rows have."""
     cards = tb.cards
     d = cards.shape[0]
     cb = np.zeros(d + 1, dtype=np.int64)
@@ -474,19 +493,11 @@ def _slot_layout(X, n, tb, lev, cnt):
     slot = np.full(cb[d], -1, dtype=np.int64)
     rep = np.empty(cb[d], dtype=np.int64)
     nsl = np.zeros(d, dtype=np.int64)
-    same = build_ok(cards, lev, n, d)
-    if same:  # a slot per declared value (nothing to find)
-        for a in range(d):
-            nsl[a] = cards[a]
-            for v in range(cards[a]):
-                slot[cb[a] + v] = v
-                rep[cb[a] + v] = v
-    else:
-        value_slots(X, n, tb, cb, slot, rep, nsl, cnt)
+    value_slots(X, n, tb, cb, slot, rep, nsl, cnt)
     cstart = np.zeros(d, dtype=np.int64)
     for a in range(1, d):
         cstart[a] = cstart[a - 1] + nsl[a - 1]
-    return same, slot, cb, rep, nsl, cstart
+    return False, slot, cb, rep, nsl, cstart
 
 
 @numba.njit(cache=True, nogil=True)
@@ -553,11 +564,13 @@ def _score_kernel(kc: int, scaled: bool):
     some product could leave the normal range."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout):
+    def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout,
+                           layout):
         """Order-`lev` scores of rows 0..n−1 (active attributes actl[r, 0:nact[r]],
         ascending) into lp; done[r] = some parent set is used, wout[r] = their total
-        weight. With `weighted`, a row whose used sets all weigh 0 counts them equally
-        (SPEC §2). Returns whether it scored them (always, when `scaled`)."""
+        weight (`layout`: `slot_layout`'s). With `weighted`, a row whose used sets all
+        weigh 0 counts them equally (SPEC §2). Returns whether it scored them (always,
+        when `scaled`)."""
         K = kc if kc else tb.K
         cards = tb.cards  # (taken out of the tuple once: a read in the row loop costs a
         d = cards.shape[0]  # reference count, an atomic instruction, per row)
@@ -570,7 +583,7 @@ def _score_kernel(kc: int, scaled: bool):
         floor = (d - lev) * lfmin - 1.0
         declined = False
         cnt = np.empty(K, dtype=np.int64)
-        same, slot, cb, rep, nsl, cstart = _slot_layout(X, n, tb, lev, cnt)
+        same, slot, cb, rep, nsl, cstart = layout
         unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
         rowlen = unit + K
         idx = np.arange(lev)
@@ -691,19 +704,20 @@ the rescaling path; `score_rescaling(K)` has it."""
 
 score_rescaling = by_classes(functools.partial(_score_kernel, scaled=True))
 
-_RESCALING = [False]  # `rescaling_everywhere`'s switch
+_RARE = [False]  # `rare_paths_everywhere`'s switch
 
 
 @contextlib.contextmanager
-def rescaling_everywhere() -> Iterator[None]:
-    """Within: every level is scored by `score_rescaling`, as when some product may leave
-    the normal range (the same results). `workbench warm-up` compiles its kernels this way
-    (its small data never need them); tests check it against the kernel without."""
-    _RESCALING[0] = True
+def rare_paths_everywhere() -> Iterator[None]:
+    """Within: every level is scored by `score_rescaling` over value slots, as when some
+    product may leave the normal range and the declared values are too many (the same
+    results). `workbench warm-up` compiles their kernels this way (its small data never
+    need them); tests check them against the usual paths."""
+    _RARE[0] = True
     try:
         yield
     finally:
-        _RESCALING[0] = False
+        _RARE[0] = False
 
 
 @numba.njit(cache=True, nogil=True)
@@ -851,10 +865,14 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     levels = Levels(llp, ldone, lw)
     prod = np.empty(K)
     # then `score_rescaling`'s, once a level needs it
-    kernels = [(score_rescaling if _RESCALING[0] else score_parent_major)(K)]
+    kernels = [(score_rescaling if _RARE[0] else score_parent_major)(K)]
+    declared = declared_layout(tb.cards)
+    cnt_l = np.empty(K, dtype=np.int64)
 
     def score(lev: int, counts: np.ndarray) -> None:
-        args = (Xb, actl, counts, nb, lev, tb, est, weighted, ldone[lev], llp[lev], lw[lev])
+        layout = slot_layout(Xb, nb, tb, lev, cnt_l, declared)
+        args = (Xb, actl, counts, nb, lev, tb, est, weighted, ldone[lev], llp[lev], lw[lev],
+                layout)
         if not kernels[-1](*args):
             kernels.append(score_rescaling(K))
             kernels[-1](*args)
