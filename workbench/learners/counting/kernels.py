@@ -9,7 +9,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from workbench.jit import numba
-from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, KIND_SPARSE
+from workbench.learners.counting.layout import (KIND_DENSE, KIND_EMPTY, KIND_SPARSE,
+                                                first_at_least)
 
 # ----- numba kernels ---------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -324,7 +325,7 @@ def totals_kernel(ids, kind, off, vbase, bsize, dense, skeys, svals, out):
             for i in range(bsize[b]):
                 out[b, i % K] += dense[off[b] + i]
         elif kind[b] == KIND_SPARSE:
-            i = np.searchsorted(skeys, vbase[b])
+            i = first_at_least(skeys, vbase[b])
             hi = vbase[b] + bsize[b]
             while i < skeys.shape[0] and skeys[i] < hi:
                 out[b, (skeys[i] - vbase[b]) % K] += svals[i]

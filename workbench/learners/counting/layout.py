@@ -93,6 +93,22 @@ def code_dtype(cardinalities: np.ndarray) -> type:
     return np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def first_at_least(keys, key):
+    """The first i with keys[i] ≥ key in sorted keys (``np.searchsorted``'s left side),
+    written out: numba builds its ``np.searchsorted`` from generic comparators (complex
+    numbers' too), a second of compiling at first use."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @numba.njit(cache=True, nogil=True)
 def lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out):
     """`lookup_k` for a sparse or empty block (kept out of line: inlining the search into
@@ -102,7 +118,7 @@ def lookup_sparse(kind, vbase, skeys, svals, b, loc0, K, out):
     if kind[b] != KIND_SPARSE:
         return
     key = vbase[b] + loc0
-    i = np.searchsorted(skeys, key)
+    i = first_at_least(skeys, key)
     n = skeys.shape[0]
     while i < n and skeys[i] < key + K:
         out[skeys[i] - key] = svals[i]
