@@ -50,7 +50,7 @@ from workbench.learners.ande.estimates import add_log, inverse_total, m_estimate
 from workbench.learners.ande.predict import (ValueScratch, active_values, combine_orders,
                                              mark_bits, mark_listed, nb_scores,
                                              reads_level0, scratch_words, value_scratch)
-from workbench.learners.ande.tables import insert_sorted, read, read_call
+from workbench.learners.ande.tables import insert_sorted, largest, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
 from workbench.learners.counting.combinations import next_colex
 
@@ -149,7 +149,7 @@ def value_slots(X, n, tb, cb, slot, rep, nsl, cnt):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _log_fmin(est, tb):
     """log of the smallest possible child factor, (m/max|X|)/(N+m)."""
-    return min(np.log((est.m / max(tb.cards.max(), 1)) / (est.N + est.m)), -1e-300)
+    return min(np.log((est.m / max(largest(tb.cards), 1)) / (est.N + est.m)), -1e-300)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

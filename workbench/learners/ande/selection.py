@@ -26,7 +26,8 @@ from workbench.jit import ONE, by_classes, numba
 import numpy as np
 
 from workbench.learners.ande.estimates import inverse_total, m_estimate, m_estimate_inv
-from workbench.learners.ande.tables import Tables, cell, insert_sorted, read, read_call
+from workbench.learners.ande.tables import (Tables, cell, insert_sorted, largest, read,
+                                            read_call)
 from workbench.learners.counting.budget import memory_budget
 from workbench.learners.counting.combinations import next_colex
 from workbench.learners.counting.layout import KIND_DENSE
@@ -270,7 +271,7 @@ def _gather(tb, qa, qst, lev, bq, cells, order, kids, cnt, pc, gofs, fac, g0, h,
 def _ones(tb):
     """Size of the block of factors 1.0 at the start of each half of a factor buffer: a
     child that is one of the parents reads it at x_c · K (< K · the largest |X_c|)."""
-    return tb.K * tb.cards.max()
+    return tb.K * largest(tb.cards)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -51,6 +51,17 @@ def new_work(n_sets: int, batch: int, K: int) -> Work:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def largest(a):
+    """The largest element of a non-empty 1-D array (a loop: numba's ``ndarray.max`` brings
+    a generic comparator and ``np.take``, over a second of compiling at first use)."""
+    top = a[0]
+    for i in range(1, a.shape[0]):
+        if a[i] > top:
+            top = a[i]
+    return top
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def insert_sorted(idx, lev, c, out):
     """out[0:lev + 1] = sorted(idx[0:lev] ∪ {c}) for sorted idx without c (a parent set and
     a child: the attributes of their block); returns c's position in out."""

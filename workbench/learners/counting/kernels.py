@@ -272,7 +272,10 @@ def bitmap_kernel(codes_t, y, K, ids, battrs, blen, bcond, off, cards, voff, nee
     full = np.zeros(d, dtype=np.bool_)  # a's value sets cover every row of the chunk
     for a in range(d):
         if voff[a] >= 0:
-            full[a] = nset[VK + voff[a]: VK + voff[a] + cards[a]].sum() == nrows
+            tot = 0  # (a loop: numba's ndarray.sum is a compile of its own)
+            for i in range(VK + voff[a], VK + voff[a] + cards[a]):
+                tot += nset[i]
+            full[a] = tot == nrows
     tg = np.empty(max(V, 1), dtype=np.int64)
     for q in range(ids.shape[0]):
         b = ids[q]
