@@ -52,7 +52,7 @@ from workbench.learners.ande.predict import (ValueScratch, active_values, combin
                                              reads_level0, scratch_words, value_scratch)
 from workbench.learners.ande.tables import insert_sorted, largest, read, read_call
 from workbench.learners.counting.layout import KIND_DENSE
-from workbench.learners.counting.combinations import next_colex
+from workbench.learners.counting.combinations import first_ints, next_colex
 
 _CHUNK_BYTES = 64 << 20
 _NB_CHUNK = 4096  # naive Bayes: rows whose factor offsets are gathered before their products
@@ -586,7 +586,7 @@ def _score_kernel(kc: int, scaled: bool):
         same, slot, cb, rep, nsl, cstart = layout
         unit = (cstart[d - 1] + nsl[d - 1]) * K  # (a slot of 1.0s after the children's)
         rowlen = unit + K
-        idx = np.arange(lev)
+        idx = first_ints(lev)
         maxcell = int(largest_product(nsl, lev))  # (exact: the path is chosen when small)
         fac, pcnt, cok, filled, vals, S, mc, cc, den = _scratch(maxcell, rowlen, lev, K)
         # the equally weighted sums are read only for a row whose used sets all weigh 0:
@@ -734,7 +734,7 @@ def _scratch(maxcell, rowlen, lev, K):
 def _some_set_weighs_zero(tb, est, lev, d):
     """Some parent set of level `lev` that may be used weighs 0 (or NaN): only then can a
     row's used sets all weigh 0 (wout ≤ 0, `_level_scores` reads the equal-weight sums)."""
-    idx = np.arange(lev)
+    idx = first_ints(lev)
     q = ZERO
     while True:
         allowed = True
@@ -932,7 +932,7 @@ def _nb_kernel(kc: int):
         act1 = np.empty((1, d), dtype=np.int64)
         coff = np.empty((C, d), dtype=np.int32)
         nch = np.empty(C, dtype=np.int64)
-        rows = np.arange(C)
+        rows = first_ints(C)
         bases = np.zeros(C, dtype=np.int64)
         p = np.empty((C, K))
         prod = np.empty(K)

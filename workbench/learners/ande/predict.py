@@ -15,6 +15,7 @@ from workbench.learners.ande.estimates import (RESCALE, add_log, inverse_total, 
                                                m_estimate, m_estimate_inv, times_m_estimate)
 from workbench.learners.ande.scoring import score_level
 from workbench.learners.ande.tables import read
+from workbench.learners.counting.combinations import first_ints
 
 _NO_UNDERFLOW = np.log(1e-280)
 
@@ -176,7 +177,7 @@ def value_scratch(n, d, K):
     """Work arrays of `active_values` over d counted attributes and no left-out ones: vc,
     deleted, isu, hit, iidx (the identity), none (no left-out columns for n rows), cnt."""
     return (np.empty(d, dtype=np.int64), np.zeros(d, dtype=np.bool_),
-            np.zeros(d, dtype=np.bool_), np.zeros(d, dtype=np.bool_), np.arange(d),
+            np.zeros(d, dtype=np.bool_), np.zeros(d, dtype=np.bool_), first_ints(d),
             np.zeros((n, 0), dtype=np.bool_), np.empty(K, dtype=np.int64))
 
 

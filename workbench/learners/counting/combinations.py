@@ -27,6 +27,17 @@ def next_colex(idx, l, na):
     return False
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def first_ints(n):
+    """``np.arange(n)`` as int64, written out: numba compiles its ``np.arange`` per argument
+    type with max, int and empty overloads of its own (tenths of a second each at first
+    use)."""
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = i
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def _colex_combinations(d, l):
     """All l-subsets of range(d) as rows of an (C(d,l), l) array, in colex order."""
@@ -36,7 +47,7 @@ def _colex_combinations(d, l):
     out = np.empty((n, max(l, 1)), dtype=np.int64)
     if l == 0 or n == 0:
         return out[:n, :l]
-    c = np.arange(l)
+    c = first_ints(l)
     for r in range(n):
         for t in range(l):
             out[r, t] = c[t]
