@@ -228,8 +228,12 @@ is compiled twice (once per literal type), with these once."""
 class _KernelNumba:
     """numba as our kernels see it: ``njit`` builds no C-callable (``cfunc``) wrapper, which
     only a kernel handed to another as a first-class function value would need (none is) —
-    a second function lowered and compiled per kernel, about 5 % of first-use compiling.
-    Every other name is numba's own."""
+    a second function lowered and compiled per kernel, about 5 % of first-use compiling —
+    and takes NumPy's error model (a division by zero gives inf or NaN, no test and
+    exception per division) unless told otherwise: numba compiles a NumPy or builtin
+    function once per caller's options, so kernels of mixed models compiled np.empty,
+    np.zeros, max and min again for each (a cold A1DE iris cv compiled np.empty(n,
+    int64) five times). Every other name is numba's own."""
 
     def __init__(self, numba: Any) -> None:
         self._numba = numba
@@ -239,6 +243,7 @@ class _KernelNumba:
 
     def njit(self, *args: Any, **options: Any) -> Any:
         options.setdefault("no_cfunc_wrapper", True)
+        options.setdefault("error_model", "numpy")
         return self._numba.njit(*args, **options)
 
 
