@@ -577,9 +577,8 @@ def _score_kernel(kc: int, scaled: bool):
         m = est.m
         lfmin = _log_fmin(est, tb)
         step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
-        # without `scaled`: a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ to
-        # spare for rounding) may be below its limit declines the level (one return, at
-        # the end: each return point costs numba a cleanup of every live array)
+        # without `scaled`, a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ to
+        # spare) may be below its limit declines the level (returning at the end only)
         floor = (d - lev) * lfmin - 1.0
         declined = False
         cnt = np.empty(K, dtype=np.int64)
@@ -592,32 +591,12 @@ def _score_kernel(kc: int, scaled: bool):
         # the equally weighted sums are read only for a row whose used sets all weigh 0:
         # kept only when some set may (bench_vs_java's magic A2DE-SW has none)
         eq = weighted and _some_set_weighs_zero(tb, est, lev, d)
-        acc = np.zeros((n, K))
-        acc1 = np.zeros((n, K) if eq else (1, K))
-        mx = np.full((n, K), -np.inf)  # log-space parts of acc / acc1 (for tiny terms)
-        sm = np.zeros((n, K))
-        mx1 = np.full(acc1.shape, -np.inf)
-        sm1 = np.zeros(acc1.shape)
-        nused = np.zeros(n, dtype=np.int64)
-        # per attribute, each row's value slot where it takes part (else −1), and per row
-        # the factor offsets of its active children: both streamed once per parent set, so
-        # kept small and contiguous in the order they are read
-        xt = np.full((d, n), -1, dtype=np.int32)
-        coff = np.empty((n, d), dtype=np.int32)
-        nch = np.zeros(n, dtype=np.int64)
-        rows = np.empty(n, dtype=np.int64)
-        cells = np.empty(n, dtype=np.int64)
-        bases = np.empty(n, dtype=np.int64)
-        prod = np.empty((n, K))
+        sums, sums1, nused, xt, coff, nch, rows, cells, bases, prod, chains = \
+            _level_arrays(n, d, K, eq)
+        acc, acc1 = sums[0], sums1[0]
         _row_slots(X, actl, nact, n, same, slot, cb, cstart, K, est.child_ok, xt, coff, nch,
                    wout)
         nrun = _even_children(nch, n, coff, unit)
-        pr0 = np.empty(K)
-        pr1 = np.empty(K)
-        e0 = np.empty(K, dtype=np.int64)
-        e1 = np.empty(K, dtype=np.int64)
-        chains = (pr0, pr1, e0, e1)  # (`_scaled_row`'s arrays, handed on as tuples)
-        sums, sums1 = (acc, mx, sm), (acc1, mx1, sm1)
         slots = (cb, rep, nsl, cstart)
         q = ZERO
         while True:
@@ -718,6 +697,25 @@ def rare_paths_everywhere() -> Iterator[None]:
         yield
     finally:
         _RARE[0] = False
+
+
+@numba.njit(cache=True, nogil=True)
+def _level_arrays(n, d, K, eq):
+    """`score_parent_major`'s arrays per row: the sums (acc, mx, sm) and equal-weight sums
+    (acc1, mx1, sm1; one row unless `eq`) — mx, sm their log-space parts, for tiny terms —
+    used-set counts; per attribute each row's value slot where it takes part (else −1,
+    xt) and per row its active children's factor offsets (coff, nch): both streamed once
+    per parent set, so small and contiguous in the order they are read; the rows, cells
+    and factor bases of a set, the products, and `_scaled_row`'s chains."""
+    acc1 = np.zeros((n, K) if eq else (1, K))
+    sums = (np.zeros((n, K)), np.full((n, K), -np.inf), np.zeros((n, K)))
+    sums1 = (acc1, np.full(acc1.shape, -np.inf), np.zeros(acc1.shape))
+    chains = (np.empty(K), np.empty(K), np.empty(K, dtype=np.int64),
+              np.empty(K, dtype=np.int64))
+    return (sums, sums1, np.zeros(n, dtype=np.int64), np.full((d, n), -1, dtype=np.int32),
+            np.empty((n, d), dtype=np.int32), np.zeros(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.empty((n, K)), chains)
 
 
 @numba.njit(cache=True, nogil=True)
