@@ -862,18 +862,17 @@ def log_scores_parent_major(X: np.ndarray, XU: np.ndarray, uparent: np.ndarray,
     lw = np.zeros((top + 1, B))
     levels = Levels(llp, ldone, lw)
     prod = np.empty(K)
-    # then `score_rescaling`'s, once a level needs it
-    kernels = [(score_rescaling if _RARE[0] else score_parent_major)(K)]
+    kernel = (score_rescaling if _RARE[0] else score_parent_major)(K)
     declared = declared_layout(tb.cards)
-    cnt_l = np.empty(K, dtype=np.int64)
 
     def score(lev: int, counts: np.ndarray) -> None:
-        layout = slot_layout(Xb, nb, tb, lev, cnt_l, declared)
+        nonlocal kernel  # `score_rescaling`'s from the first level that needs it on
+        layout = slot_layout(Xb, nb, tb, lev, cnt, declared)  # (cnt: scratch)
         args = (Xb, actl, counts, nb, lev, tb, est, weighted, ldone[lev], llp[lev], lw[lev],
                 layout)
-        if not kernels[-1](*args):
-            kernels.append(score_rescaling(K))
-            kernels[-1](*args)
+        if not kernel(*args):
+            kernel = score_rescaling(K)
+            kernel(*args)
 
     actives = _actives_for(bool(sr))
     for r0 in range(0, n, B):
