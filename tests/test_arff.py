@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import EMBEDDED
-from workbench.data.arff import dataset_stem, load_arff, save_arff
+from workbench.data.arff import dataset_stem, iter_arff_chunks, load_arff, save_arff
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import ArffError, WorkbenchError
 
@@ -228,3 +228,29 @@ def test_chunks_equal_the_whole_file(tmp_path, rows):
         assert all(c.attributes == whole.attributes for c in parts)
     with pytest.raises(WorkbenchError, match="chunk size"):
         next(iter_arff_chunks(EMBEDDED / "iris.arff.gz", 0))
+
+
+def test_arrow_reads_only_arrow_owned_input(monkeypatch):
+    """Arrow's CSV reader gets Arrow-owned input (never a Python bytes object or file):
+    its pool threads release that input, and one taking the GIL to release a Python object
+    while the interpreter exits aborts the process (apache/arrow#34314: a refused `run`
+    exited -6 instead of 2 so). Whole files and chunks read the same rows."""
+    import pyarrow as pa
+    from workbench.data import arff
+
+    sources = []
+    for name in ("read_csv", "open_csv"):
+        real = getattr(arff.pcsv, name)
+
+        def spy(source, *a, _real=real, **kw):
+            sources.append(source)
+            return _real(source, *a, **kw)
+        monkeypatch.setattr(arff.pcsv, name, spy)
+    path = EMBEDDED / "iris.arff.gz"
+    whole = load_arff(path)
+    chunks = list(iter_arff_chunks(path, 40))
+    assert len(sources) == 2
+    for source in sources:
+        assert isinstance(source, pa.NativeFile) and not isinstance(source, pa.PythonFile)
+    np.testing.assert_array_equal(np.concatenate([c.X for c in chunks]), whole.X)
+    np.testing.assert_array_equal(np.concatenate([c.y for c in chunks]), whole.y)

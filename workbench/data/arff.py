@@ -562,6 +562,29 @@ def _read_options(n: int, block: int | None = None) -> pcsv.ReadOptions:
     return pcsv.ReadOptions(column_names=[f"c{j}" for j in range(n)], **kw)
 
 
+# Arrow's CSV reader is only ever handed Arrow-owned input (`_arrow_copy`, `_native_stream`).
+# Input backed by a Python object (``pa.py_buffer(bytes)``, a Python file) is released by
+# Arrow's pool threads, which take the GIL to do so; one doing it while the interpreter
+# exits is ended inside C++ and the process aborts ("terminate called without an active
+# exception", apache/arrow#34314). A command that loads data sets and exits at once (a `run`
+# refused by a locked directory) exited -6 so about once in 300 under load.
+def _arrow_copy(data: bytes) -> pa.BufferReader:
+    """`data` copied into Arrow's memory (one memcpy: ~10 ms for 50 MB)."""
+    sink = pa.BufferOutputStream()
+    sink.write(data)
+    return pa.BufferReader(sink.getvalue())
+
+
+def _native_stream(path: Path, skip: int) -> pa.NativeFile:
+    """The (decompressed) file as an Arrow stream, its first `skip` bytes read past."""
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    stream = pa.input_stream(str(path), compression="gzip" if gz else None)
+    if len(stream.read(skip)) != skip:  # (changed since its header was read)
+        raise ArffError(f"{path}: shorter than its header")
+    return stream
+
+
 _PARSE = pcsv.ParseOptions(quote_char="'", escape_char="\\", double_quote=False)
 
 
@@ -572,7 +595,7 @@ def _load_fast(path: Path, raw: bytes, class_attribute, name) -> Dataset | None:
         return None
     try:
         schema = _Schema(path, split[0], class_attribute, name)
-        table = pcsv.read_csv(pa.py_buffer(split[1]), read_options=_read_options(
+        table = pcsv.read_csv(_arrow_copy(split[1]), read_options=_read_options(
             len(schema.attrs)), parse_options=_PARSE,
             convert_options=schema.convert_options())
         return schema.dataset(schema.matrix(table), str(path))
@@ -591,15 +614,16 @@ def iter_arff_chunks(path: str | os.PathLike, rows: int, class_attribute=None,
     path = Path(path)
     if rows < 1:
         raise WorkbenchError(f"chunk size must be a positive number of rows, got {rows}")
-    stream = _open_stream(path)
     head = bytearray()
-    while True:
-        line = stream.readline()
-        if not line:
-            raise ArffError(f"{path}: no @data section")
-        head += line
-        if _DATA_RE.match(line.rstrip(b"\n")):
-            break
+    with _open_stream(path) as stream:
+        while True:
+            line = stream.readline()
+            if not line:
+                raise ArffError(f"{path}: no @data section")
+            head += line
+            if _DATA_RE.match(line.rstrip(b"\n")):
+                break
+    stream = _native_stream(path, len(head))
     schema = _Schema(path, _split_lines(bytes(head)), class_attribute, name)
     line_no = schema.data_line or 0
     reader = pcsv.open_csv(stream, read_options=_read_options(len(schema.attrs), 1 << 22),
