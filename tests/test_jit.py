@@ -285,6 +285,15 @@ def test_warm_up_leaves_nothing_to_compile_for_a_first_cv(tmp_path):
                         text=True, cwd=tmp_path, env=env, timeout=600)
     assert cv.returncode == 0, cv.stderr
     assert "compiling" not in cv.stderr
+    # nor on data of 16-bit codes and 70,000 values (the conversions numpy does not do)
+    from workbench.evaluation.warmup import wide_arff
+
+    (tmp_path / "wide.arff").write_text(wide_arff())
+    cv = subprocess.run([sys.executable, "-m", "workbench", "cv", "--learner", "NB", "--data",
+                         "wide.arff", "--rounds", "2", "--folds", "2"], capture_output=True,
+                        text=True, cwd=tmp_path, env=env, timeout=600)
+    assert cv.returncode == 0, cv.stderr
+    assert "compiling" not in cv.stderr
 
 
 def test_warm_up_covers_every_class_count_path_and_leaves_out_the_comparators():

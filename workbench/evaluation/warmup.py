@@ -8,7 +8,10 @@ that a later run loads every kernel from the cache: one fold per (learner, class
 test size) through `evaluation.pipeline.run_fold` — MDL discretisation included — on data
 with nominal and numeric attributes, missing values and a constant attribute, and one
 more of the larger size through the parent-major scoring's rare paths (rescaling, value
-slots), which data this small never takes (`parentmajor.rare_paths_everywhere`).
+slots), which data this small never takes (`parentmajor.rare_paths_everywhere`), and one
+on data with one more nominal attribute of `WIDE` values: codes of 16 bits, whose counting
+kernels are compiled apart from the 8-bit ones (splice's 3,178-valued name needs them); the
+data kernels first, on an ARFF file large enough for every conversion (`_load_data_kernels`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ TEST_SIZES = (3, 2000)
 TRAIN_ROWS = 300
 """Training rows of each synthetic data set (its first rows; the test rows follow)."""
 
+WIDE = 200
+"""Values of the wide fold's extra attribute: more than an 8-bit code holds."""
+
 _COMPARATOR_MODULES = ("workbench.learners.weka", "workbench.learners.vw",
                        "workbench.learners.external")
 """Learners that run other programs: nothing of ours to compile."""
@@ -44,10 +50,11 @@ def default_learners() -> list[str]:
 
 
 def synthetic(K: int, n_train: int = TRAIN_ROWS, n_test: int = max(TEST_SIZES),
-              seed: int = 0) -> Dataset:
+              seed: int = 0, wide: int = 0) -> Dataset:
     """A seeded data set with K classes: three nominal attributes (2, 3 and 4 values, 5 %
     missing), a constant one, and two numeric ones that depend on the class (so MDL cuts
-    them), with missing values."""
+    them), with missing values; with `wide`, a last nominal attribute of that many values
+    (drawn at random)."""
     rng = np.random.default_rng(seed)
     n = n_train + n_test
     y = np.arange(n) % K
@@ -63,17 +70,50 @@ def synthetic(K: int, n_train: int = TRAIN_ROWS, n_test: int = max(TEST_SIZES),
     atts = (Attribute("a", ("0", "1")), Attribute("b", ("0", "1", "2")),
             Attribute("c", ("0", "1", "2", "3")), Attribute("const", ("only",)),
             Attribute("u"), Attribute("v"))
+    if wide:
+        cols.append(rng.integers(0, wide, n).astype(float))
+        atts += (Attribute("w", tuple(str(v) for v in range(wide))),)
     cls = Attribute("class", tuple(f"k{k}" for k in range(K)))
     return Dataset(f"warm-up-{K}", atts, cls, np.column_stack(cols), y)
 
 
 @functools.cache
-def _load_readers() -> None:
-    """The ARFF reader's kernels, numeric and nominal columns (once per process)."""
+def _load_data_kernels() -> None:
+    """The data and evaluation kernels (once per process): the ARFF reader's (numeric and
+    nominal columns, 8- and 16-bit staging), the code conversions that data of 2^16 values
+    or more take instead of numpy (`Dataset.codes`, `Dataset.column_codes`), raw and
+    discretised, and the row operations of evaluations past 4,096 cells (`rowops`)."""
+    import tempfile
+    from pathlib import Path
+
+    from workbench.data.arff import load_arff
     from workbench.data.catalog import load_dataset
+    from workbench.discretize import fit_discretizer
+    from workbench.rowops import warm_up
 
     for name in ("iris", "labor"):
         load_dataset(name)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "wide.arff"
+        path.write_text(wide_arff())
+        data = load_arff(path)
+    for each in (data, fit_discretizer("mdl", data).transform(data)):
+        each.codes()
+        for dtype in (np.int8, np.int16):
+            each.column_codes(dtype)
+    warm_up()
+
+
+def wide_arff(n: int = 10_000, d: int = 7) -> str:
+    """An all-nominal ARFF of n rows: d attributes (the first of `WIDE` values, the rest
+    of 3) and a two-valued class — n × d above 2^16."""
+    rng = np.random.default_rng(0)
+    cards = [WIDE] + [3] * (d - 1) + [2]
+    head = ["@relation wide"] + [
+        f"@attribute a{j} {{{','.join(str(v) for v in range(c))}}}"
+        for j, c in enumerate(cards)] + ["@data"]
+    rows = np.column_stack([rng.integers(0, c, n) for c in cards])
+    return "\n".join(head + [",".join(map(str, r)) for r in rows.tolist()]) + "\n"
 
 
 def compile_kernels(learners: Iterable[str],
@@ -85,8 +125,9 @@ def compile_kernels(learners: Iterable[str],
     from workbench.learners.ande.parentmajor import rare_paths_everywhere
 
     clock = compile_clock()
-    _load_readers()
+    _load_data_kernels()
     data = {K: synthetic(K) for K in CLASS_COUNTS}
+    wide = {K: synthetic(K, wide=WIDE) for K in CLASS_COUNTS}
     train = np.arange(TRAIN_ROWS)
     spent: dict[str, float] = {}
     for name in learners:
@@ -94,9 +135,10 @@ def compile_kernels(learners: Iterable[str],
         for K in CLASS_COUNTS:
             for size in TEST_SIZES:
                 run_fold(data[K], name, {}, train, np.arange(TRAIN_ROWS, TRAIN_ROWS + size))
+            many = np.arange(TRAIN_ROWS, TRAIN_ROWS + max(TEST_SIZES))
             with rare_paths_everywhere():  # (paths this small data never takes)
-                run_fold(data[K], name, {}, train,
-                         np.arange(TRAIN_ROWS, TRAIN_ROWS + max(TEST_SIZES)))
+                run_fold(data[K], name, {}, train, many)
+            run_fold(wide[K], name, {}, train, many)
         got = clock.read() - before
         spent[name] = got.cpu_seconds
         say(f"{name}: {got.compiled} kernel(s) compiled, {got.cpu_seconds:.1f} s CPU "
