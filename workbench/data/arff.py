@@ -455,16 +455,16 @@ def arff_text(dataset: Dataset) -> str:
 _DATA_RE = re.compile(rb"^[ \t]*@data[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 
 
-def _split_header(raw: bytes) -> tuple[list[str], bytes] | None:
-    """(header lines up to and including @data, the data section's bytes), or None when no
-    @data line is found (the careful path then reports the problem). Reads the header
-    line by line, never the data section."""
+def _split_header(raw: bytes) -> tuple[list[str], int] | None:
+    """(header lines up to and including @data, where the data section starts), or None
+    when no @data line is found (the careful path then reports the problem). Reads the
+    header line by line, never the data section."""
     start = 0
     while start < len(raw):
         end = raw.find(b"\n", start)
         end = len(raw) if end < 0 else end + 1
         if _DATA_RE.match(raw[start:end].rstrip(b"\n")):
-            return _split_lines(raw[:end]), raw[end:]
+            return _split_lines(raw[:end]), end
         start = end
     return None
 
@@ -552,9 +552,10 @@ class _Schema:
                                             "class_index": self.class_index})
 
 
-def _plain(data: bytes) -> bool:
-    """No sparse rows, comment lines or double quotes: pyarrow reads it as ARFF means it."""
-    return b"{" not in data and b"%" not in data and b'"' not in data
+def _plain(raw: bytes, start: int) -> bool:
+    """No sparse rows, comment lines or double quotes from `start` on: pyarrow reads the
+    data section as ARFF means it."""
+    return all(raw.find(mark, start) < 0 for mark in (b"{", b"%", b'"'))
 
 
 def _read_options(n: int, block: int | None = None) -> pcsv.ReadOptions:
@@ -568,7 +569,7 @@ def _read_options(n: int, block: int | None = None) -> pcsv.ReadOptions:
 # exits is ended inside C++ and the process aborts ("terminate called without an active
 # exception", apache/arrow#34314). A command that loads data sets and exits at once (a `run`
 # refused by a locked directory) exited -6 so about once in 300 under load.
-def _arrow_copy(data: bytes) -> pa.BufferReader:
+def _arrow_copy(data: memoryview) -> pa.BufferReader:
     """`data` copied into Arrow's memory (one memcpy: ~10 ms for 50 MB)."""
     sink = pa.BufferOutputStream()
     sink.write(data)
@@ -591,13 +592,13 @@ _PARSE = pcsv.ParseOptions(quote_char="'", escape_char="\\", double_quote=False)
 def _load_fast(path: Path, raw: bytes, class_attribute, name) -> Dataset | None:
     """`load_arff` through pyarrow, or None when the careful path must decide."""
     split = _split_header(raw)
-    if split is None or not _plain(split[1]):
+    if split is None or not _plain(raw, split[1]):
         return None
     try:
         schema = _Schema(path, split[0], class_attribute, name)
-        table = pcsv.read_csv(_arrow_copy(split[1]), read_options=_read_options(
-            len(schema.attrs)), parse_options=_PARSE,
-            convert_options=schema.convert_options())
+        table = pcsv.read_csv(_arrow_copy(memoryview(raw)[split[1]:]),
+                              read_options=_read_options(len(schema.attrs)),
+                              parse_options=_PARSE, convert_options=schema.convert_options())
         return schema.dataset(schema.matrix(table), str(path))
     except (ValueError, pa.ArrowException, WorkbenchError, _liac.ArffException):
         return None
