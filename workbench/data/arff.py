@@ -57,6 +57,15 @@ def dataset_stem(path: str | os.PathLike) -> str:
 
 
 # ----- reading ---------------------------------------------------------------------------
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gzipped(path: Path) -> bool:
+    """Whether the file starts with gzip's magic bytes (whatever its name)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes (gzip detected by its magic bytes and decompressed)."""
     if not path.exists():
@@ -65,7 +74,7 @@ def _read_bytes(path: Path) -> bytes:
         raise ArffError(f"{path}: is a directory, not an ARFF file")
     try:
         raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
+        if raw[:2] == _GZIP_MAGIC:
             raw = gzip.decompress(raw)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise ArffError(f"{path}: cannot read: {exc}") from None
@@ -578,9 +587,7 @@ def _arrow_copy(data: memoryview) -> pa.BufferReader:
 
 def _native_stream(path: Path, skip: int) -> pa.NativeFile:
     """The (decompressed) file as an Arrow stream, its first `skip` bytes read past."""
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    stream = pa.input_stream(str(path), compression="gzip" if gz else None)
+    stream = pa.input_stream(str(path), compression="gzip" if _gzipped(path) else None)
     if len(stream.read(skip)) != skip:  # (changed since its header was read)
         raise ArffError(f"{path}: shorter than its header")
     return stream
@@ -649,6 +656,4 @@ def iter_arff_chunks(path: str | os.PathLike, rows: int, class_attribute=None,
 def _open_stream(path: Path):
     if not path.is_file():
         raise ArffError(f"{path}: no such file")
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gz else open(path, "rb")
+    return gzip.open(path, "rb") if _gzipped(path) else open(path, "rb")

@@ -129,13 +129,13 @@ def compile_kernels(learners: Iterable[str],
     data = {K: synthetic(K) for K in CLASS_COUNTS}
     wide = {K: synthetic(K, wide=WIDE) for K in CLASS_COUNTS}
     train = np.arange(TRAIN_ROWS)
+    many = np.arange(TRAIN_ROWS, TRAIN_ROWS + max(TEST_SIZES))
     spent: dict[str, float] = {}
     for name in learners:
         before, t0 = clock.read(), time.monotonic()
         for K in CLASS_COUNTS:
             for size in TEST_SIZES:
                 run_fold(data[K], name, {}, train, np.arange(TRAIN_ROWS, TRAIN_ROWS + size))
-            many = np.arange(TRAIN_ROWS, TRAIN_ROWS + max(TEST_SIZES))
             with rare_paths_everywhere():  # (paths this small data never takes)
                 run_fold(data[K], name, {}, train, many)
             run_fold(wide[K], name, {}, train, many)
