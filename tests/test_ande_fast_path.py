@@ -177,7 +177,8 @@ def test_three_million_training_rows(monkeypatch):
 
 
 @pytest.mark.parametrize("d, m, K, rescales", [(80, 1e-6, 2, True), (6, 1.0, 2, False),
-                                                 (6, 1.0, 3, False), (6, 1.0, 5, False)])
+                                                 (6, 1.0, 3, False), (6, 1.0, 5, False),
+                                                 (80, 1e-6, 7, True)])
 def test_rescaling_kernel_only_where_a_product_may_underflow(d, m, K, rescales,
                                                              monkeypatch):
     """The kernel without a rescaling path declines a level where some product of child
@@ -188,7 +189,7 @@ def test_rescaling_kernel_only_where_a_product_may_underflow(d, m, K, rescales,
     train, test = latent_rows(600, d, seed=3, n_test=500)
     y = np.arange(600) % K
     atts = train.attributes
-    train = Dataset("k", atts, Attribute("c", tuple("pqrst"[:K])), train.X, y)
+    train = Dataset("k", atts, Attribute("c", tuple(f"k{j}" for j in range(K))), train.X, y)
     test = Dataset("kt", atts, train.class_attribute, test.X, np.arange(500) % K)
     model = AnDE(n=1, m=m).fit(train)
     used = []
@@ -235,10 +236,11 @@ def test_single_valued_attributes_take_the_parent_major_path(monkeypatch):
         assert_same_log_posterior(got, want, f"A{order}DE with single-valued attributes")
 
 
-@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 19])
+@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 19, 26])
 def test_every_class_count_through_the_row_products(K, monkeypatch):
     """The products are taken for all classes at once up to eleven, else in blocks of
-    eight and a tail of one to seven (`row_products`): A1DE and A2DE through the
+    eight and a tail of one to seven (`row_products`), from slots K apart or padded to a
+    multiple of four (`slot_stride`: 7, 10, 11, 13, 17, 19, 26): A1DE and A2DE through the
     parent-major path, and naive Bayes through its factor table, equal the brute force for
     every K, with missing values (rows with fewer children, and rows without a usable
     parent)."""
@@ -258,3 +260,13 @@ def test_every_class_count_through_the_row_products(K, monkeypatch):
         got = model._joint_log_likelihood(test) if order == 0 else \
             scored_by_parent_major(model, test, monkeypatch)
         assert_same_log_posterior(got, want, f"A{order}DE, {K} classes")
+
+
+def test_slot_stride_pads_to_aligned_slots_only_where_cheap():
+    """A slot of factors starts a multiple of four doubles (32 bytes) into its table where
+    padding K to that adds at most a quarter; otherwise slots are K apart."""
+    got = {K: pm.slot_stride(K) for K in range(1, 30)}
+    assert [K for K in got if got[K] != K] == [7, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22,
+                                               23, 25, 26, 27, 29]
+    assert all(got[K] % 4 == 0 and got[K] - K <= K / 4 for K in got if got[K] != K)
+    assert got[26] == 28 and got[13] == 16 and got[5] == 5 and got[3] == 3
