@@ -236,11 +236,12 @@ def test_single_valued_attributes_take_the_parent_major_path(monkeypatch):
         assert_same_log_posterior(got, want, f"A{order}DE with single-valued attributes")
 
 
-@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 19, 26])
+@pytest.mark.parametrize("K", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 19, 26, 32])
 def test_every_class_count_through_the_row_products(K, monkeypatch):
     """The products are taken for all classes at once up to eleven, else in blocks of
-    eight and a tail of one to seven (`row_products`), from slots K apart or padded to a
-    multiple of four (`slot_stride`: 7, 10, 11, 13, 17, 19, 26): A1DE and A2DE through the
+    sixteen, then of nine to eleven or of eight and a tail of one to seven
+    (`row_products`), from slots K apart or padded to a multiple of four (`slot_stride`:
+    7, 10, 11, 13, 17, 19, 26): A1DE and A2DE through the
     parent-major path, and naive Bayes through its factor table, equal the brute force for
     every K, with missing values (rows with fewer children, and rows without a usable
     parent)."""
