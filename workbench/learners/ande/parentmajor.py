@@ -414,25 +414,15 @@ def row_products(fac, coff, nch, rows, bases, nr, K, prod):
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _row_blocks(fac, coff, nch, rows, bases, nr, K, prod):
-    """`row_products` for any K: in blocks of 16 while 16 remain, then what is left at
-    once if 9–11, else in blocks of 8 and one of the rest (a block walks all the children
-    again: one of 9–11 beats 8 + 1–3 by a fifth; 16 + 10 beats 8 + 8 + 8 + 2 on letter's
-    26 classes; blocks of 12–15 measured slower than 8 + 4…7)."""
+    """`row_products` for any K: in blocks of 16 while 16 remain, then of 8 while more
+    than 11 remain, then the rest at once (a block walks all the children again: one of
+    9–11 beats 8 + 1–3 by a fifth; 16 + 10 beats 8 + 8 + 8 + 2 on letter's 26 classes;
+    blocks of 12–15 measured slower than 8 + 4…7)."""
     yb = 0
     while K - yb >= 16:
         _rows16(fac, coff, nch, rows, bases, nr, yb, prod)
         yb += 16
-    rest = K - yb
-    if rest == 9:
-        _rows9(fac, coff, nch, rows, bases, nr, yb, prod)
-        return
-    if rest == 10:
-        _rows10(fac, coff, nch, rows, bases, nr, yb, prod)
-        return
-    if rest == 11:
-        _rows11(fac, coff, nch, rows, bases, nr, yb, prod)
-        return
-    while K - yb >= 8:
+    while K - yb >= 12 or K - yb == 8:
         _rows8(fac, coff, nch, rows, bases, nr, yb, prod)
         yb += 8
     tail = K - yb
@@ -450,6 +440,12 @@ def _row_blocks(fac, coff, nch, rows, bases, nr, K, prod):
         _rows6(fac, coff, nch, rows, bases, nr, yb, prod)
     elif tail == 7:
         _rows7(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 9:
+        _rows9(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 10:
+        _rows10(fac, coff, nch, rows, bases, nr, yb, prod)
+    elif tail == 11:
+        _rows11(fac, coff, nch, rows, bases, nr, yb, prod)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
