@@ -4,10 +4,9 @@ For parent set s, the child factors
 P(x_c | y, x_s) = (#(y, x_s, x_c) + m/|X_c|) / (#(y, x_s) − #(y, x_s, x_c ?) + m) of the
 value combinations the rows have are computed into a small buffer laid out by parent cell:
 ``fac[cell · rowlen + (cstart[c] + slot(x_c)) · KS + y]`` (KS: `slot_stride`). Cells and
-slots count the values
-the chunk's rows have, not the declared ones (`value_slots`: values training never saw
-share one slot, their factors being equal), so an identifier-like attribute with thousands
-of values costs what its values in the rows cost. The slots of the parent's own attributes
+slots count the values the chunk's rows have, not the declared ones (`value_slots`: values
+training never saw share one slot, their factors being equal), so an identifier-like
+attribute with thousands of values costs what its values in the rows cost. The slots of the parent's own attributes
 (and of attributes that may not be children) hold 1.0, so a row multiplies the factors of
 all its active children without a membership test; a last slot of 1.0s pads rows with
 fewer children (`_even_children`). Then every row of the chunk reads them
