@@ -106,14 +106,16 @@ def _load_data_kernels() -> None:
 
 def wide_arff(n: int = 10_000, d: int = 7) -> str:
     """An all-nominal ARFF of n rows: d attributes (the first of `WIDE` values, the rest
-    of 3) and a two-valued class — n × d above 2^16."""
+    of 3) and a two-valued class — n × d above 2^16 — written by `arff_text`."""
+    from workbench.data.arff import arff_text
+
     rng = np.random.default_rng(0)
     cards = [WIDE] + [3] * (d - 1) + [2]
-    head = ["@relation wide"] + [
-        f"@attribute a{j} {{{','.join(str(v) for v in range(c))}}}"
-        for j, c in enumerate(cards)] + ["@data"]
     rows = np.column_stack([rng.integers(0, c, n) for c in cards])
-    return "\n".join(head + [",".join(map(str, r)) for r in rows.tolist()]) + "\n"
+    atts = tuple(Attribute(f"a{j}", tuple(str(v) for v in range(c)))
+                 for j, c in enumerate(cards))
+    return arff_text(Dataset("wide", atts[:-1], atts[-1], rows[:, :-1].astype(float),
+                             rows[:, -1]))
 
 
 def compile_kernels(learners: Iterable[str],
