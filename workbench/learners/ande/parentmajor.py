@@ -604,7 +604,8 @@ def _score_kernel(kc: int, scaled: bool):
         lfmin = _log_fmin(est, tb)
         step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
         # without `scaled`, a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ to
-        # spare) may be below its limit declines the level (returning at the end only)
+        # spare) may be below its limit declines the level (returning at the end only), so
+        # no product of a set admitted is below its limit and none is tested
         floor = (d - lev) * lfmin - 1.0
         declined = False
         cnt = np.empty(K, dtype=np.int64)
@@ -677,17 +678,15 @@ def _score_kernel(kc: int, scaled: bool):
                 for i in range(nr):
                     r = np.uint64(rows[i])  # (unsigned: no wrap-around code per access)
                     cell = np.uint64(cells[i])
-                    low = False  # factors are ≤ 1: a normal end means no step underflowed
-                    for y in range(K):
-                        low |= prod[i, y] < lim
-                    if low:  # (rare) again, with renormalised chains
-                        if scaled:
+                    if scaled:  # (without, no product can be below lim: see `floor`)
+                        low = False  # factors ≤ 1: a normal end means no step underflowed
+                        for y in range(K):
+                            low |= prod[i, y] < lim
+                        if low:  # (rare) again, with renormalised chains
                             terms = (prior, scale, scale1)
                             _scaled_row(fac, bases[i], coff, r, nch[r], K, step, pcnt,
                                         cell, terms, w > 0.0, eq, sums, sums1, chains)
-                        else:
-                            declined = True  # (the check above leaves this unreachable)
-                        continue
+                            continue
                     if w > 0.0:
                         for y in range(K):
                             acc[r, y] += (pcnt[cell, y] + prior) * prod[i, y] * scale
