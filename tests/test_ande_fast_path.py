@@ -241,10 +241,9 @@ def test_every_class_count_through_the_row_products(K, monkeypatch):
     """The products are taken for all classes at once up to eleven, else in blocks of
     sixteen, then of nine to eleven or of eight and a tail of one to seven
     (`row_products`), from slots K apart or padded to a multiple of four (`slot_stride`:
-    7, 10, 11, 13, 17, 19, 26): A1DE and A2DE through the
-    parent-major path, and naive Bayes through its factor table, equal the brute force for
-    every K, with missing values (rows with fewer children, and rows without a usable
-    parent)."""
+    7, 10, 11, 13, 17, 19, 26): A1DE and A2DE through the parent-major path, and naive
+    Bayes through its factor table, equal the brute force for every K, with missing
+    values (rows with fewer children, and rows without a usable parent)."""
     rng = np.random.default_rng(40 + K)
     n, d = 90 * K + 150, 7
     y = rng.integers(0, K, n)

@@ -6,11 +6,12 @@ value combinations the rows have are computed into a small buffer laid out by pa
 ``fac[cell · rowlen + (cstart[c] + slot(x_c)) · KS + y]`` (KS: `slot_stride`). Cells and
 slots count the values the chunk's rows have, not the declared ones (`value_slots`: values
 training never saw share one slot, their factors being equal), so an identifier-like
-attribute with thousands of values costs what its values in the rows cost. The slots of the parent's own attributes
-(and of attributes that may not be children) hold 1.0, so a row multiplies the factors of
-all its active children without a membership test; a last slot of 1.0s pads rows with
-fewer children (`_even_children`). Then every row of the chunk reads them
-while they are in cache, and each row's weighted sum over parent sets accumulates directly.
+attribute with thousands of values costs what its values in the rows cost. The slots of
+the parent's own attributes (and of attributes that may not be children) hold 1.0, so a
+row multiplies the factors of all its active children without a membership test; a last
+slot of 1.0s pads rows with fewer children (`_even_children`). Then every row of the chunk
+reads them while they are in cache, and each row's weighted sum over parent sets
+accumulates directly.
 The result is `score_level`'s (same estimates, products in another order: equal to
 rounding), with one division per factor per chunk instead of per row.
 
