@@ -238,6 +238,38 @@ def test_the_local_clusters_workers_log_nothing_below_critical(capfd):
     assert os.environ.get(workers.WORKER_LOG_VARIABLE) == before
 
 
+def test_a_local_cluster_left_without_workers_is_one_error_not_a_wait():
+    """When every nanny of the local cluster has closed (none can restart its worker), a
+    future waited on raises `WorkersLost` within seconds instead of waiting forever; Dask's
+    own closing of a nanny whose worker is briefly gone is off for the session."""
+    import threading
+
+    pytest.importorskip("distributed")
+    import dask
+    from workbench.experiment import workers
+
+    outcome: list[str] = []
+
+    def body() -> None:
+        try:
+            with workers.dask_session(1, None) as client:
+                outcome.append(dask.config.get("distributed.deploy.lost-worker-timeout"))
+                for nanny in list(client.cluster.workers.values()):
+                    client.cluster.sync(nanny.close)
+                client.submit(abs, -1, pure=False).result()
+            outcome.append("returned")
+        except workers.WorkersLost as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the session still waits on a cluster without workers"
+    assert outcome[0] == "3650 days", outcome
+    assert len(outcome) == 2 and "none could be restarted" in outcome[1], outcome
+    assert dask.config.get("distributed.deploy.lost-worker-timeout") != "3650 days"
+
+
 # ----- resume ---------------------------------------------------------------------------------
 def test_sigkill_midway_then_resume_matches_uninterrupted(tmp_path, plugin_file):
     cfg = make_config(tmp_path, plugin_file, rounds=3,

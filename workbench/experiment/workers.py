@@ -278,10 +278,21 @@ class ClusterLost(WorkbenchError):
                          + (f": {text[0]}" if text else "") + ")")
 
 
+class WorkersLost(ClusterLost):
+    """Every worker of the local cluster stopped and none could be restarted."""
+
+    def __init__(self, n_workers: int) -> None:
+        WorkbenchError.__init__(
+            self, f"each of the local Dask cluster's {n_workers} worker(s) stopped and "
+            "none could be restarted (out of memory, or no process could be started)")
+
+
 class _TaskLost(Exception):
     """A task's future failed though the task never raises: the cluster is gone."""
 
 
+WATCH_SECONDS = 2.0
+"""How often a local cluster's session checks that a worker process is left."""
 ALLOWED_FAILURES = 2
 """Times a task may be running on a worker that dies (out of memory, killed) before it
 fails: the local cluster's ``distributed.scheduler.allowed-failures`` (a remote
@@ -323,6 +334,8 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
     client_log = logging.getLogger("distributed.client")
     log_variable = os.environ.get(WORKER_LOG_VARIABLE)
     cluster = None
+    settings = contextlib.ExitStack()
+    stop = threading.Event()
     where = "of the local cluster"
     if scheduler:
         path = scheduler[len(SCHEDULER_FILE):] if scheduler.startswith(SCHEDULER_FILE) \
@@ -343,6 +356,14 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
         # them any config, so it goes through the environment they are spawned with (a
         # worker that loses the scheduler while the cluster closes logs a traceback at
         # ERROR; a task's own error reaches the run as its exception anyway)
+        # lost-worker-timeout: Dask closes a worker's nanny for good if no worker of its
+        # name is registered 15 s after one was removed — a nanny restarting a worker that
+        # dies again (retries of a fold that kills it, on a loaded machine) can be caught
+        # between two lives, and with every nanny closed the run waited forever; a nanny
+        # restarts its own worker, so it is never closed from outside during the session
+        # (read when a worker is removed: set for the whole session)
+        settings.enter_context(dask.config.set(
+            {"distributed.deploy.lost-worker-timeout": "3650 days"}))
         with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                               "distributed.scheduler.worker-saturation": 1.0,
                               "distributed.nanny.pre-spawn-environ":
@@ -351,6 +372,9 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
                                    processes=True, dashboard_address=None,
                                    silence_logs=logging.CRITICAL)
         client = Client(cluster)
+        watch = threading.Thread(target=_watch_workers, args=(cluster, client, stop),
+                                 daemon=True, name="workbench-dask-watch")
+        watch.start()
     # (the local scheduler's and nannies' logs of a dying worker — a dozen lines each —
     # are said in one line by the run: `killed_message`)
     quiet = [client_log] + ([] if scheduler else [logging.getLogger(f"distributed.{n}")
@@ -365,17 +389,21 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
     except Exception as exc:
         if killed_message(exc):
             raise WorkbenchError(killed_message(exc)) from None
+        if cluster is not None and stop.is_set():  # the watch cancelled the futures
+            raise WorkersLost(n_workers) from None
         if isinstance(exc, _TaskLost) or _lost(exc):
             raise ClusterLost(where, exc.__cause__ if isinstance(exc, _TaskLost) else exc) \
                 from None
         raise
     finally:
+        stop.set()
         try:
             client.close()
             if cluster is not None:
                 cluster.close()
         except Exception:  # noqa: BLE001 - a lost cluster cannot be closed cleanly
             pass
+        settings.close()
         for q, lv in zip(quiet, levels):
             q.setLevel(lv)
         if cluster is not None:  # the nannies set it in this process's environment
@@ -383,6 +411,24 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
                 os.environ.pop(WORKER_LOG_VARIABLE, None)
             else:
                 os.environ[WORKER_LOG_VARIABLE] = log_variable
+
+
+def _watch_workers(cluster: Any, client: Any, stop: threading.Event) -> None:
+    """Until `stop`: when no nanny of the local `cluster` is left running (each closed,
+    none restarting its worker), set `stop` and cancel the client's futures, so whatever
+    waits on one raises (`WorkersLost`) instead of waiting forever."""
+    while not stop.wait(WATCH_SECONDS):
+        nannies = list(cluster.workers.values())
+        if any(getattr(n.status, "name", "") not in ("closing", "closed", "failed")
+               for n in nannies):
+            continue
+        stop.set()
+        with contextlib.suppress(Exception):  # the client may be closing meanwhile
+            from distributed import Future as DaskFuture
+
+            client.cancel([DaskFuture(k, client) for k in list(client.futures)],
+                          reason="every worker of the local cluster stopped")
+        return
 
 
 def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
@@ -406,6 +452,7 @@ def _iterate_dask(tasks: Sequence[T], fn: Callable[[T], Any], jobs: int,
                 continue
             try:
                 value = f.result()
+                del futures[f]  # released: its worker's death no longer recomputes it
             except Exception as exc:  # the task itself never raises (run_task reports)
                 if not killed_message(exc):
                     raise _TaskLost() from exc
