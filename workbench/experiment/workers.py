@@ -361,20 +361,17 @@ def dask_session(n_workers: int, scheduler: str | None) -> Iterator[Any]:
         # dies again (retries of a fold that kills it, on a loaded machine) can be caught
         # between two lives, and with every nanny closed the run waited forever; a nanny
         # restarts its own worker, so it is never closed from outside during the session
-        # (read when a worker is removed: set for the whole session)
-        settings.enter_context(dask.config.set(
-            {"distributed.deploy.lost-worker-timeout": "3650 days"}))
-        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-                              "distributed.scheduler.worker-saturation": 1.0,
-                              "distributed.nanny.pre-spawn-environ":
-                                  {WORKER_LOG_VARIABLE: "critical"}}):
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                   processes=True, dashboard_address=None,
-                                   silence_logs=logging.CRITICAL)
+        # (it is read when a worker is removed: the settings hold for the whole session)
+        settings.enter_context(dask.config.set({
+            "distributed.deploy.lost-worker-timeout": "3650 days",
+            "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+            "distributed.scheduler.worker-saturation": 1.0,
+            "distributed.nanny.pre-spawn-environ": {WORKER_LOG_VARIABLE: "critical"}}))
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
-        watch = threading.Thread(target=_watch_workers, args=(cluster, client, stop),
-                                 daemon=True, name="workbench-dask-watch")
-        watch.start()
+        threading.Thread(target=_watch_workers, args=(cluster, client, stop), daemon=True,
+                         name="workbench-dask-watch").start()
     # (the local scheduler's and nannies' logs of a dying worker — a dozen lines each —
     # are said in one line by the run: `killed_message`)
     quiet = [client_log] + ([] if scheduler else [logging.getLogger(f"distributed.{n}")
