@@ -55,47 +55,42 @@ Prefixes = namedtuple("Prefixes", ["pre_at", "pre_h", "pre_local", "pre_gid"])
 pre_h[a] parents (−1 / 0: none)."""
 
 
-class _Lookups(NamedTuple):
-    """One table's lookups as arrays (`_flat`)."""
+class _Flat(NamedTuple):
+    """Every table's counts as the kernels read them, end to end (`_flat`)."""
 
-    pk: list  # every depth's pair keys (int64)
-    pp: list  # every depth's direct index (length 0: none, search the keys)
-    parents: np.ndarray
-    cell_keys: np.ndarray  # sorted (g · |X_i| + x) · K + y of the counted cells
-    cell_counts: np.ndarray  # their counts (float64)
-    cell_start: np.ndarray  # (configurations + 1,) where each configuration's cells start
-    cfg_counts: np.ndarray  # (configurations · K,) #(g, y), dense
-    factors: np.ndarray  # (configurations, |X_i|, K) factors; empty: not tabulated
-    unseen: np.ndarray  # (K,) the factor of a configuration not seen
-    m: float  # the m of the m-estimate the factors were computed with
+    keys: np.ndarray  # the counted cells' sorted keys (g · |X_i| + x) · K + y
+    counts: np.ndarray  # their counts (float64)
+    start: np.ndarray  # per configuration (+ 1 per table) where its cells start
+    cfg: np.ndarray  # #(g, y) dense (configurations · K per table)
+    count_at: np.ndarray  # (tables, 3): where each table's keys, starts and cfg begin
+    factors: np.ndarray  # the tabulated tables' factors (configurations, |X_i|, K) each
+    fac_at: np.ndarray  # where each table's factors begin (−1: not tabulated)
+    cells: np.ndarray  # each table's configurations · |X_i| · K
 
 
-def _flat(t: AttributeTable, K: int, m: float, rows: int = 0) -> _Lookups:
-    """The table's lookups as arrays for the kernels (built once — for `rows` rows to
-    classify, `FACTOR_TABLE_CELLS` —, kept on the table): every
-    depth's pair keys and direct index (length 0: none, search the keys) — `Scorer` lays
-    all tables' end to end, one copy —, the counted cells by configuration (sorted keys
-    and where each configuration's start) and the configuration counts as a dense array,
-    for `_ratio`, and the factors of every configuration and child value
-    (`FACTOR_TABLE_CELLS`; empty: none) with the factor of an unseen configuration, all
-    with the m-estimate's `m`."""
-    if t.flat is None or t.flat.m != m:
-        keys = [np.asarray(k, dtype=np.int64) for k in t.pair_keys]
-        pos = [np.asarray(p, dtype=np.int64) if p is not None else _NONE
-               for p in t.pair_pos] + [_NONE] * (len(keys) - len(t.pair_pos))
-        configs = int(t.offsets[-1]) + (len(keys[-1]) if keys else 1)
-        cell_keys = np.asarray(t.cell_keys, dtype=np.int64)
-        cells = configs * t.card * K
-        tabulate = cells <= FACTOR_TABLE_CELLS and (
-            cells <= FACTOR_TABLE_RATIO * len(t.cell_keys) + FACTOR_TABLE_SMALL
-            or 3 * cells <= (2 * K + 20) * rows)
-        cell_counts, cell_start, cfg_counts, factors = _flat_arrays(
-            t.card, K, configs, cell_keys, t.cell_counts, np.asarray(t.cfg_keys, np.int64),
-            t.cfg_counts, tabulate, m)
-        unseen = np.full(K, m_estimate.py_func(0.0, m / t.card, 0.0, m))
-        t.flat = _Lookups(keys, pos, np.asarray(t.parents, dtype=np.int64), cell_keys,
-                          cell_counts, cell_start, cfg_counts, factors, unseen, m)
-    return t.flat
+def _flat(tables: list[AttributeTable], K: int, m: float, rows: int = 0) -> _Flat:
+    """The tables' counts as arrays for the kernels, in one compiled call (`_flat_arrays`):
+    the counted cells by configuration (sorted keys and where each configuration's
+    start) and the configuration counts as a dense array, for `_ratio`, and the factors
+    of every configuration and child value where tabulated (`FACTOR_TABLE_CELLS`, for
+    `rows` rows to classify), all with the m-estimate's `m`."""
+    configs = np.array([int(t.offsets[-1]) + (len(t.pair_keys[-1]) if t.pair_keys else 1)
+                        for t in tables], dtype=np.int64)
+    card = np.array([t.card for t in tables], dtype=np.int64)
+    n_keys = np.array([len(t.cell_keys) for t in tables], dtype=np.int64)
+    cells = configs * card * K
+    tabulate = (cells <= FACTOR_TABLE_CELLS) & (
+        (cells <= FACTOR_TABLE_RATIO * n_keys + FACTOR_TABLE_SMALL)
+        | (3 * cells <= (2 * K + 20) * rows))
+    cat = lambda parts: np.concatenate(  # noqa: E731
+        [np.zeros(0, np.int64)] + [np.asarray(p, np.int64) for p in parts])
+    at = lambda sizes: np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # noqa: E731
+    keys = cat([t.cell_keys for t in tables])
+    return _Flat(keys, *_flat_arrays(card, K, configs, tabulate, at(n_keys), keys,
+                                     cat([t.cell_counts for t in tables]),
+                                     at([len(t.cfg_keys) for t in tables]),
+                                     cat([t.cfg_keys for t in tables]),
+                                     cat([t.cfg_counts for t in tables]), m), cells)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -132,34 +127,52 @@ def _ratio(g, v, card, K, keys, counts, start, cfg, m, out, i):
 
 
 @numba.njit(cache=True, nogil=True)
-def _flat_arrays(card, K, configs, cell_keys, cell_counts, cfg_keys, cfg_counts, tabulate, m):
-    """`_flat`'s arrays in one compiled call: the cell counts as float64, where each
-    configuration's cells start among the sorted cell keys, #(g, y) dense (configs · K)
-    and, with `tabulate`, every factor (`_all_ratios`; else an empty array)."""
-    counts = np.empty(cell_counts.shape[0])
-    start = np.zeros(configs + 1, dtype=np.int64)
-    for i in range(cell_keys.shape[0]):
-        counts[i] = cell_counts[i]
-        start[cell_keys[i] // (card * K) + 1] += 1
-    for g in range(configs):
-        start[g + 1] += start[g]
-    cfg = np.zeros(configs * K)
-    for i in range(cfg_keys.shape[0]):
-        cfg[cfg_keys[i]] = cfg_counts[i]
-    factors = np.empty((configs if tabulate else 0, card, K))
-    if tabulate:
-        _all_ratios(card, K, cell_keys, counts, cfg, m, factors)
-    return counts, start, cfg, factors
+def _flat_arrays(card, K, configs, tabulate, key_at, cell_keys, cell_counts, cfg_at,
+                 cfg_keys, cfg_counts, m):
+    """`_flat`'s arrays, table after table: the cell counts as float64, where each
+    configuration's cells start among the sorted cell keys, #(g, y) dense (configs · K),
+    where each table's begin, and the factors of the tables to `tabulate`
+    (`_all_ratios`) with where each begins (−1: none)."""
+    T = card.shape[0]
+    count_at = np.zeros((T, 3), dtype=np.int64)
+    fac_at = np.full(T, -1, dtype=np.int64)
+    n_start, n_cfg, n_fac = 0, 0, 0
+    for a in range(T):
+        count_at[a, 0] = key_at[a]
+        count_at[a, 1] = n_start
+        count_at[a, 2] = n_cfg
+        n_start += configs[a] + 1
+        n_cfg += configs[a] * K
+        if tabulate[a]:
+            fac_at[a] = n_fac
+            n_fac += configs[a] * card[a] * K
+    counts = np.empty(cell_keys.shape[0])
+    start = np.zeros(n_start, dtype=np.int64)
+    cfg = np.zeros(n_cfg)
+    factors = np.empty(n_fac)
+    for a in range(T):
+        k0, k1, s0, c0 = key_at[a], key_at[a + 1], count_at[a, 1], count_at[a, 2]
+        ck = card[a] * K
+        for i in range(k0, k1):
+            counts[i] = cell_counts[i]
+            start[s0 + cell_keys[i] // ck + 1] += 1
+        for g in range(configs[a]):
+            start[s0 + g + 1] += start[s0 + g]
+        for i in range(cfg_at[a], cfg_at[a + 1]):
+            cfg[c0 + cfg_keys[i]] = cfg_counts[i]
+        if tabulate[a]:
+            f0 = fac_at[a]
+            _all_ratios(card[a], K, configs[a], cell_keys[k0:k1], counts[k0:k1],
+                        cfg[c0:c0 + configs[a] * K], m, factors[f0:f0 + configs[a] * ck])
+    return counts, start, cfg, count_at, factors, fac_at
 
 
 @numba.njit(cache=True, nogil=True)
-def _all_ratios(card, K, keys, counts, cfg, m, out):
-    """out[g, v] = `_ratio` of every configuration g and child value v (the tabulated
-    factors), in O(cells + keys): every cell first as never counted, (0 + m/|X_i|) /
-    (#(g, y) + m), then the counted ones from the sorted cell keys."""
+def _all_ratios(card, K, configs, keys, counts, cfg, m, flat):
+    """flat[(g · |X_i| + v) · K + y] = `_ratio` of every configuration g and child value v
+    (the tabulated factors), in O(cells + keys): every cell first as never counted,
+    (0 + m/|X_i|) / (#(g, y) + m), then the counted ones from the sorted cell keys."""
     share = m / card
-    configs = out.shape[0]
-    flat = out.reshape(configs * card * K)
     zero = np.empty(K)
     for g in range(configs):
         for y in range(K):  # (one division per configuration and class, not per cell)
@@ -525,6 +538,14 @@ def _direct_fill(a, cap, backoff, lk, card, fac_at, factors, unseen, cn, K, out)
 
 
 @numba.njit(cache=True, nogil=True)
+def _direct_fills(attrs, ats, caps, backoff, lk, card, fac_at, fa, unseen, cn, K):
+    """`_direct_fill` of each attribute attrs[i] into fa from ats[i], in one call."""
+    for i in range(attrs.shape[0]):
+        a = attrs[i]
+        _direct_fill(a, caps[a], backoff, lk, card, fac_at, fa, unseen, cn, K, fa[ats[i]:])
+
+
+@numba.njit(cache=True, nogil=True)
 def _prefix_fill(a, h, lk, out_local, out_gid):
     """Attribute a's search (with back-off) through its first h parents for every
     combination of their values (mixed radix, the first parent most significant), as
@@ -652,7 +673,7 @@ class Scorer:
         self.tables, self.cap, self.m = tables, cap, float(m)
         tables, checks = _varying(tables, lift_every(self.m))
         self.checks = _useful_checks(checks, [t.card for t in tables], K, n_train, self.m)
-        flats = [_flat(t, K, self.m, rows) for t in tables]
+        flat = _flat(tables, K, self.m, rows)
         m = len(tables)
         self.K = K
         self.caps = np.array([min(cap, len(t.parents)) for t in tables], dtype=np.int64)
@@ -660,39 +681,34 @@ class Scorer:
         self.cards = np.asarray(cards, dtype=np.int64)
         self.child = np.array([t.child for t in tables], dtype=np.int64)
         self.card = np.array([t.card for t in tables], dtype=np.int64)
-        self.tabulated = np.array([f.factors.size > 0 for f in flats], dtype=bool)
+        self.fac_at, self.cells = flat.fac_at, flat.cells
+        self.tabulated = self.fac_at >= 0
         sizes = lambda xs: np.concatenate([[0], np.cumsum(xs)]).astype(np.int64)  # noqa: E731
         cat = lambda parts, dtype=np.int64: np.concatenate(  # noqa: E731
             [np.zeros(0, dtype), *[np.asarray(p, dtype).reshape(-1) for p in parts]])
         self.par_at = sizes([len(t.parents) for t in tables])
         self.off_at = sizes([len(t.offsets) for t in tables])
-        self.fac_at = np.where(self.tabulated, sizes([f.factors.size for f in flats])[:m], -1)
-        self.parents = cat([f.parents for f in flats])
+        self.parents = cat([t.parents for t in tables])
         self.offsets = cat([t.offsets for t in tables])
         # every table's depths in turn: depth j of attribute a is entry par_at[a] + j − 1
-        pk = [k for f in flats for k in f.pk]
-        pp = [p for f in flats for p in f.pp]
+        pk = [k for t in tables for k in t.pair_keys]
+        pp = [_NONE if p is None else p for t in tables
+              for p in t.pair_pos + [None] * (len(t.pair_keys) - len(t.pair_pos))]
         self.pk, self.pk_len = cat(pk), np.array([k.size for k in pk], dtype=np.int64)
         # a direct index holds a depth's key ranks (−1: none): int32 unless they need more
         narrow = np.int32 if self.pk_len.max(initial=0) < NARROW_RANKS else np.int64
         self.pp, self.pp_len = cat(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
         self.pk_at, self.pp_at = sizes(self.pk_len)[:-1], sizes(self.pp_len)[:-1]
-        self._factors = [f.factors.reshape(-1) for f in flats]  # (into fa, `_with_direct`)
-        self.unseen = np.array([f.unseen for f in flats]).reshape(m, K)
-        # the counts of the attributes read per row, end to end, and where each begins
-        per_row = [f for f, t in zip(flats, self.tabulated) if not t]
-        self.keys = cat([f.cell_keys for f in per_row])
-        self.counts = cat([f.cell_counts for f in per_row], np.float64)
-        self.start = cat([f.cell_start for f in per_row])
-        self.cfg = cat([f.cfg_counts for f in per_row], np.float64)
-        at = np.stack([sizes([f.cell_keys.size for f in per_row])[:-1],
-                       sizes([f.cell_start.size for f in per_row])[:-1],
-                       sizes([f.cfg_counts.size for f in per_row])[:-1]], axis=1)
-        self.count_at = np.zeros((m, 3), dtype=np.int64)
-        self.count_at[~self.tabulated] = at.reshape(-1, 3)
+        self._factors = flat.factors  # (into fa, `_with_direct`)
+        self.unseen = np.array([[m_estimate.py_func(0.0, self.m / t.card, 0.0, self.m)] * K
+                                for t in tables]).reshape(m, K)
+        # every table's counts end to end (read for the attributes not tabulated)
+        self.keys, self.counts, self.start, self.cfg = (flat.keys, flat.counts, flat.start,
+                                                        flat.cfg)
+        self.count_at = flat.count_at
         # every factor row the kernel reads: tabulated factors, unseen, ones, then the
         # direct tables filled so far, as one (dir_at, fa) snapshot (`_with_direct`)
-        nf = sum(f.size for f in self._factors)
+        nf = self._factors.size
         self.unseen_at, self.ones_at = nf, nf + m * K
         self.direct_cells = np.array(
             [math.prod(int(self.cards[p]) for p in t.parents[:self.caps[a]]) * t.card * K
@@ -725,20 +741,18 @@ class Scorer:
             return dir_at, fa
         grown = np.empty(total)
         if fa is None:
-            o = 0
-            for f in self._factors:
-                grown[o:o + f.size] = f
-                o += f.size
+            grown[:self._factors.size] = self._factors
             grown[self.unseen_at:self.ones_at] = self.unseen.reshape(-1)
             grown[self.ones_at:self.ones_at + self.K] = 1.0
         else:
             grown[:fa.size] = fa
         fa = grown
         dir_at = dir_at.copy()
-        for a, at in new:
-            _direct_fill(a, self.caps[a], self.backoff, self.lookup, self.card, self.fac_at,
-                         fa, self.unseen, self.count_tables, self.K, fa[at:])
-            dir_at[a] = at
+        if new:
+            attrs, ats = np.array(new, dtype=np.int64).T.copy()
+            _direct_fills(attrs, ats, self.caps, self.backoff, self.lookup, self.card,
+                          self.fac_at, fa, self.unseen, self.count_tables, self.K)
+            dir_at[attrs] = ats
         self._state = (dir_at, fa)  # (one assignment: a concurrent call sees one or other)
         return dir_at, fa
 

@@ -190,7 +190,6 @@ class AttributeTable:
     cell_counts: np.ndarray
     # direct-index versions of the pair-key lookups (`_dense_index`; None where too large)
     pair_pos: list = field(default_factory=list)
-    flat: object = None  # the lookups as flat arrays (`scoring._flat`), when first read
 
     def index(self, cards: np.ndarray, known: list | None = None) -> None:
         """Build the direct-index lookups of the parent prefixes (once, after counting);
