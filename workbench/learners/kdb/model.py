@@ -23,6 +23,7 @@ from workbench.learners.kdb.structure import (
 from workbench.learners.kdb.scoring import M_MIN, Scorer
 from workbench.learners.kdb.tables import (
     build_table,
+    build_tables,
     loo_factors,
     loo_step,
 )
@@ -103,10 +104,8 @@ class BayesNetBase(Learner):
 
     def _fit_tables(self, X: np.ndarray, y: np.ndarray, attributes: list[int]) -> None:
         X = np.asfortranarray(X)  # (each table reads whole columns)
-        self.tables_ = {
-            a: build_table(X, y, a, self.parents_[a], self.cards_, self.n_classes_)
-            for a in attributes
-        }
+        self.tables_ = build_tables(X, y, attributes, self.parents_, self.cards_,
+                                    self.n_classes_)
 
     def model_bytes(self) -> int | None:
         """Bytes of the class counts and every attribute's count tables."""
