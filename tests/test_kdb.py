@@ -513,6 +513,45 @@ def test_counts_on_the_full_parent_space_equal_the_depth_by_depth_ranking(dense_
                 np.testing.assert_array_equal(u, v)
 
 
+@pytest.mark.parametrize("mixed_cells", [0, 60, 1 << 20])
+def test_tables_built_together_equal_those_built_one_by_one(mixed_cells, monkeypatch):
+    """`build_tables` (the attributes counted whole on their parent-value space in one
+    compiled call, the others one by one) gives every attribute the tables `build_table`
+    gives it alone: keys, counts and their types, pair keys, direct indexes, offsets —
+    with every attribute on that path, some, or none (`MIXED_CELLS`), single-valued
+    attributes, one class, no parents and no rows."""
+    from workbench.learners.kdb import tables as tables_mod
+
+    monkeypatch.setattr(tables_mod, "MIXED_CELLS", mixed_cells)
+    rng = np.random.default_rng(48)
+    for trial in range(40):
+        n, d, K = int(rng.integers(0, 60)), int(rng.integers(1, 7)), int(rng.integers(1, 4))
+        cards = rng.integers(1, 6, size=d)
+        X = np.asfortranarray(np.stack([rng.integers(0, c, size=n) for c in cards], axis=1)
+                              .astype(np.int8))
+        y = rng.integers(0, K, size=n)
+        order = [int(a) for a in rng.permutation(d)]
+        parents = {a: order[:i][-int(rng.integers(0, i + 1)):] if i else []
+                   for i, a in enumerate(order)}
+        together = tables_mod.build_tables(X, y, order, parents, cards, K)
+        assert list(together) == order
+        for a in order:
+            one, both = tables_mod.build_table(X, y, a, parents[a], cards, K), together[a]
+            assert (one.child, one.parents, one.card) == (both.child, both.parents, both.card)
+            for f in ("cfg_keys", "cfg_counts", "cell_keys", "cell_counts", "offsets"):
+                u, v = getattr(one, f), getattr(both, f)
+                assert u.dtype == v.dtype
+                np.testing.assert_array_equal(u, v)
+            assert len(one.pair_keys) == len(both.pair_keys) == len(parents[a])
+            for u, v in zip(one.pair_keys, both.pair_keys):
+                np.testing.assert_array_equal(u, v)
+            assert len(one.pair_pos) == len(both.pair_pos)
+            for u, v in zip(one.pair_pos, both.pair_pos):
+                assert (u is None) == (v is None)
+                if u is not None:
+                    np.testing.assert_array_equal(u, v)
+
+
 @pytest.mark.parametrize("name", ["KDB1", "KDB2", "KDB5", "SKDB", "TAN"])
 def test_tabulated_factors_equal_the_ones_computed_per_row(name, monkeypatch):
     """Classification reads tabulated factors (every seen configuration × child value) or
