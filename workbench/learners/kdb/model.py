@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.jit import numba
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.ande import AnDE
@@ -45,10 +46,20 @@ def _check_nominal(learner: str, data: Dataset) -> None:
 def _with_missing(codes_t: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
     """Attribute-major codes (d, n) with each missing value (−1) replaced, in place, by its
     attribute's `?` code (kept at −1 where the attribute has none, code −1); returned."""
-    for a in np.flatnonzero(missing_code >= 0):
-        col = codes_t[a]
-        col[col < 0] = missing_code[a]
+    _fill_missing(codes_t, np.asarray(missing_code, dtype=np.int64))
     return codes_t
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_missing(codes_t, missing_code):
+    """`_with_missing` compiled: one pass over each attribute with a `?` code, a select per
+    value (a mask and a masked store per attribute cost 30 µs each on adult's rows)."""
+    for a in range(codes_t.shape[0]):
+        m = missing_code[a]
+        if m >= 0:
+            col = codes_t[a]
+            for r in range(col.shape[0]):
+                col[r] = m if col[r] < 0 else col[r]
 
 
 # ================================================================================================
