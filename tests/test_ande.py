@@ -634,16 +634,19 @@ def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
 
 def test_column_codes_are_the_transposed_codes():
     rng = np.random.default_rng(3)
-    # numpy below 65,536 values, the compiled copy above: tiles of 128 rows (the last
-    # one part full), of 54 rows with 300 attributes
-    for n, d in ((50, 4), (20_000, 4), (1_001, 300)):
+    # numpy below 65,536 values, the compiled copy above: tiles of 4,096 rows (the last
+    # one part full), of 54 rows with 300 attributes; a value matrix in Fortran order
+    # (copied to rows first) and wider code types
+    for n, d, order in ((50, 4, "C"), (20_000, 4, "C"), (1_001, 300, "C"), (20_000, 5, "F")):
         X = rng.integers(0, 5, (n, d)).astype(float)
         X[rng.random(X.shape) < 0.1] = np.nan
+        X = np.asarray(X, order=order)
         data = Dataset("c", tuple(Attribute(f"a{j}", tuple("vwxyz")) for j in range(d)),
                        Attribute("class", ("p", "q")), X, rng.integers(0, 2, n))
-        got = data.column_codes(np.int8)
-        assert got.dtype == np.int8 and got.flags.c_contiguous and got.shape == (d, n)
-        np.testing.assert_array_equal(got, data.codes().T)
+        for dtype in (np.int8, np.int16, np.int64):
+            got = data.column_codes(dtype)
+            assert got.dtype == dtype and got.flags.c_contiguous and got.shape == (d, n)
+            np.testing.assert_array_equal(got, data.codes().T)
         # a code no attribute declares (258 would wrap to 2 in int8) is reported, not counted
         bad = X.copy()
         bad[7, 2] = 258.0

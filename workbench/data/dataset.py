@@ -142,7 +142,7 @@ class Dataset:
             return out
         from workbench.data.gather import column_codes  # numba: not on the import path
 
-        column_codes(self.X, MISSING_CODE, top, out)
+        column_codes(np.ascontiguousarray(self.X), MISSING_CODE, top, out)  # (C: one run)
         return out
 
     def _require_nominal(self) -> None:

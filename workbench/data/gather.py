@@ -64,32 +64,31 @@ def nominal_codes(X: np.ndarray, missing: int) -> np.ndarray:
     return out
 
 
-_CODE_TILE = 1 << 14  # values of X per tile of `column_codes` (128 rows of 128 columns)
+_CODE_TILE = 1 << 14  # values of X per tile of `column_codes`
 
 
 @numba.njit(cache=True, nogil=True)
 def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None:
     """out[j, r] = code of X[r, j] (NaN → `missing`; a value outside [0, top], which `out`'s
     type might not hold, → missing − 1, for the caller's range check to report): the (d, n)
-    attribute-major layout the counting kernels read, from the row-major value matrix.
-    A tile of rows is read in order into a column-major buffer, then each of its columns
-    is converted in one 1-D loop the compiler vectorises (adult's 24,421 × 14 values:
-    0.39 -> 0.28 ms, against converting row by row into d output streams)."""
+    attribute-major layout the counting kernels read, from the row-major value matrix
+    (C-contiguous). A tile of rows is converted as one flat run in memory order (a loop
+    the compiler vectorises) into a buffer of `out`'s type, then each of its columns copied
+    out: the transposition moves 1-byte codes, not 8-byte values (adult's 24,421 × 14 values
+    0.30 -> 0.21 ms; before that, converting row by row into d output streams, 0.39)."""
     n, d = X.shape
-    B = max(8, min(128, _CODE_TILE // max(d, 1)))
-    buf = np.empty((d, B))
+    B = max(8, _CODE_TILE // max(d, 1))
+    buf = np.empty(B * d, dtype=out.dtype)
     for r0 in range(0, n, B):
         nb = min(n, r0 + B) - r0
-        for r in range(nb):
-            row = X[r0 + r]
-            for j in range(d):
-                buf[j, r] = row[j]
+        src = X[r0:r0 + nb].reshape(nb * d)
+        for i in range(nb * d):
+            v = src[i]
+            buf[i] = missing if np.isnan(v) else v if 0 <= v <= top else missing - 1
         for j in range(d):
-            src = buf[j]
             dst = out[j, r0:r0 + nb]
             for r in range(nb):
-                v = src[r]
-                dst[r] = missing if np.isnan(v) else v if 0 <= v <= top else missing - 1
+                dst[r] = buf[r * d + j]
 
 
 def fill_columns(out: np.ndarray, dest: list[int], luts: list[list[float]],
