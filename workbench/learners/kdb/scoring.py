@@ -12,7 +12,7 @@ import numpy as np
 
 from workbench.jit import numba
 from workbench.learners.ande.estimates import m_estimate
-from workbench.learners.kdb.tables import AttributeTable
+from workbench.learners.kdb.tables import AttributeTable, joined, starts
 
 _NONE = np.zeros(0, dtype=np.int64)
 _NO_FACTORS = np.zeros((0, 0, 0))
@@ -82,25 +82,12 @@ def _flat(tables: list[AttributeTable], K: int, m: float, rows: int = 0) -> _Fla
     tabulate = (cells <= FACTOR_TABLE_CELLS) & (
         (cells <= FACTOR_TABLE_RATIO * n_keys + FACTOR_TABLE_SMALL)
         | (3 * cells <= (2 * K + 20) * rows))
-    keys = _joined([t.cell_keys for t in tables])
-    return _Flat(keys, *_flat_arrays(card, K, configs, tabulate, _starts(n_keys), keys,
-                                     _joined([t.cell_counts for t in tables]),
-                                     _starts([len(t.cfg_keys) for t in tables]),
-                                     _joined([t.cfg_keys for t in tables]),
-                                     _joined([t.cfg_counts for t in tables]), m), cells)
-
-
-def _joined(parts: list, dtype: type = np.int64) -> np.ndarray:
-    """The 1-D integer arrays `parts` end to end as `dtype` (empty without parts)."""
-    return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype)
-
-
-def _starts(sizes) -> np.ndarray:
-    """Where each of consecutive parts of `sizes` begins, and their total (int64)."""
-    out = np.zeros(len(sizes) + 1, dtype=np.int64)
-    if len(sizes):
-        np.cumsum(sizes, out=out[1:])
-    return out
+    keys = joined([t.cell_keys for t in tables])
+    return _Flat(keys, *_flat_arrays(card, K, configs, tabulate, starts(n_keys), keys,
+                                     joined([t.cell_counts for t in tables]),
+                                     starts([len(t.cfg_keys) for t in tables]),
+                                     joined([t.cfg_keys for t in tables]),
+                                     joined([t.cfg_counts for t in tables]), m), cells)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -693,19 +680,19 @@ class Scorer:
         self.card = np.array([t.card for t in tables], dtype=np.int64)
         self.fac_at, self.cells = flat.fac_at, flat.cells
         self.tabulated = self.fac_at >= 0
-        self.par_at = _starts([len(t.parents) for t in tables])
-        self.off_at = _starts([len(t.offsets) for t in tables])
+        self.par_at = starts([len(t.parents) for t in tables])
+        self.off_at = starts([len(t.offsets) for t in tables])
         self.parents = np.array([p for t in tables for p in t.parents], dtype=np.int64)
-        self.offsets = _joined([t.offsets for t in tables])
+        self.offsets = joined([t.offsets for t in tables])
         # every table's depths in turn: depth j of attribute a is entry par_at[a] + j − 1
         pk = [k for t in tables for k in t.pair_keys]
         pp = [_NONE if p is None else p for t in tables
               for p in t.pair_pos + [None] * (len(t.pair_keys) - len(t.pair_pos))]
-        self.pk, self.pk_len = _joined(pk), np.array([k.size for k in pk], dtype=np.int64)
+        self.pk, self.pk_len = joined(pk), np.array([k.size for k in pk], dtype=np.int64)
         # a direct index holds a depth's key ranks (−1: none): int32 unless they need more
         narrow = np.int32 if self.pk_len.max(initial=0) < NARROW_RANKS else np.int64
-        self.pp, self.pp_len = _joined(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
-        self.pk_at, self.pp_at = _starts(self.pk_len)[:-1], _starts(self.pp_len)[:-1]
+        self.pp, self.pp_len = joined(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
+        self.pk_at, self.pp_at = starts(self.pk_len)[:-1], starts(self.pp_len)[:-1]
         self._factors = flat.factors  # (into fa, `_with_direct`)
         self.unseen = np.array([[m_estimate.py_func(0.0, self.m / t.card, 0.0, self.m)] * K
                                 for t in tables]).reshape(m, K)

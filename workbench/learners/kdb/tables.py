@@ -224,9 +224,9 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
     the deepest depth (weighted by w when it has rows); each shallower depth is the sum
     of the next one over its last parent's values (integer counts: exact). Also returns
     each row's mixed-radix index at the deepest depth (int32: the callers keep the space
-    within `MIXED_CELLS`, so every index and cell fits; int32 arithmetic vectorises
-    where int64 multiplies do not, adult KDB2's keys 0.35 -> 0.17 ms). Unweighted, the increments go to
-    int32 counts, alternate rows to two copies summed after: a float increment waits for
+    within `MIXED_CELLS`, so every index and cell fits; int32 arithmetic vectorises where
+    int64 multiplies do not, adult KDB2's keys 0.35 -> 0.17 ms). Unweighted, the
+    increments go to int32 counts, alternate rows to two copies summed after: a float increment waits for
     the last one to the same cell, which few cells make often (fit: the counts adult
     KDB2 1.18 -> 0.60 ms, connect-4 KDB5 5.8 -> 3.2, letter KDB2 0.66 -> 0.48)."""
     L = parents.shape[0]
@@ -470,8 +470,8 @@ def _mixed_many(X, y, children, par, par_at, cards, K):
     """`_mixed` (unweighted, no LOO, no ids) of many attributes (parents par[par_at[a] :
     par_at[a + 1]]) in one compiled call: one dispatch, no boxed arrays per attribute. (One
     pass over the rows counting every attribute's deepest depth at once cost 4x the
-    column-wise passes of `_mixed_counts` here: adult KDB2 2.4 against 0.63 ms.) Returns, end to end over the attributes: pair keys, configurations per depth, depth
-    offsets, direct-index bounds per depth (each attribute's L + 1 from par_at[a] + a),
+    column-wise passes of `_mixed_counts` here: adult KDB2 2.4 against 0.63 ms.) Returns,
+    end to end over the attributes: pair keys, configurations per depth, depth offsets, direct-index bounds per depth (each attribute's L + 1 from par_at[a] + a),
     direct indexes, configuration keys and counts, cell keys and counts (counts as int64),
     and where each attribute's pair keys, direct indexes, configuration keys and cell keys
     begin (A + 1 each)."""
@@ -484,9 +484,8 @@ def _mixed_many(X, y, children, par, par_at, cards, K):
     for a in range(A):
         child, parents = children[a], par[par_at[a]:par_at[a + 1]]
         L = parents.shape[0]
-        cells, at, P, key = _mixed_counts(X, y, _NO_WEIGHTS, child, parents, cards, K)
-        (pk, nc, of, ck, cc, kk, kc, _, _, _, _, _, _, pos, pa) = _mixed_tables(
-            cells, at, P, key[:0], X, y, child, parents, cards, K, False)
+        (pk, nc, of, ck, cc, kk, kc, _, _, _, _, _, _, pos, pa) = _mixed(
+            X, y, _NO_WEIGHTS, child, parents, cards, K, False, False)
         d0 = par_at[a] + a
         n_cfg[d0:d0 + L + 1] = nc
         offs[d0:d0 + L + 1] = of
@@ -535,16 +534,14 @@ def build_tables(X: np.ndarray, y: np.ndarray, attributes: list[int],
                  ) -> dict[int, "AttributeTable"]:
     """`build_table` of every attribute of `attributes` (in that order) with its
     `parents[a]`: those counted whole on their parent-value space (`_mixed_head`) in one
-    compiled call (`_mixed_many`: one dispatch and one pass over the rows for all of
-    them), the others one by one. The same tables."""
+    compiled call (`_mixed_many`), the others one by one. The same tables."""
     n = X.shape[0]
     y = np.asarray(y, dtype=np.int64)
     many = [a for a in attributes if n < 1 << 31 and
             _mixed_head(n, cards, a, parents[a], K) == len(parents[a])]
     tables = {}
     if many:
-        par_at = np.zeros(len(many) + 1, dtype=np.int64)
-        np.cumsum([len(parents[a]) for a in many], out=par_at[1:])
+        par_at = starts([len(parents[a]) for a in many])
         cards64 = np.asarray(cards, dtype=np.int64)
         (pairs, n_cfg, offs, pos_at, pos, cfg_keys, cfg_counts, cell_keys, cell_counts,
          bounds) = _mixed_many(X, y, np.array(many, dtype=np.int64),
@@ -668,10 +665,10 @@ def build_table(
         card=card,
         pair_keys=list(pair_keys),
         offsets=np.asarray(offsets, dtype=np.int64),
-        cfg_keys=_joined(cfg_k),
-        cfg_counts=_joined(cfg_c),
-        cell_keys=_joined(cell_k),
-        cell_counts=_joined(cell_c),
+        cfg_keys=joined(cfg_k),
+        cfg_counts=joined(cfg_c),
+        cell_keys=joined(cell_k),
+        cell_counts=joined(cell_c),
     )
     if not loo:
         return _finish(table, cards, known)
@@ -680,10 +677,20 @@ def build_table(
                                   np.concatenate(cell_mats), np.concatenate(cfg_mats), depth))
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    """The depths' keys or counts end to end, as int64 (one part: no copy when int64)."""
-    return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.int64,
-                                                                          copy=False)
+def joined(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+    """Keys or counts end to end as `dtype` (one part: no copy when of that type; none:
+    empty)."""
+    if not parts:
+        return np.zeros(0, dtype)
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(dtype, copy=False)
+
+
+def starts(sizes) -> np.ndarray:
+    """Where each of consecutive parts of `sizes` begins, and their total (int64)."""
+    out = np.zeros(len(sizes) + 1, dtype=np.int64)
+    if len(sizes):
+        np.cumsum(sizes, out=out[1:])
+    return out
 
 
 def _finish(table: AttributeTable, cards: np.ndarray, known: list | None,
