@@ -999,22 +999,31 @@ def test_subsumption_lists_delete_what_the_pairwise_counts_delete():
     X[::13, 4] = np.nan
     atts = tuple(Attribute(f"a{i}", tuple(map(str, range(int(np.nanmax(X[:, i])) + 1))))
                  for i in range(5))
-    data = Dataset("sr", atts, Attribute("c", ("p", "q")), X, (base + rng.integers(0, 2, 400)) % 2)
-    test = data.take(np.arange(0, 400, 3))
-    for n in (1, 2):
+    y = (base + rng.integers(0, 2, 400)) % 2
+    plain = Dataset("sr", atts, Attribute("c", ("p", "q")), X, y)
+    # with a single-valued attribute, left out of the counts: rows resolved by
+    # `active_values` (its counts), not the row loop of `chunk_actives`
+    const = Dataset("sr1", (*atts, Attribute("k", ("0",))), plain.class_attribute,
+                    np.column_stack([X, np.zeros(400)]), y)
+    for data, n in ((plain, 1), (plain, 2), (const, 1), (const, 2)):
+        test = data.take(np.arange(0, 400, 3))
         model = AnDE(n=n, subsumption=10).fit(data)
         listed = model.predict_proba(test)
         assert np.abs(listed - AnDE(n=n).fit(data).predict_proba(test)).max() > 1e-3
-        gen = model._prepare()["generalisations"]
+        tb, gen = model._prepare()["tb"], model._prepare()["generalisations"]
         assert gen.ptr.size > 0 and gen.attr.size > 0  # some value implies another
+        assert gen.bits.shape[1] == 1  # ≤ 64 value ids: one word a value (`row_word`)
         e = np.zeros(0, dtype=np.int64)
-        for form in (gen._replace(bits=np.zeros((0, 0), np.uint64)), with_bits(gen)):
-            model._prepared["generalisations"] = form  # the lists, then as bit sets
+        lists = gen._replace(bits=np.zeros((0, 0), np.uint64))
+        words = gen._replace(bits=np.hstack([gen.bits, np.zeros_like(gen.bits)]))
+        assert with_bits(lists).bits.tobytes() == gen.bits.tobytes()
+        for form in (lists, gen, words):  # the lists, one word, two words (`mark_bits`)
+            model._prepared["generalisations"] = form
             np.testing.assert_array_equal(model.predict_proba(test), listed)
         model._prepared["generalisations"] = Generalisations(e, e, e, e,
                                                              np.zeros((0, 0), np.uint64))
         np.testing.assert_array_equal(model.predict_proba(test), listed)
-        assert generalisations(model._prepare()["tb"], None).ptr.size == 0
+        assert generalisations(tb, None).ptr.size == 0
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

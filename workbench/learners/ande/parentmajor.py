@@ -786,10 +786,13 @@ def _actives_kernel(sr: bool):
         part, ux[r] = how many left-out single-valued ones (XUb) do and may be parents
         (`sc`: the work arrays, `ValueScratch`)."""
         isu, hit, words = sc.isu, sc.hit, sc.words
-        bitsets = gen.bits.shape[1] > 0
+        vbase, ptr, attr, val, bits = gen  # (once: a field read per row is a reference
+        bitsets = bits.shape[1] > 0  # count, an atomic instruction)
+        one_word = bits.shape[1] == 1
         dU = XUb.shape[1]
-        need_counts = dU > 0 or gen.ptr.shape[0] == 0
+        need_counts = dU > 0 or ptr.shape[0] == 0
         d = Xb.shape[1]
+        vid = np.empty(d, dtype=np.uint64)  # (the one-word path's value ids of a row)
         for rr in range(nb):
             if sr:
                 if need_counts:  # resolution from the counts (left-out attributes too)
@@ -805,6 +808,22 @@ def _actives_kernel(sr: bool):
             for j in range(dU):  # left-out values present that may be parents
                 if XUb[rr, j] and uparent[j]:
                     u += 1
+            if sr and one_word:  # (`row_word` fused in): the values whose bit the ORed
+                word = np.uint64(0)  # words of the row's values lack (vid: their ids)
+                for a in range(d):
+                    x = Xb[rr, a]
+                    if x >= 0:
+                        actl[rr, na] = a
+                        vid[na] = vbase[a] + x
+                        word |= bits[vid[na], ZERO]
+                        na += 1
+                k = ZERO
+                for t in range(na):
+                    actl[rr, k] = actl[rr, t]
+                    k += np.int64((word >> vid[t]) & np.uint64(1)) ^ 1
+                nact[rr] = k
+                ux[rr] = u
+                continue
             for a in range(d):
                 if Xb[rr, a] >= 0:
                     actl[rr, na] = a
@@ -814,7 +833,7 @@ def _actives_kernel(sr: bool):
                 if bitsets:
                     mark_bits(gen, Xb, rr, actl, na, isu, hit, words)
                 else:
-                    mark_listed(gen, Xb, rr, actl, na, isu, hit)
+                    mark_listed(vbase, ptr, attr, val, Xb, rr, actl, na, isu, hit)
                 k = 0
                 for t in range(na):
                     a = actl[rr, t]
