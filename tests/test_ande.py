@@ -634,7 +634,7 @@ def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
 
 def test_column_codes_are_the_transposed_codes():
     rng = np.random.default_rng(3)
-    # numpy below 65,536 values, the compiled copy above: tiles of 4,096 rows (the last
+    # numpy below 4,096 values, the compiled copy above: tiles of 4,096 rows (the last
     # one part full), of 54 rows with 300 attributes; a value matrix in Fortran order
     # (copied to rows first) and wider code types
     for n, d, order in ((50, 4, "C"), (20_000, 4, "C"), (1_001, 300, "C"), (20_000, 5, "F")):
@@ -655,6 +655,33 @@ def test_column_codes_are_the_transposed_codes():
         for missing in ("skip", "value"):  # not taken for a `?` either
             with pytest.raises(LearnerError, match="attribute 3: value code outside"):
                 AnDE(n=1, missing=missing).fit(bad)
+
+
+def test_count_tables_of_one_shape_share_their_layout_not_their_counts():
+    """`AnDECounts` of the same cardinalities, classes, levels and sparse threshold lay
+    their blocks out once (`_template`): two models share the layout arrays, count
+    independently, and one declaring missing-child blocks leaves the other's layout as it
+    was; a different rows hint that changes the sparse threshold gets its own layout."""
+    rng = np.random.default_rng(5)
+    cards, K = [3, 2, 4, 2], 3
+    X = _random_codes(rng, 200, cards, 0.0)
+    y = rng.integers(0, K, 200)
+    a, b = AnDECounts(cards, K, 2, rows_hint=200), AnDECounts(cards, K, 2, rows_hint=200)
+    assert a.store.off is b.store.off and a.store.dense is not b.store.dense
+    layout = (b.store.n_blocks, b.store.off.copy(), b.store.kind.copy())
+    miss = X.copy()
+    miss[::7, 2] = -1
+    a.partial_fit(miss, y)  # declares attribute 2's missing-child blocks in a only
+    assert a.store.n_blocks > layout[0] and b.store.dense.sum() == 0
+    assert b.store.n_blocks == layout[0]
+    np.testing.assert_array_equal(b.store.off, layout[1])
+    np.testing.assert_array_equal(b.store.kind, layout[2])
+    b.partial_fit(X, y)
+    fresh = AnDECounts(cards, K, 2).partial_fit(X, y)  # (a third model: the same counts)
+    np.testing.assert_array_equal(b.store.dense, fresh.store.dense)
+    big = AnDECounts([300, 400], 2, 2, rows_hint=1)  # 240,000 cells: sparse for one row,
+    wide = AnDECounts([300, 400], 2, 2, rows_hint=100_000)  # dense for many
+    assert big.store.kind[-1] != wide.store.kind[-1]
 
 
 def test_block_store_generic_and_merge():
@@ -907,6 +934,23 @@ def test_layout_sizes_on_the_papers_aode_example():
     # A2DE: triples over 4 attributes of 2 values: C(4,3)·8 = 32 possible, C(8+2, 3) naive
     compact, naive = layout_cells([2, 2, 2, 2], 1, 2)
     assert compact == 8 + 6 * 4 + 4 * 8 and naive == math.comb(10, 3)
+
+
+def test_the_all_dense_bound_is_never_below_the_block_by_block_estimate():
+    """`check_budget` skips sizing block by block when the all-dense bound fits: the bound
+    (every block's cells at 4 bytes, and the bookkeeping) equals the estimate when every
+    block is dense and exceeds it when some are sparse (16 bytes per row < 4 per cell)."""
+    from workbench.learners.counting.budget import elementary_symmetric, estimate_block_bytes
+
+    small = ([3, 4, 2, 5], 3, [1, 2, 3], 300, 2)
+    assert estimate_block_bytes(*small, enumerate_blocks=0) == estimate_block_bytes(*small)
+    cards, K = [300, 400, 2, 500, 7], 4  # pairs and triples of 300 · 400 … cells: sparse
+    wide = (cards, K, [1, 2, 3], 1000, 1)
+    bound = estimate_block_bytes(*wide, enumerate_blocks=0)
+    e = elementary_symmetric(cards, 3)
+    meta = [math.comb(5, l) * 16 * (3 * l + 8) for l in (0, 1, 2, 3)]
+    assert bound == sum((2 if l < 3 else 1) * (meta[l] + e[l] * K * 4) for l in (1, 2, 3))
+    assert estimate_block_bytes(*wide) < bound / 10
 
 
 def test_model_bytes_is_the_sum_of_the_allocated_tables():

@@ -261,11 +261,18 @@ def with_bits(gen: Generalisations) -> Generalisations:
     """`gen` with its lists also as bit sets over the value ids (`Generalisations.bits`)."""
     ids = int(gen.vbase[-1])
     bits = np.zeros((ids, (ids + 63) // 64), dtype=np.uint64)
-    owner = np.repeat(np.arange(ids), np.diff(gen.ptr))
-    bit = gen.vbase[gen.attr] + gen.val
-    np.bitwise_or.at(bits, (owner, bit >> 6),
-                     np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
+    _set_bits(gen.vbase, gen.ptr, gen.attr, gen.val, bits)
     return gen._replace(bits=bits)
+
+
+@numba.njit(cache=True, nogil=True)
+def _set_bits(vbase, ptr, attr, val, bits):
+    """bits[v] |= the bit of each value id on v's list (compiled: numpy's
+    ``bitwise_or.at`` and its index arrays cost 40 µs a model on magic's 28 entries)."""
+    for v in range(ptr.shape[0] - 1):
+        for e in range(ptr[v], ptr[v + 1]):
+            b = vbase[attr[e]] + val[e]
+            bits[v, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -9,7 +9,9 @@ class sums of the level-1 and level-2 blocks.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from math import comb
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -18,9 +20,51 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.counting.blocks import BlockStore
 from workbench.learners.counting.combinations import binomial_table, colex_combinations
-from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, code_range
+from workbench.learners.counting.layout import (KIND_DENSE, KIND_EMPTY, SPARSE_MIN_CELLS,
+                                                SPARSE_ROW_FACTOR, code_range)
 
 # ----- the AnDE-family count tables --------------------------------------------------------
+TEMPLATE_BLOCKS = 1 << 14
+"""Layouts of at most this many blocks are kept (the last few, `_template`) for the next
+`AnDECounts` of the same shape — the next fold or fit — to share: a small model's layout
+cost its fit more than its counting (nursery A1DE: 0.2 of 1.2 ms). Larger layouts are
+rebuilt: their counting dwarfs it, and they would hold memory."""
+
+
+@functools.lru_cache(maxsize=8)
+def _template_cached(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
+    return _layout(cards, K, max_level, sparse_min)
+
+
+def _template(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
+    """(store with every combination of sizes 1..max_level and no rows counted, level
+    bases, combinations per level, binomial table) for int64 cardinalities `cards`
+    (bytes: hashable), shared from the last few layouts when small (`TEMPLATE_BLOCKS`).
+    `sparse_min` (a block stored sparsely above it, from the rows hint) is in the key."""
+    d = len(cards) // 8
+    if sum(comb(d, l) for l in range(1, max_level + 1)) <= TEMPLATE_BLOCKS:
+        return _template_cached(cards, K, max_level, sparse_min)
+    return _layout(cards, K, max_level, sparse_min)
+
+
+def _layout(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
+    """`_template`'s tuple, laid out now."""
+    card = np.frombuffer(cards, dtype=np.int64).copy()  # (writable: numba types read-only apart)
+    d = card.shape[0]
+    store = BlockStore(card, K, rows_hint=(sparse_min // SPARSE_ROW_FACTOR
+                                           if sparse_min > SPARSE_MIN_CELLS else 0))
+    base = np.zeros(max_level + 2, dtype=np.int64)
+    ncomb = np.zeros(max_level + 2, dtype=np.int64)
+    for l in range(1, max_level + 1):
+        combos = colex_combinations(d, l)
+        ids = store.add_blocks(combos)
+        base[l] = ids[0] if ids.size else store.n_blocks
+        ncomb[l] = combos.shape[0]
+    base[max_level + 1] = store.n_blocks
+    store._plan = store._bitmap_plan()  # (shared with the copies, as the layout)
+    return store, base, ncomb, binomial_table(d, max_level + 1)
+
+
 @dataclass
 class _Levels:
     base: np.ndarray  # level_base[l] = id of the first block of level l (l = 0 unused)
@@ -58,16 +102,10 @@ class AnDECounts:
         self.parent_levels = (self.max_level - 1 if parent_levels is None
                               else min(int(parent_levels), self.max_level))
         self.class_counts = np.zeros(self.K, dtype=np.int64)
-        self.binom = binomial_table(self.d, self.max_level + 1)
-        self.store = BlockStore(self.cards, self.K, rows_hint=rows_hint)
-        base = np.zeros(self.max_level + 2, dtype=np.int64)
-        ncomb = np.zeros(self.max_level + 2, dtype=np.int64)
-        for l in range(1, self.max_level + 1):
-            combos = colex_combinations(self.d, l)
-            ids = self.store.add_blocks(combos)
-            base[l] = ids[0] if ids.size else self.store.n_blocks
-            ncomb[l] = combos.shape[0]
-        base[self.max_level + 1] = self.store.n_blocks
+        sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * (rows_hint or 0))
+        template, base, ncomb, self.binom = _template(self.cards.tobytes(), self.K,
+                                                      self.max_level, sparse_min)
+        self.store = template.empty_copy(rows_hint)
         self.levels = _Levels(base, ncomb)
         self.miss_base = np.full((self.max_level + 1, max(self.d, 1)), -1, dtype=np.int64)
         self.has_missing = np.zeros(self.d, dtype=bool)

@@ -96,8 +96,23 @@ class BlockStore:
         self.svals = np.zeros(0, dtype=np.int64)
         self._n_sparse = 0
         self._vtop = 0
+        self._plan: tuple | None = None  # `_bitmap_plan`'s, until blocks are added
         if len(blocks):
             self.add_blocks(blocks, conditions)
+
+    def empty_copy(self, rows_hint: int | None) -> "BlockStore":
+        """A store of the same blocks with no rows counted (`rows_hint` for blocks added
+        later). The layout arrays are shared: nothing writes them in place (`add_blocks`
+        replaces them), so stores of one layout — k-fold CV's folds, a repeated fit — lay
+        it out once (`AnDECounts`' templates)."""
+        out = object.__new__(BlockStore)
+        out.__dict__.update(self.__dict__)
+        out.rows_hint = rows_hint
+        out.n_rows = 0
+        out.dense = np.zeros(self.dense.shape[0], dtype=np.int32)
+        out.skeys = np.zeros(0, dtype=np.int64)
+        out.svals = np.zeros(0, dtype=np.int64)
+        return out
 
     # ----- layout ----------------------------------------------------------------------
     @property
@@ -146,6 +161,7 @@ class BlockStore:
                                       size, kind, off, vbase, sslot)
         self._n_sparse += ns
         self._vtop += ssum
+        self._plan = None
         first = self.n_blocks
         self.battrs = np.concatenate([self.battrs, packed]) if self.n_blocks else packed
         self.blen = np.concatenate([self.blen, lens])
@@ -178,7 +194,9 @@ class BlockStore:
         narrow = code_dtype(self.cards)
         codes_t = np.ascontiguousarray(codes if columns else codes.T,
                                        dtype=narrow)  # less to stream per block
-        plan = self._bitmap_plan()
+        if self._plan is None:
+            self._plan = self._bitmap_plan()
+        plan = self._plan
         parts = max(1, min(int(n_jobs), n // PARALLEL_MIN_ROWS))
         if self.dense.nbytes * (parts - 1) > PARALLEL_DENSE_BYTES:
             parts = 1

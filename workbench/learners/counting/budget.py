@@ -68,10 +68,14 @@ def layout_cells(cardinalities: Sequence[int], n_classes: int, n: int) -> tuple[
 
 
 def estimate_block_bytes(cardinalities: Sequence[int], n_classes: int, levels: Sequence[int],
-                         rows: int, conditioned: int = 0) -> int:
+                         rows: int, conditioned: int = 0,
+                         enumerate_blocks: int = ENUMERATE_BLOCKS) -> int:
     """Bytes a `BlockStore` of every attribute combination of each size in `levels` would
     allocate for `rows` training rows (cells and bookkeeping), `conditioned` times more for
-    the "child missing" copies of the parent levels; computed before allocating anything."""
+    the "child missing" copies of the parent levels; computed before allocating anything.
+    Levels of more than `enumerate_blocks` combinations are bounded as all dense (a sparse
+    block's 16 bytes per row ≤ its dense cells' 4 bytes each, as it has over 16 cells per
+    row): with 0, a bound of the whole store without enumerating a block."""
     cards = np.asarray(cardinalities, dtype=np.int64)
     d = int(cards.shape[0])
     sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * int(rows))
@@ -80,7 +84,7 @@ def estimate_block_bytes(cardinalities: Sequence[int], n_classes: int, levels: S
     for l in levels:
         blocks = comb(d, l)
         meta = blocks * BLOCK_META_BYTES * (3 * l + 8)
-        if 0 < blocks <= ENUMERATE_BLOCKS:
+        if 0 < blocks <= enumerate_blocks:
             size = np.prod(cards[colex_combinations(d, l)], axis=1) * n_classes
             cells = int(np.where(size > sparse_min, 0, size).sum()) * 4
             cells += int(np.minimum(size[size > sparse_min], rows).sum()) * 16
