@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from math import comb
+import math
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -42,7 +42,7 @@ def _template(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
     (bytes: hashable), shared from the last few layouts when small (`TEMPLATE_BLOCKS`).
     `sparse_min` (a block stored sparsely above it, from the rows hint) is in the key."""
     d = len(cards) // 8
-    if sum(comb(d, l) for l in range(1, max_level + 1)) <= TEMPLATE_BLOCKS:
+    if sum(math.comb(d, l) for l in range(1, max_level + 1)) <= TEMPLATE_BLOCKS:
         return _template_cached(cards, K, max_level, sparse_min)
     return _layout(cards, K, max_level, sparse_min)
 
