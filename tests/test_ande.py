@@ -668,6 +668,10 @@ def test_count_tables_of_one_shape_share_their_layout_not_their_counts():
     y = rng.integers(0, K, 200)
     a, b = AnDECounts(cards, K, 2, rows_hint=200), AnDECounts(cards, K, 2, rows_hint=200)
     assert a.store.off is b.store.off and a.store.dense is not b.store.dense
+    from workbench.learners.counting.ande import _template
+    kept = _template(a.cards, K, 2, 200)[0]  # (no cells held)
+    assert kept.off is a.store.off and kept.dense.strides == (0,)
+    assert kept.dense.shape == a.store.dense.shape and not kept.dense.flags.writeable
     layout = (b.store.n_blocks, b.store.off.copy(), b.store.kind.copy())
     miss = X.copy()
     miss[::7, 2] = -1

@@ -9,7 +9,7 @@ class sums of the level-1 and level-2 blocks.
 
 from __future__ import annotations
 
-import functools
+from collections import OrderedDict
 from dataclasses import dataclass
 import math
 from typing import Iterable, Sequence
@@ -20,39 +20,40 @@ from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.counting.blocks import BlockStore
 from workbench.learners.counting.combinations import binomial_table, colex_combinations
-from workbench.learners.counting.layout import (KIND_DENSE, KIND_EMPTY, SPARSE_MIN_CELLS,
-                                                SPARSE_ROW_FACTOR, code_range)
+from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, code_range
 
 # ----- the AnDE-family count tables --------------------------------------------------------
 TEMPLATE_BLOCKS = 1 << 14
-"""Layouts of at most this many blocks are kept (the last few, `_template`) for the next
-`AnDECounts` of the same shape — the next fold or fit — to share: a small model's layout
-cost its fit more than its counting (nursery A1DE: 0.2 of 1.2 ms). Larger layouts are
-rebuilt: their counting dwarfs it, and they would hold memory."""
+"""Layouts of at most this many blocks are kept (the last `_KEPT`, `_template`) for the
+next `AnDECounts` of the same shape — the next fold or fit — to share: a small model's
+layout cost its fit more than its counting (nursery A1DE: 0.2 of 1.2 ms). Larger layouts
+are laid out anew: their counting dwarfs it."""
+_KEPT = 8
+_templates: OrderedDict = OrderedDict()
 
 
-@functools.lru_cache(maxsize=8)
-def _template_cached(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
-    return _layout(cards, K, max_level, sparse_min)
-
-
-def _template(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
+def _template(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) -> tuple:
     """(store with every combination of sizes 1..max_level and no rows counted, level
-    bases, combinations per level, binomial table) for int64 cardinalities `cards`
-    (bytes: hashable), shared from the last few layouts when small (`TEMPLATE_BLOCKS`).
-    `sparse_min` (a block stored sparsely above it, from the rows hint) is in the key."""
-    d = len(cards) // 8
-    if sum(math.comb(d, l) for l in range(1, max_level + 1)) <= TEMPLATE_BLOCKS:
-        return _template_cached(cards, K, max_level, sparse_min)
-    return _layout(cards, K, max_level, sparse_min)
+    bases, combinations per level, binomial table) for int64 cardinalities `cards`, shared
+    from the last few layouts when small (`TEMPLATE_BLOCKS`). The key holds the store's
+    sparse threshold (`BlockStore.sparse_threshold`), not the rows hint it comes from."""
+    d = int(cards.shape[0])
+    if sum(math.comb(d, l) for l in range(1, max_level + 1)) > TEMPLATE_BLOCKS:
+        return _layout(cards, K, max_level, rows_hint)
+    key = (cards.tobytes(), K, max_level, BlockStore.sparse_threshold(rows_hint))
+    if key in _templates:
+        _templates.move_to_end(key)
+        return _templates[key]
+    _templates[key] = out = _layout(cards, K, max_level, rows_hint)
+    if len(_templates) > _KEPT:
+        _templates.popitem(last=False)
+    return out
 
 
-def _layout(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
+def _layout(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) -> tuple:
     """`_template`'s tuple, laid out now."""
-    card = np.frombuffer(cards, dtype=np.int64).copy()  # (writable: numba types read-only apart)
-    d = card.shape[0]
-    store = BlockStore(card, K, rows_hint=(sparse_min // SPARSE_ROW_FACTOR
-                                           if sparse_min > SPARSE_MIN_CELLS else 0))
+    d = int(cards.shape[0])
+    store = BlockStore(cards.copy(), K, rows_hint=rows_hint)
     base = np.zeros(max_level + 2, dtype=np.int64)
     ncomb = np.zeros(max_level + 2, dtype=np.int64)
     for l in range(1, max_level + 1):
@@ -62,6 +63,9 @@ def _layout(cards: bytes, K: int, max_level: int, sparse_min: int) -> tuple:
         ncomb[l] = combos.shape[0]
     base[max_level + 1] = store.n_blocks
     store._plan = store._bitmap_plan()  # (shared with the copies, as the layout)
+    # the cells as a zero-strided view: a kept template holds no cells (`empty_copy`
+    # allocates its copy's), and nothing can count into it
+    store.dense = np.broadcast_to(np.int32(0), store.dense.shape)
     return store, base, ncomb, binomial_table(d, max_level + 1)
 
 
@@ -102,9 +106,8 @@ class AnDECounts:
         self.parent_levels = (self.max_level - 1 if parent_levels is None
                               else min(int(parent_levels), self.max_level))
         self.class_counts = np.zeros(self.K, dtype=np.int64)
-        sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * (rows_hint or 0))
-        template, base, ncomb, self.binom = _template(self.cards.tobytes(), self.K,
-                                                      self.max_level, sparse_min)
+        template, base, ncomb, self.binom = _template(self.cards, self.K, self.max_level,
+                                                      rows_hint)
         self.store = template.empty_copy(rows_hint)
         self.levels = _Levels(base, ncomb)
         self.miss_base = np.full((self.max_level + 1, max(self.d, 1)), -1, dtype=np.int64)

@@ -100,6 +100,11 @@ class BlockStore:
         if len(blocks):
             self.add_blocks(blocks, conditions)
 
+    @staticmethod
+    def sparse_threshold(rows_hint: int | None) -> int:
+        """Cells above which a block is stored sparsely, for `rows_hint` rows to count."""
+        return max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * (rows_hint or 0))
+
     def empty_copy(self, rows_hint: int | None) -> "BlockStore":
         """A store of the same blocks with no rows counted (`rows_hint` for blocks added
         later). The layout arrays are shared: nothing writes them in place (`add_blocks`
@@ -109,7 +114,7 @@ class BlockStore:
         out.__dict__.update(self.__dict__)
         out.rows_hint = rows_hint
         out.n_rows = 0
-        out.dense = np.zeros(self.dense.shape[0], dtype=np.int32)
+        out.dense = np.zeros(self.dense.shape[0], dtype=self.dense.dtype)
         out.skeys = np.zeros(0, dtype=np.int64)
         out.svals = np.zeros(0, dtype=np.int64)
         return out
@@ -154,8 +159,7 @@ class BlockStore:
         size, kind, off, vbase, sslot = (np.empty(nb, dtype=np.int64) for _ in range(5))
         empty = (np.zeros(nb, dtype=np.bool_) if empty is None
                  else np.ascontiguousarray(empty, dtype=np.bool_))
-        rows_hint = self.rows_hint if self.rows_hint is not None else 0
-        sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * rows_hint)
+        sparse_min = self.sparse_threshold(self.rows_hint)
         dsum, ssum, ns = block_layout(arr, lens, self.cards, self.K, empty, sparse_min,
                                       self.dense.shape[0], self._vtop, self._n_sparse, packed,
                                       size, kind, off, vbase, sslot)
