@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 import math
+import threading
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ layout cost its fit more than its counting (nursery A1DE: 0.2 of 1.2 ms). Larger
 are laid out anew: their counting dwarfs it."""
 _KEPT = 8
 _templates: OrderedDict = OrderedDict()
+_templates_lock = threading.Lock()
 
 
 def _template(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) -> tuple:
@@ -41,12 +43,13 @@ def _template(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) 
     if sum(math.comb(d, l) for l in range(1, max_level + 1)) > TEMPLATE_BLOCKS:
         return _layout(cards, K, max_level, rows_hint)
     key = (cards.tobytes(), K, max_level, BlockStore.sparse_threshold(rows_hint))
-    if key in _templates:
+    with _templates_lock:  # (threads of one process fit at once: `n_jobs`, Dask)
+        out = _templates.get(key)
+        if out is None:
+            _templates[key] = out = _layout(cards, K, max_level, rows_hint)
+            if len(_templates) > _KEPT:
+                _templates.popitem(last=False)
         _templates.move_to_end(key)
-        return _templates[key]
-    _templates[key] = out = _layout(cards, K, max_level, rows_hint)
-    if len(_templates) > _KEPT:
-        _templates.popitem(last=False)
     return out
 
 
