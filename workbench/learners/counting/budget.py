@@ -13,7 +13,7 @@ import numpy as np
 
 from workbench.errors import LearnerError
 from workbench.learners.counting.combinations import colex_combinations
-from workbench.learners.counting.layout import SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR
+from workbench.learners.counting.blocks import BlockStore
 
 # ----- sizes: what a layout costs, and what the machine allows ---------------------------------
 MEMORY_FRACTION = 0.5
@@ -78,7 +78,7 @@ def estimate_block_bytes(cardinalities: Sequence[int], n_classes: int, levels: S
     row): with 0, a bound of the whole store without enumerating a block."""
     cards = np.asarray(cardinalities, dtype=np.int64)
     d = int(cards.shape[0])
-    sparse_min = max(SPARSE_MIN_CELLS, SPARSE_ROW_FACTOR * int(rows))
+    sparse_min = BlockStore.sparse_threshold(int(rows))  # (as the store will decide)
     e = elementary_symmetric(cards.tolist(), max(levels, default=0))
     total = 0
     for l in levels:

@@ -226,9 +226,10 @@ def _mixed_counts(X, y, w, child, parents, cards, K):
     each row's mixed-radix index at the deepest depth (int32: the callers keep the space
     within `MIXED_CELLS`, so every index and cell fits; int32 arithmetic vectorises where
     int64 multiplies do not, adult KDB2's keys 0.35 -> 0.17 ms). Unweighted, the
-    increments go to int32 counts, alternate rows to two copies summed after: a float increment waits for
-    the last one to the same cell, which few cells make often (fit: the counts adult
-    KDB2 1.18 -> 0.60 ms, connect-4 KDB5 5.8 -> 3.2, letter KDB2 0.66 -> 0.48)."""
+    increments go to int32 counts, alternate rows to two copies summed after: a float
+    increment waits for the last one to the same cell, which few cells make often (fit:
+    the counts adult KDB2 1.18 -> 0.60 ms, connect-4 KDB5 5.8 -> 3.2, letter KDB2 0.66 ->
+    0.48)."""
     L = parents.shape[0]
     card = cards[child]
     P = np.ones(L + 1, dtype=np.int64)
@@ -471,9 +472,10 @@ def _mixed_many(X, y, children, par, par_at, cards, K):
     par_at[a + 1]]) in one compiled call: one dispatch, no boxed arrays per attribute. (One
     pass over the rows counting every attribute's deepest depth at once cost 4x the
     column-wise passes of `_mixed_counts` here: adult KDB2 2.4 against 0.63 ms.) Returns,
-    end to end over the attributes: pair keys, configurations per depth, depth offsets, direct-index bounds per depth (each attribute's L + 1 from par_at[a] + a),
-    direct indexes, configuration keys and counts, cell keys and counts (counts as int64),
-    and where each attribute's pair keys, direct indexes, configuration keys and cell keys
+    end to end over the attributes: pair keys, configurations per depth, depth offsets,
+    direct-index bounds per depth (each attribute's L + 1 from par_at[a] + a), direct
+    indexes, configuration keys and counts, cell keys and counts (counts as int64), and
+    where each attribute's pair keys, direct indexes, configuration keys and cell keys
     begin (A + 1 each)."""
     A = children.shape[0]
     depths = par_at[A] + A
