@@ -174,6 +174,13 @@ def test_integer_values_not_truncated_and_tabs_in_header(tmp_path):
 
 
 # ----- the fast (pyarrow) data path and chunked reading --------------------------------------
+@pytest.fixture
+def fast_path(monkeypatch):
+    """pyarrow parses even the shortest data section (these files are a few lines)."""
+    from workbench.data import arff as mod
+    monkeypatch.setattr(mod, "FAST_MIN_BYTES", 0)
+
+
 def _careful(path, monkeypatch):
     """The same file through liac-arff only (the fast path switched off)."""
     from workbench.data import arff as mod
@@ -189,18 +196,32 @@ def _same(a: Dataset, b: Dataset) -> bool:
             and a.meta == b.meta)
 
 
-@pytest.mark.parametrize("data", [
-    "1,x,p\n2.5e1,'y',q\n?,?,p\n",                 # quotes, exponent, missing
-    "1, x,p\n",                                   # a space before a nominal value
-    "1,x,p\r\n-0.25,y,q\r\n",                     # CRLF
-    "1,'x',p\n\n\n3,y,q\n",                       # blank lines
-    "% comment\n1,x,p\n",                         # a comment line: careful path
-    "{0 1,1 y}\n",                                # a sparse row: careful path
-    '1,"x",p\n',                                  # double quotes: careful path
+@pytest.mark.parametrize("data, fast", [
+    ("1,x,p\n2.5e1,'y',q\n?,?,p\n", True),           # quotes, exponent, missing
+    ("1, x,p\n", False),                           # a space before a nominal value
+    ("1,x,p\r\n-0.25,y,q\r\n", True),               # CRLF
+    ("1,'x',p\n\n\n3,y,q\n", True),                 # blank lines
+    ("% comment\n1,x,p\n", False),                 # a comment line: careful path
+    ("{0 1,1 y}\n", False),                        # a sparse row: careful path
+    ('1,"x",p\n', False),                          # double quotes: careful path
 ])
-def test_fast_path_equals_liac_arff(tmp_path, monkeypatch, data):
+def test_fast_path_equals_liac_arff(tmp_path, monkeypatch, fast_path, data, fast):
+    from workbench.data import arff as mod
     p = write(tmp_path, HEAD + "@data\n" + data, "f.arff")
+    assert (mod._load_fast(p, p.read_bytes(), None, None) is not None) == fast
     assert _same(load_arff(p), _careful(p, monkeypatch))
+
+
+def test_a_short_data_section_is_read_without_pyarrow(tmp_path):
+    """Importing pyarrow costs more than liac-arff parsing a short file (iris)."""
+    import subprocess
+    import sys
+    code = ("import sys; from workbench.data.arff import load_arff; "
+            f"d = load_arff({str(EMBEDDED / 'iris.arff.gz')!r}); "
+            "print(d.n_instances, 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["150", "False"]
 
 
 @pytest.mark.parametrize("text, pattern", [
@@ -209,7 +230,7 @@ def test_fast_path_equals_liac_arff(tmp_path, monkeypatch, data):
                                        "finite"),
     (HEAD + "@data\n1,x,p\n1,x\n", "line 9: expected 3 values, found 2"),
 ])
-def test_fast_path_errors_are_the_careful_paths(tmp_path, text, pattern):
+def test_fast_path_errors_are_the_careful_paths(tmp_path, fast_path, text, pattern):
     p = write(tmp_path, text, "e.arff")
     with pytest.raises(ArffError, match=pattern):
         load_arff(p)
@@ -230,7 +251,7 @@ def test_chunks_equal_the_whole_file(tmp_path, rows):
         next(iter_arff_chunks(EMBEDDED / "iris.arff.gz", 0))
 
 
-def test_arrow_reads_only_arrow_owned_input(monkeypatch):
+def test_arrow_reads_only_arrow_owned_input(monkeypatch, fast_path):
     """Arrow's CSV reader gets Arrow-owned input (never a Python bytes object or file):
     its pool threads release that input, and one taking the GIL to release a Python object
     while the interpreter exits aborts the process (apache/arrow#34314: a refused `run`

@@ -193,3 +193,18 @@ def test_nb_on_house_votes(capsys):
     assert s["n_instances"] == 435 and (s["rounds"], s["folds"]) == (2, 2)
     assert 0.05 < s["zero_one_loss"] < 0.15  # NB on house-votes: about 10% error
     assert s["rmse"] == pytest.approx(s["rmse_true_class"], rel=1e-9)  # two classes
+
+
+def test_cv_on_a_small_arff_file_imports_no_pyarrow_or_download_code():
+    """A small run's process pays only for what it uses (about 0.2 s of CPU of imports
+    otherwise): liac-arff reads iris, and the data catalog reaches the download code only
+    to suggest `fetch` for a missing data set."""
+    import subprocess
+    import sys
+    code = ("import sys; from workbench.__main__ import main; "
+            "rc = main(['cv', '--learner', 'NB', '--data', 'iris', '--rounds', '1']); "
+            "print(rc, sorted(m for m in ('pyarrow', 'pandas', 'workbench.data.fetch', "
+            "'urllib.request') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.strip().split("\n")[-1] == "0 []", out.stdout + out.stderr

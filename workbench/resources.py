@@ -1,5 +1,6 @@
 """Where the workbench's own files are: built-in configs, embedded data sets, the papers'
-published cells and metric maps, and the committed reproductions.
+published cells and metric maps, the committed reproductions; and where `fetch` keeps the
+data sets it downloads (`cache_dir`).
 
 In a checkout they are the repository's ``configs/``, ``datasets/`` and ``experiments/``;
 an installed wheel carries a copy of them in ``workbench/_bundled/`` (see ``setup.py``), so
@@ -9,6 +10,7 @@ directory. Nothing else in the package knows the difference.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
@@ -22,6 +24,16 @@ ROOT: Path = _BUNDLED if _BUNDLED.is_dir() else _PACKAGE.parent
 CONFIGS = ROOT / "configs"
 DATASETS = ROOT / "datasets"
 EXPERIMENTS = ROOT / "experiments"
+
+CACHE_ENV = "WORKBENCH_CACHE"
+
+
+def cache_dir() -> Path:
+    """Where downloaded data sets are kept: ``$WORKBENCH_CACHE`` or
+    ``~/.cache/workbench/datasets``."""
+    text = os.environ.get(CACHE_ENV, "").strip()
+    return Path(text).expanduser() if text else Path.home() / ".cache" / "workbench" / \
+        "datasets"
 
 BUNDLED_PATTERNS: dict[str, tuple[str, ...]] = {
     "configs": ("*.yaml",),

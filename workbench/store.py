@@ -43,11 +43,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 
-from workbench.data.arrow import from_numpy
+from workbench.data.arrow import from_numpy, pa, pq
 from workbench.errors import WorkbenchError
 from workbench.evaluation.summary import (CALIBRATION_KEY, CONFUSION_KEY, TUNED_KEY,
                                          fold_metric_names)

@@ -22,10 +22,6 @@ FLOAT_RE = re.compile(
     re.X,
 )
 
-VALUE_HELP = ("VALUE is read as YAML: numbers in any spelling (5, 0.5, .5, 1e-3, 1E5), "
-              "true/false, null, else a string (ef:5)")
-"""The one sentence every ``--set`` help text uses."""
-
 
 class NumberLoader(yaml.SafeLoader):
     """SafeLoader whose implicit float resolver accepts every common float spelling, and

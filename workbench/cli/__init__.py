@@ -15,6 +15,12 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+SET_HELP = ("learner parameter override (repeatable); VALUE is read as YAML: numbers in "
+            "any spelling (5, 0.5, .5, 1e-3, 1E5), true/false, null, else a string (ef:5)")
+"""The help of every ``--set KEY=VALUE`` option (as `parse_overrides` reads it; kept here
+so that building the parser does not import YAML)."""
+
+
 def parse_overrides(items: list[str]) -> dict:
     """A learner's ``--set KEY=VALUE`` parameters (`workbench.yamlnum.assignments`)."""
     from workbench import yamlnum

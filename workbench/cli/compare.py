@@ -149,7 +149,6 @@ def _compare(run_dir, base, label: str, metrics: list[str], alpha: float, datase
 
     from workbench import store
     from workbench.errors import WorkbenchError
-    from workbench.evaluation.metrics import metric_names
     from workbench.experiment.datasets import canonical_dataset_names
     from workbench.experiment.reuse import same_learner
     from workbench.report.compare import versus_markdown, versus_table

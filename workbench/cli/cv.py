@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.yamlnum import VALUE_HELP
+from workbench.cli import SET_HELP
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--stratify", action="store_true", help="stratified folds")
     p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"learner parameter override (repeatable); {VALUE_HELP}")
+                   help=SET_HELP)
     p.add_argument("--folds-out", metavar="CSV", help="write the folds used (round,index,fold)")
     p.add_argument("--folds-in", metavar="CSV",
                    help="use these folds (round,index,fold) instead of drawing them")

@@ -54,7 +54,8 @@ def _paper_slugs(paper: str) -> list[str]:
 
 
 def _listing() -> int:
-    from workbench.data.fetch import SOURCES, cache_dir, mirror
+    from workbench.data.fetch import SOURCES, mirror
+    from workbench.resources import cache_dir
     from workbench.data.recipes import NO_SOURCE, RECIPES
 
     for slug in sorted([*RECIPES, *SOURCES]):

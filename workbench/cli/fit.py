@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.yamlnum import VALUE_HELP
+from workbench.cli import SET_HELP
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, metavar="FILE",
                    help="ARFF, CSV or Parquet file (.gz allowed for ARFF and CSV)")
     p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"learner parameter override (repeatable); {VALUE_HELP}")
+                   help=SET_HELP)
     p.add_argument("--class", dest="class_column", metavar="NAME",
                    help="class column (default: the last)")
     p.add_argument("--chunk-rows", type=int, default=65_536, metavar="N",

@@ -12,9 +12,9 @@ learner's declared one (MDL fitted on TRAIN for the Bayesian learners, none for 
 from __future__ import annotations
 
 import argparse
-
-from workbench.yamlnum import VALUE_HELP
 import sys
+
+from workbench.cli import SET_HELP
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--discretize", metavar="mdl|ef:B|none",
                    help="preprocessing (default: the learner's own, fitted on TRAIN)")
     p.add_argument("--set", dest="params", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"learner parameter override (repeatable); {VALUE_HELP}")
+                   help=SET_HELP)
     p.add_argument("--class", dest="class_attribute", metavar="NAME|INDEX",
                    help="class attribute (name or 1-based index; default: last)")
     p.add_argument("--out", metavar="FILE", help="write the CSV here instead of stdout")

@@ -25,11 +25,8 @@ from pathlib import Path
 
 import arff as _liac
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pac
-import pyarrow.csv as pcsv
 
-from workbench.data.arrow import to_numpy
+from workbench.data.arrow import pa, pac, pcsv, to_numpy
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import ArffError, WorkbenchError
 from workbench.fileio import atomic_write_bytes
@@ -593,19 +590,29 @@ def _native_stream(path: Path, skip: int) -> pa.NativeFile:
     return stream
 
 
-_PARSE = pcsv.ParseOptions(quote_char="'", escape_char="\\", double_quote=False)
+def _parse_options() -> pcsv.ParseOptions:
+    """ARFF's quoting for pyarrow's CSV reader (single quotes, backslash escapes)."""
+    return pcsv.ParseOptions(quote_char="'", escape_char="\\", double_quote=False)
+
+
+FAST_MIN_BYTES = 1 << 15
+"""A data section shorter than this is parsed by liac-arff (a few ms on iris): importing
+pyarrow for it would cost more (about 0.13 s of CPU) than parsing it. Both paths give the
+same data set (tests switch this to 0)."""
 
 
 def _load_fast(path: Path, raw: bytes, class_attribute, name) -> Dataset | None:
-    """`load_arff` through pyarrow, or None when the careful path must decide."""
+    """`load_arff` through pyarrow, or None when the careful path must decide (a short
+    data section, or one that is not plain)."""
     split = _split_header(raw)
-    if split is None or not _plain(raw, split[1]):
+    if split is None or len(raw) - split[1] < FAST_MIN_BYTES or not _plain(raw, split[1]):
         return None
     try:
         schema = _Schema(path, split[0], class_attribute, name)
         table = pcsv.read_csv(_arrow_copy(memoryview(raw)[split[1]:]),
                               read_options=_read_options(len(schema.attrs)),
-                              parse_options=_PARSE, convert_options=schema.convert_options())
+                              parse_options=_parse_options(),
+                              convert_options=schema.convert_options())
         return schema.dataset(schema.matrix(table), str(path))
     except (ValueError, pa.ArrowException, WorkbenchError, _liac.ArffException):
         return None
@@ -635,7 +642,8 @@ def iter_arff_chunks(path: str | os.PathLike, rows: int, class_attribute=None,
     schema = _Schema(path, _split_lines(bytes(head)), class_attribute, name)
     line_no = schema.data_line or 0
     reader = pcsv.open_csv(stream, read_options=_read_options(len(schema.attrs), 1 << 22),
-                           parse_options=_PARSE, convert_options=schema.convert_options())
+                           parse_options=_parse_options(),
+                           convert_options=schema.convert_options())
     pending: list[np.ndarray] = []
     have = 0
     for batch in reader:

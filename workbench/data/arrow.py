@@ -1,17 +1,39 @@
-"""numpy <-> Arrow for numeric columns, without pyarrow's pandas probe.
+"""numpy <-> Arrow for numeric columns, without pyarrow's pandas probe; pyarrow itself
+imported on first use.
 
 `pa.array`, `pa.scalar` and `Array.to_numpy` find out whether they were given a pandas
 object by importing pandas on first use: about 0.2 s of CPU in every process, most of a
 small run's start-up outside numba. Loading and storing go through these functions
 instead. They use the same bytes (DLPack and raw buffers), and Arrow's compute functions
 for casts and null filling, so pandas is imported only by what really makes a DataFrame.
+
+The data modules take pyarrow from here (`pa`, `pac`, `pcsv`, `pq`): handles that import
+the module when an attribute is first read, so a run on small ARFF files (which liac-arff
+parses) never pays pyarrow's import (about 0.13 s of CPU).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pac
+
+
+class _OnFirstUse:
+    """A module imported when one of its attributes is first read."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+pa: Any = _OnFirstUse("pyarrow")
+pac: Any = _OnFirstUse("pyarrow.compute")
+pcsv: Any = _OnFirstUse("pyarrow.csv")
+pq: Any = _OnFirstUse("pyarrow.parquet")
 
 
 def from_numpy(values: np.ndarray) -> pa.Array:

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from workbench.data.arff import load_arff
-from workbench.data.fetch import cache_dir, has_source
 from workbench.data.sources import load_table
 from workbench.data.dataset import Dataset
 from workbench import resources
+from workbench.resources import cache_dir
 from workbench.errors import WorkbenchError
 
 __all__ = [
@@ -232,7 +232,7 @@ def get_entry(name: str) -> CatalogEntry | None:
 def search_path(extra_dirs: Iterable[str | os.PathLike] = ()) -> list[Path]:
     """Directories searched for data sets, in order: project ``datasets/``,
     ``$WORKBENCH_DATA`` entries, `extra_dirs`, then the download cache of ``fetch``
-    (`fetch.cache_dir`)."""
+    (`resources.cache_dir`)."""
     dirs = [PROJECT_DATASETS]
     env = os.environ.get("WORKBENCH_DATA", "")
     dirs += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
@@ -290,6 +290,7 @@ def load_dataset(
         what = f"data set '{slug}' ({_BY_SLUG[slug].name}) not found"
     else:
         what = f"unknown data set '{text}' (not in the catalog and no such file)"
+    from workbench.data.fetch import has_source  # the download code: only for this hint
     hint = (f"; or download it: workbench fetch {slug}" if has_source(slug) else "")
     raise WorkbenchError(
         f"{what}: looked for {' / '.join(slug + s for s in SUFFIXES)} in {where} "

@@ -25,11 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-import pyarrow as pa
-import pyarrow.compute as pac
-import pyarrow.csv as pcsv
-
 from workbench.data.arff import quote_value
+from workbench.data.arrow import pa, pac, pcsv
 from workbench.errors import WorkbenchError
 
 __all__ = ["Column", "Layout", "Part", "file_part", "write_arff", "zip_parts"]

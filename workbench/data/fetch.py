@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import pyarrow as pa
 
 from workbench.data.arff import iter_arff_chunks, save_arff
+from workbench.data.arrow import pa
 from workbench.data.content import content_checksum, short
 from workbench.data.convert import (Column, Layout, Part, file_part, strip_dot, upper,
                                     whole_number, write_arff, zip_parts)
@@ -53,11 +53,11 @@ from workbench.data.recipes import NO_SOURCE, RECIPES, catalog_content
 from workbench import log
 from workbench.errors import WorkbenchError
 from workbench.fileio import PARQUET_OPTIONS, atomic_write_text
+from workbench.resources import cache_dir
 
-__all__ = ["SOURCES", "cache_dir", "expected_content", "fetch", "has_source", "mirror"]
+__all__ = ["SOURCES", "expected_content", "fetch", "has_source", "mirror"]
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
-CACHE_ENV = "WORKBENCH_CACHE"
 BASE_ENV = "WORKBENCH_FETCH_BASE"
 TIMEOUT = 60
 
@@ -76,13 +76,6 @@ class Source:
     base: str = UCI
     note: str = ""
     rows: int | None = None  # the rows the publisher documents (another count is refused)
-
-
-def cache_dir() -> Path:
-    """``$WORKBENCH_CACHE`` or ``~/.cache/workbench/datasets``."""
-    text = os.environ.get(CACHE_ENV, "").strip()
-    return Path(text).expanduser() if text else Path.home() / ".cache" / "workbench" / \
-        "datasets"
 
 
 # ----- the big sources' layouts: their files -> the catalog's ARFF, streamed (convert.py) ----

@@ -23,7 +23,7 @@ import math
 import random
 import re
 import tarfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Callable, Protocol

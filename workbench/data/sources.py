@@ -24,13 +24,9 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pac
-import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
 from workbench.data.arff import iter_arff_chunks, load_arff
-from workbench.data.arrow import from_numpy, to_numpy
+from workbench.data.arrow import from_numpy, pa, pac, pcsv, pq, to_numpy
 from workbench.data.dataset import Attribute, Dataset
 from workbench.errors import WorkbenchError
 from workbench.fileio import parquet_damage, parquet_file, read_parquet
