@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import repeat
 from math import comb
 from typing import Sequence
 
@@ -46,11 +47,17 @@ def memory_budget() -> int:
 
 def elementary_symmetric(values: Sequence[int], top: int) -> list[int]:
     """[e_0, …, e_top] of the values (exact integers): e_l = Σ over l-subsets of Π values,
-    the number of cells of all l-attribute combinations over `values` cardinalities."""
-    e = [1] + [0] * top
-    for v in values:
-        for l in range(top, 0, -1):
-            e[l] += e[l - 1] * int(v)
+    the number of cells of all l-attribute combinations over `values` cardinalities.
+
+    By Newton's identities from the power sums p_i = Σ v^i (each one pass in C; exact, the
+    division by l leaves no remainder): l · e_l = Σ_{i=1..l} (−1)^(i−1) e_(l−i) p_i. (The
+    product Π (1 + v·t) value by value was a Python loop of d · top steps: a tenth of
+    naive Bayes' fit on musk1's 166 attributes.)"""
+    vals = list(map(int, values))
+    p = [0, sum(vals)] + [sum(map(pow, vals, repeat(i))) for i in range(2, top + 1)]
+    e = [1]
+    for l in range(1, top + 1):
+        e.append(sum((-1) ** (i - 1) * e[l - i] * p[i] for i in range(1, l + 1)) // l)
     return e
 
 
