@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -283,9 +284,12 @@ class Discretizer:
     cuts: dict[str, list[float]] = field(default_factory=dict)
     source: str = ""
 
-    @property
+    @cached_property
     def output_attributes(self) -> tuple[Attribute, ...]:
-        """The header after transformation (numeric attributes → nominal bins)."""
+        """The header after transformation (numeric attributes → nominal bins): one tuple
+        for every data set transformed, so a learner's header check on them is an identity
+        test (comparing musk1's 166 attributes field by field was an eighth of a naive
+        Bayes classification)."""
         if self.method == "none":
             return self.attributes
         return tuple(
