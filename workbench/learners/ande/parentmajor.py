@@ -653,15 +653,21 @@ def _score_kernel(kc: int, scaled: bool):
                     declined = True
                     break
                 nr = ZERO  # the rows this set takes part in, and their factors' offsets
+                x0 = xt[idx[0]]  # (one parent, A1DE: its slots, without the loop below)
                 for r in range(n):
-                    ok = True
-                    cell = ZERO
-                    for t in range(lev):
-                        v = xt[idx[t], r]
-                        ok = ok and v >= 0
-                        cell = cell * nsl[idx[t]] + v
-                    if not ok:
-                        continue
+                    if lev == 1:
+                        cell = x0[r]
+                        if cell < 0:
+                            continue
+                    else:
+                        ok = True
+                        cell = ZERO
+                        for t in range(lev):
+                            v = xt[idx[t], r]
+                            ok = ok and v >= 0
+                            cell = cell * nsl[idx[t]] + v
+                        if not ok:
+                            continue
                     cu = np.uint64(cell)  # (unsigned: see `rows_products`)
                     if not filled[cu]:
                         filled[cu] = True
@@ -671,9 +677,10 @@ def _score_kernel(kc: int, scaled: bool):
                         continue
                     nused[r] += 1
                     wout[r] += w
-                    rows[nr] = r
-                    cells[nr] = cell
-                    bases[nr] = cell * rowlen
+                    un = np.uint64(nr)
+                    rows[un] = r
+                    cells[un] = cell
+                    bases[un] = cell * rowlen
                     nr += 1
                 row_products(fac, coff, nrun, rows, bases, nr, K, prod)
                 for i in range(nr):
