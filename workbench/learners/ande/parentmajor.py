@@ -586,9 +586,8 @@ def _level_scores(n, K, weighted, nused, wout, sums, sums1, done, lp):
 def _score_kernel(kc: int, scaled: bool):
     """`score_parent_major` for kc classes (2, 3; 0: any number, read from the tables); the
     body not an inlined helper: numba copies inlined IR twice, seconds for one this size.
-    Without `scaled` (a compile-time constant) the kernel has no rescaling path
-    (`_scaled_row` is not compiled) and returns False (its scores void) for a level where
-    some product could leave the normal range."""
+    Without `scaled` (compile-time) it has no rescaling path (`_scaled_row` not compiled)
+    and returns False (scores void) for a level where a product could leave normal range."""
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def score_parent_major(X, actl, nact, n, lev, tb, est, weighted, done, lp, wout,
@@ -604,9 +603,8 @@ def _score_kernel(kc: int, scaled: bool):
         m = est.m
         lfmin = _log_fmin(est, tb)
         step = 2 * rescale_group(lfmin)  # factors of both chains between two checks
-        # without `scaled`, a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ to
-        # spare) may be below its limit declines the level (returning at the end only), so
-        # no product of a set admitted is below its limit and none is tested
+        # without `scaled`, a set whose least product (d − lev factors ≥ e^lfmin, e⁻¹ spare)
+        # may be below its limit declines the level (at the end), so none admitted is below
         floor = (d - lev) * lfmin - 1.0
         declined = False
         cnt = np.empty(K, dtype=np.int64)
@@ -632,13 +630,12 @@ def _score_kernel(kc: int, scaled: bool):
             b = tb.lbase[lev] + q
             allowed = True
             nv = 1.0
+            ncell = 1  # the set's cells in slot space, filled when a row first has one
             for t in range(lev):
                 allowed = allowed and est.parent_ok[idx[t]]
                 nv *= tb.cards[idx[t]]
+                ncell *= nsl[idx[t]]
             if allowed:
-                ncell = 1  # the set's cells in slot space, filled when a row first has one
-                for t in range(lev):
-                    ncell *= nsl[idx[t]]
                 for cell in range(ncell):
                     filled[cell] = False
                 w = est.wts[b]
@@ -647,9 +644,7 @@ def _score_kernel(kc: int, scaled: bool):
                 prior = m / (K * nv)
                 small = min(scale if w > 0.0 else 1.0, scale1 if weighted else 1.0)
                 lim = _TINY / (prior * small)  # a product below gives a subnormal term
-                if scaled:
-                    pass
-                elif not np.log(lim) <= floor:
+                if not scaled and not np.log(lim) <= floor:
                     declined = True
                     break
                 nr = ZERO  # the rows this set takes part in, and their factors' offsets
