@@ -356,12 +356,12 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     `normalise`).
 
     XT: the codes attribute-major (d, n), missing −1, read as miss[v] (the attribute's
-    `?` code, or −1: none in training). Blocks of `_ROWS` rows (their products held
-    class-major), attribute by attribute: first each row's factor row in `fa` (the direct tables, the
-    tabulated factors, one `unseen` row per attribute and a row of ones, end to end),
-    then, class by class, the products multiplied by the rows' factors (one gather per
-    row: the loop the compiler vectorises); rows whose factors are computed from counts
-    are multiplied after. The factor row of a row:
+    `?` code, or −1: none in training). Blocks of `_ROWS` rows (their products held row
+    by row), attribute by attribute: first each row's factor row in `fa` (the direct
+    tables, the tabulated factors, one `unseen` row per attribute and a row of ones, end
+    to end), then each row's products multiplied by its factor row (contiguous classes);
+    rows whose factors are computed from counts are multiplied after. The factor row of a
+    row:
     - an attribute with a direct table (dir_at[a] ≥ 0, `_direct_fill`): the one at the
       mixed-radix index of its parent values, unless one of them is missing;
     - else its parent configuration (global id), found depth by depth — the deepest
@@ -388,18 +388,19 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     calc = np.empty(_ROWS, dtype=np.bool_)
     alive = np.empty(_ROWS, dtype=np.bool_)
     top = np.empty(_ROWS)
-    # the block's codes (missing mapped) and products, class-major (rows padded: a
-    # power-of-two stride would map every attribute's write of a row to one cache set)
+    # the block's codes (missing mapped; rows padded: a power-of-two stride would map every
+    # attribute's write of a row to one cache set) and products, row-major: a row's
+    # factors are one contiguous run of fa, read once (class-major, a pass per class read
+    # every factor row's cache lines again per pass: letter's 26 classes, KDB2 2x slower)
     T = np.empty((d, _ROWS + 24), dtype=XT.dtype)  # (the codes' type: it holds every `?` code)
-    Q = np.empty((K, _ROWS + 24))
+    Q = np.empty((_ROWS, K))
     f = np.empty((1, K))
     for r0 in range(0, n, _ROWS):
         nb = min(n, r0 + _ROWS) - r0
         _block_codes(XT, miss, r0, nb, T)
-        for y in range(K):
-            Qy = Q[y]
-            for i in range(nb):
-                Qy[i] = prior[y]
+        for i in range(nb):
+            for y in range(K):
+                Q[i, y] = prior[y]
         for a in range(m):
             c = child[a]
             pa = par_at[a]
@@ -429,18 +430,14 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                     fi[i] = ones_at
                     calc[i] = True
                     computed = True
-            y = 0
-            while y + 1 < K:  # (two classes per pass over the rows: one read of fi)
-                Q0, Q1 = Q[y], Q[y + 1]
-                for i in range(nb):
-                    f0 = fi[i] + y
-                    Q0[i] *= fa[f0]
-                    Q1[i] *= fa[f0 + 1]
-                y += 2
-            if y < K:
-                Qy = Q[y]
-                for i in range(nb):
-                    Qy[i] *= fa[fi[i] + y]
+            for i in range(nb):
+                o = np.uint64(fi[i])  # (≥ 0; unsigned: no wrap-around code per read)
+                if K == 2:  # (a loop of two costs more than its work)
+                    Q[i, 0] *= fa[o]
+                    Q[i, 1] *= fa[o + np.uint64(1)]
+                    continue
+                for y in range(K):
+                    Q[i, y] *= fa[o + np.uint64(y)]
             if computed:
                 k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
                 for i in range(nb):
@@ -448,25 +445,22 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                         _ratio(gid[i], T[c, i], ca, K, keys[k0:], counts[k0:], start[s0:],
                                cfg[c0:], mest, f, 0)
                         for y in range(K):
-                            Q[y, i] *= f[0, y]
+                            Q[i, y] *= f[0, y]
             for _ in range(checks[a]):
                 for i in range(nb):
                     top[i] = 0.0
-                for y in range(K):
-                    Qy = Q[y]
-                    for i in range(nb):
-                        top[i] = max(top[i], Qy[i])
-                for i in range(nb):
+                    for y in range(K):
+                        top[i] = max(top[i], Q[i, y])
                     if top[i] < _TINY:
                         for y in range(K):
-                            Q[y, i] *= _LIFT
+                            Q[i, y] *= _LIFT
         for i in range(nb):
             tot = 0.0
             if normalise:
                 for y in range(K):
-                    tot += Q[y, i]
+                    tot += Q[i, y]
             for y in range(K):
-                out[r0 + i, y] = Q[y, i] / tot if normalise else Q[y, i]
+                out[r0 + i, y] = Q[i, y] / tot if normalise else Q[i, y]
 
 
 
