@@ -763,6 +763,7 @@ def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
         for ys in range(K):
             for cls in range(K):
                 G[(c * K + ys) * K + cls] = own[c, ys] if cls == ys else F[c, cls]
+    tk = np.empty(n_k)
     for r in range(n):
         ys = y[r]
         d = depth[r]
@@ -771,6 +772,23 @@ def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
             for cls in range(K):
                 f[j, cls] = F[c, cls]
             f[j, ys] = own[c, ys]
+        if K != 2 and K != 3:  # every candidate's products, then their sums three at a
+            for k in range(n_k):  # time: each in class order, the three chains of additions
+                j = k if k < d else d  # interleaved, not one waiting on the last
+                for cls in range(K):
+                    S[r, k, cls] *= f[j, cls]
+            for k in range(0, n_k, 3):
+                k1, k2 = min(k + 1, n_k - 1), min(k + 2, n_k - 1)  # (the last again: same)
+                t0 = t1 = t2 = 0.0
+                for cls in range(K):
+                    t0 += S[r, k, cls]
+                    t1 += S[r, k1, cls]
+                    t2 += S[r, k2, cls]
+                tk[k], tk[k1], tk[k2] = t0, t1, t2
+            for k in range(n_k):
+                t = 1.0 / tk[k]
+                for cls in range(K):
+                    S[r, k, cls] *= t
         for k in range(n_k):
             j = k if k < d else d
             if K == 2:  # (two and three classes spelled out: a loop over K costs 2x here)
@@ -789,15 +807,6 @@ def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
                 S[r, k, 0] = v0 * t
                 S[r, k, 1] = v1 * t
                 S[r, k, 2] = v2 * t
-            else:
-                tot = 0.0
-                for cls in range(K):
-                    v = S[r, k, cls] * f[j, cls]
-                    S[r, k, cls] = v
-                    tot += v
-                t = 1.0 / tot
-                for cls in range(K):
-                    S[r, k, cls] *= t
             if zero_one:
                 best = 0
                 for cls in range(K):
