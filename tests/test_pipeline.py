@@ -335,7 +335,12 @@ class HungryLearner(PriorLearner):
     """PriorLearner that holds 64 MB while it fits (a known peak)."""
 
     def fit(self, data):
-        block = np.ones(8 << 20)  # 64 MiB, touched
+        import mmap
+        # 64 MiB of fresh pages, touched: an anonymous map, not the allocator, which may
+        # hand back memory an earlier test left resident (then no peak rises)
+        area = mmap.mmap(-1, 64 << 20)
+        block = np.frombuffer(area, dtype=np.float64)
+        block[:] = 1.0
         self._remember_header(data)
         self.prior = np.bincount(data.y, minlength=data.n_classes) + block[0]
         return self
