@@ -387,7 +387,6 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     fi = np.empty(_ROWS, dtype=np.int64)
     calc = np.empty(_ROWS, dtype=np.bool_)
     alive = np.empty(_ROWS, dtype=np.bool_)
-    top = np.empty(_ROWS)
     # the block's codes (missing mapped; rows padded: a power-of-two stride would map every
     # attribute's write of a row to one cache set) and products, row-major: a row's
     # factors are one contiguous run of fa, read once (class-major, a pass per class read
@@ -448,10 +447,10 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                             Q[i, y] *= f[0, y]
             for _ in range(checks[a]):
                 for i in range(nb):
-                    top[i] = 0.0
+                    top = 0.0
                     for y in range(K):
-                        top[i] = max(top[i], Q[i, y])
-                    if top[i] < _TINY:
+                        top = max(top, Q[i, y])
+                    if top < _TINY:
                         for y in range(K):
                             Q[i, y] *= _LIFT
         for i in range(nb):

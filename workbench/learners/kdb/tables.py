@@ -772,9 +772,11 @@ def _loo_rows(S, y, depth, cell_ids, F, own, zero_one, out, K):
             for cls in range(K):
                 f[j, cls] = F[c, cls]
             f[j, ys] = own[c, ys]
-        if K != 2 and K != 3:  # every candidate's products, then their sums three at a
-            for k in range(n_k):  # time: each in class order, the three chains of additions
-                j = k if k < d else d  # interleaved, not one waiting on the last
+        # every candidate's products, then their sums three at a time: each in class order,
+        # the three chains of additions interleaved, not one waiting on the last
+        if K != 2 and K != 3:
+            for k in range(n_k):
+                j = k if k < d else d
                 for cls in range(K):
                     S[r, k, cls] *= f[j, cls]
             for k in range(0, n_k, 3):
