@@ -39,6 +39,8 @@ def count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
             for i in range(nrows):
                 anymiss |= codes_t[a, np.uint64(row0 + i)] < 0
     nb = battrs.shape[0]
+    pend = np.empty((2 * d, _GROUP), dtype=np.int64)  # blocks of 2, 3 waiting (see below)
+    npend = np.zeros(2 * d, dtype=np.int64)
     for b in range(nb):
         k = kind[b]
         if k == KIND_EMPTY:
@@ -56,23 +58,15 @@ def count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                 for i in range(nrows):
                     if not anymiss or w[i] >= 0:
                         dense[np.uint64(o + w[i])] += 1
-            elif l == 2:
-                m1 = battrs[b, 3] * K
-                for i in range(nrows):
-                    r = np.uint64(row0 + i)
-                    v0 = codes_t[a0, r]
-                    if not anymiss or (v0 >= 0 and w[i] >= 0):
-                        dense[np.uint64(o + v0 * m1 + w[i])] += 1
-            elif l == 3:
-                a1 = battrs[b, 1]
-                c1 = battrs[b, 4]
-                m2 = battrs[b, 5] * K
-                for i in range(nrows):
-                    r = np.uint64(row0 + i)
-                    v0 = codes_t[a0, r]
-                    v1 = codes_t[a1, r]
-                    if not anymiss or (v0 >= 0 and v1 >= 0 and w[i] >= 0):
-                        dense[np.uint64(o + (v0 * c1 + v1) * m2 + w[i])] += 1
+            elif l <= 3:  # (grouped by length and last attribute: `_count_grouped`)
+                at = (l - 2) * d + battrs[b, l - 1]
+                g = npend[at]
+                pend[at, g] = b
+                npend[at] = g + 1
+                if g + 1 == _GROUP:
+                    _count_grouped(codes_t, dense, battrs, off, pend[at], _GROUP, l, w, K,
+                                   anymiss, row0, nrows)
+                    npend[at] = 0
             else:
                 a1 = battrs[b, 1]
                 a2 = battrs[b, 2]
@@ -128,6 +122,93 @@ def count_kernel(codes_t, y, K, battrs, blen, bcond, kind, off, vbase, sslot,
                 dense[off[b] + loc] += 1
             else:
                 keybuf[slot, rr] = vbase[b] + loc
+    for at in range(2 * d):
+        if npend[at]:
+            _count_grouped(codes_t, dense, battrs, off, pend[at], npend[at], 2 + at // d,
+                           vy[at % d], K, anymiss, row0, nrows)
+
+
+_GROUP = 4
+"""Unconditioned dense blocks of two or three attributes ending with the same attribute
+counted in one pass over the rows (`_count_grouped`)."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _leads(battrs, b, l):
+    """Block b's leading attributes as (first, second, the first's multiplier): a block
+    of two repeats its first with multiplier 0, so x0·c1 + x1 = x0 (one form for both)."""
+    if l == 2:
+        return battrs[b, 0], battrs[b, 0], 0
+    return battrs[b, 0], battrs[b, 1], battrs[b, 4]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _count_grouped(codes_t, dense, battrs, off, ids, n, l, w, K, anymiss, row0, nrows):
+    """Count rows [row0, row0+nrows) into the unconditioned dense blocks ids[:n] (n ≤ 4)
+    of l = 2 or 3 attributes ending with the same attribute (w: its x·K + y per row, −1
+    missing), four or two blocks per pass. One block per pass waits on each increment
+    before the next (the next row's cell may be the same): four measured 2x faster on
+    letter's pairs."""
+    m = battrs[ids[0], 2 * l - 1] * K  # (the last attribute's cardinality) × K
+    j = 0
+    while j < n:
+        o0 = off[ids[j]]
+        p0, q0, c0 = _leads(battrs, ids[j], l)
+        if n - j >= 4:
+            o1, o2, o3 = off[ids[j + 1]], off[ids[j + 2]], off[ids[j + 3]]
+            p1, q1, c1 = _leads(battrs, ids[j + 1], l)
+            p2, q2, c2 = _leads(battrs, ids[j + 2], l)
+            p3, q3, c3 = _leads(battrs, ids[j + 3], l)
+            for i in range(nrows):
+                r = np.uint64(row0 + i)
+                wi = w[i]
+                x0, y0 = codes_t[p0, r], codes_t[q0, r]
+                x1, y1 = codes_t[p1, r], codes_t[q1, r]
+                x2, y2 = codes_t[p2, r], codes_t[q2, r]
+                x3, y3 = codes_t[p3, r], codes_t[q3, r]
+                if anymiss:
+                    if wi < 0:
+                        continue
+                    if x0 >= 0 and y0 >= 0:
+                        dense[np.uint64(o0 + (x0 * c0 + y0) * m + wi)] += 1
+                    if x1 >= 0 and y1 >= 0:
+                        dense[np.uint64(o1 + (x1 * c1 + y1) * m + wi)] += 1
+                    if x2 >= 0 and y2 >= 0:
+                        dense[np.uint64(o2 + (x2 * c2 + y2) * m + wi)] += 1
+                    if x3 >= 0 and y3 >= 0:
+                        dense[np.uint64(o3 + (x3 * c3 + y3) * m + wi)] += 1
+                    continue
+                dense[np.uint64(o0 + (x0 * c0 + y0) * m + wi)] += 1
+                dense[np.uint64(o1 + (x1 * c1 + y1) * m + wi)] += 1
+                dense[np.uint64(o2 + (x2 * c2 + y2) * m + wi)] += 1
+                dense[np.uint64(o3 + (x3 * c3 + y3) * m + wi)] += 1
+            j += 4
+        elif n - j >= 2:
+            o1 = off[ids[j + 1]]
+            p1, q1, c1 = _leads(battrs, ids[j + 1], l)
+            for i in range(nrows):
+                r = np.uint64(row0 + i)
+                wi = w[i]
+                x0, y0 = codes_t[p0, r], codes_t[q0, r]
+                x1, y1 = codes_t[p1, r], codes_t[q1, r]
+                if anymiss:
+                    if wi < 0:
+                        continue
+                    if x0 >= 0 and y0 >= 0:
+                        dense[np.uint64(o0 + (x0 * c0 + y0) * m + wi)] += 1
+                    if x1 >= 0 and y1 >= 0:
+                        dense[np.uint64(o1 + (x1 * c1 + y1) * m + wi)] += 1
+                    continue
+                dense[np.uint64(o0 + (x0 * c0 + y0) * m + wi)] += 1
+                dense[np.uint64(o1 + (x1 * c1 + y1) * m + wi)] += 1
+            j += 2
+        else:  # (one block: the loop of `count_kernel`'s other blocks)
+            for i in range(nrows):
+                r = np.uint64(row0 + i)
+                x0, y0 = codes_t[p0, r], codes_t[q0, r]
+                if not anymiss or (x0 >= 0 and y0 >= 0 and w[i] >= 0):
+                    dense[np.uint64(o0 + (x0 * c0 + y0) * m + w[i])] += 1
+            j += 1
 
 
 @intrinsic
