@@ -548,20 +548,24 @@ def test_counts_match_brute_force_dense_and_sparse(monkeypatch, bitmap_cells):
     np.testing.assert_array_equal(ct.value_counts(4), [np.sum(X[:, 4] == v) for v in range(60)])
 
 
-@pytest.mark.parametrize("K", [2, 26])
-def test_row_loop_blocks_with_and_without_missing_values(monkeypatch, K):
+@pytest.mark.parametrize("K, cards", [(2, [3, 1, 4, 7, 2]), (26, [3, 1, 4, 7, 2]),
+                                      (3, [3, 1, 4, 7, 2, 5, 3])])
+def test_row_loop_blocks_with_and_without_missing_values(monkeypatch, K, cards):
     """The row loop (`count_kernel`, bit sets off) on blocks of 1–4 attributes over chunks
     with no missing value (its loop without a test per row), with missing values of one
     attribute and of all: every table = brute force. Attribute 0 only leads blocks (its
-    missing values are looked for without a combined value-class code of its own)."""
+    missing values are looked for without a combined value-class code of its own). Blocks
+    of 2 and 3 sharing their last attribute go four, two or one to a pass
+    (`_count_grouped`): 1 to 6 pairs and 1 to 15 triples end with each attribute here,
+    and the blocks come in lexicographic order, not grouped."""
     monkeypatch.setattr(counts_mod, "BITMAP_MAX_CELLS", 0)
     rng = np.random.default_rng(K)
-    n, cards = 3000, [3, 1, 4, 7, 2]
+    n, d = 3000, len(cards)
     X = _random_codes(rng, n, cards, 0.0)
     X[1000:2000, 0][rng.random(1000) < 0.1] = -1  # (then attribute 0 alone missing)
-    X[2000:][rng.random((1000, 5)) < 0.1] = -1  # (the last 1,000 rows: any)
+    X[2000:][rng.random((1000, d)) < 0.1] = -1  # (the last 1,000 rows: any)
     y = rng.integers(0, K, n)
-    sets = [s for l in range(1, 5) for s in itertools.combinations(range(5), l)
+    sets = [s for l in range(1, 5) for s in itertools.combinations(range(d), l)
             if s != (0,)]
     store = BlockStore(cards, K, sets)
     for part in (slice(0, 1000), slice(1000, 2000), slice(2000, n)):
@@ -596,7 +600,8 @@ def test_four_attribute_counts_match_brute_force():
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
     """The bit-set kernel (values compared 64 rows at a time, or set row by row for an
-    attribute of more than 8 values; missing-child conditions; several chunks with a
+    attribute of more than 8 values, `_set_bits`' four runs of whole words — chunks of 5
+    words: runs of 2, 2, 1 and none; missing-child conditions; several chunks with a
     partial last word) and threads over parts of the rows give the row loop's tables."""
     rng = np.random.default_rng(level)
     n, cards, K = 5000, [2, 3, 9, 1, 4, 12, 3], 3
