@@ -637,6 +637,38 @@ def test_bit_set_counting_equals_the_row_loop(monkeypatch, level):
     np.testing.assert_array_equal(counted(512).joint(s), want)
 
 
+@pytest.mark.parametrize("K, p_missing", [(2, 0.0), (3, 0.05)])
+def test_pairs_counted_off_a_dominant_value_equal_brute_force(monkeypatch, K, p_missing):
+    """Pairs with an attribute that nearly always takes one value (`_skip_routes`: its
+    other rows are listed from the complement of that value's bit set and counted, four
+    pairs of one lead to a pass, and the value's cells are the other attribute's
+    value-class counts less them — `_skip_count`), led by the pair's first attribute or
+    its second, one to four pairs per lead, small blocks and ones above `BITMAP_CAP`, over
+    chunks with a partial last word, with missing values of the lead (a slice of their
+    own) and of the other attribute, among blocks of one and three attributes: every
+    table = brute force."""
+    rng = np.random.default_rng(K)
+    n, cards = 3000, [40, 7, 3, 12, 2, 30]
+    X = _random_codes(rng, n, cards, 0.0)
+    for a, top in ((0, 5), (4, 1), (5, 0)):  # three attributes with one value in 50 rows
+        X[:, a] = np.where(rng.random(n) < 0.98, top, X[:, a])
+    X[rng.random(X.shape) < p_missing] = -1
+    y = rng.integers(0, K, n)
+    pairs = list(itertools.combinations(range(len(cards)), 2))
+    sets = [(a,) for a in range(len(cards))] + pairs + [(1, 2, 4), (0, 3, 5)]
+    monkeypatch.setattr(counts_mod, "_BITMAP_ROWS", 1280)  # chunks of 20 words: 1280, 1280, 440
+    store = BlockStore(cards, K, sets)
+    assert store.bsize.max() > counts_mod.BITMAP_CAP  # (40 × 30 × K: above the cap)
+    store.add(X, y)
+    assert counts_mod.bitmap_cells(K) == counts_mod.BITMAP_CAP
+    assert store._plan[1].size == len(sets) - 1  # (all but the large triple from bit sets)
+    for b, s in enumerate(sets):
+        ref = np.zeros([cards[a] for a in s] + [K], dtype=int)
+        ok = (X[:, list(s)] >= 0).all(1)
+        np.add.at(ref, tuple(X[ok][:, a] for a in s) + (y[ok],), 1)
+        np.testing.assert_array_equal(store.block(b), ref)
+
+
 def test_column_codes_are_the_transposed_codes():
     rng = np.random.default_rng(3)
     # numpy below 4,096 values, the compiled copy above: tiles of 4,096 rows (the last

@@ -272,8 +272,12 @@ class BlockStore:
     def _bitmap_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(kind for the row-loop kernel, ids of the blocks counted from bit sets, voff,
         needmiss): small dense blocks (`bitmap_cells`) go to `bitmap_kernel`, marked
-        empty for the row loop; voff[a] is attribute a's first value set (−1: none),
-        voff[d] = V; needmiss[a]: a is some such block's missing-child condition."""
+        empty for the row loop — and, where `BITMAP_CAP` binds (few classes), the larger
+        unconditioned pairs of attributes that have value sets anyway, which it counts
+        by a pass over the rows off an attribute's most frequent value where that costs
+        less than the ANDs (`kernels._skip_routes`: adult's native-country pairs, a
+        tenth of the rows); voff[a] is attribute a's first value set (−1: none), voff[d]
+        = V; needmiss[a]: a is some such block's missing-child condition."""
         ok = ((self.kind == KIND_DENSE) & (self.bsize <= bitmap_cells(self.K))
               & (self.blen >= 1)
               & (self.blen + (self.bcond >= 0) <= 3))
@@ -283,6 +287,12 @@ class BlockStore:
         for t in range(min(3, self._maxlen)):
             a = self.battrs[ids[self.blen[ids] > t], t] if ids.size else ids
             used[a] = True
+        if bitmap_cells(self.K) == BITMAP_CAP and self.bsize.max(initial=0) > BITMAP_CAP \
+                and self._maxlen >= 2:  # (`kernels.SKIP_ROW_WORDS`)
+            big = np.flatnonzero((self.kind == KIND_DENSE) & ~ok & (self.blen == 2)
+                                 & (self.bcond < 0))  # (column 1: the second attribute)
+            ok[big[used[self.battrs[big, 0]] & used[self.battrs[big, 1]]]] = True
+            ids = np.flatnonzero(ok).astype(np.int64)
         voff = np.full(d + 1, -1, dtype=np.int64)
         top = np.concatenate(([0], np.cumsum(np.where(used, self.cards, 0))))
         voff[:d] = np.where(used, top[:d], -1)
