@@ -686,9 +686,9 @@ def test_column_codes_are_the_transposed_codes():
             np.testing.assert_array_equal(got, data.codes().T)
         # a code no attribute declares (258 would wrap to 2 in int8) is reported, not counted
         bad = X.copy()
-        bad[7, 2] = 258.0
+        bad[7, 2], bad[8, 2], bad[9, 2] = 258.0, -3.0, np.inf  # (none a code; NaN is `?`)
         bad = data.replace(X=bad)
-        assert bad.column_codes(np.int8)[2, 7] == -2
+        assert bad.column_codes(np.int8)[2, 7:10].tolist() == [-2, -2, -2]
         for missing in ("skip", "value"):  # not taken for a `?` either
             with pytest.raises(LearnerError, match="attribute 3: value code outside"):
                 AnDE(n=1, missing=missing).fit(bad)

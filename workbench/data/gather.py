@@ -75,7 +75,10 @@ def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None
     (C-contiguous). A tile of rows is converted as one flat run in memory order (a loop
     the compiler vectorises) into a buffer of `out`'s type, then each of its columns copied
     out: the transposition moves 1-byte codes, not 8-byte values (adult's 24,421 × 14 values
-    0.30 -> 0.21 ms; before that, converting row by row into d output streams, 0.39)."""
+    0.30 -> 0.21 ms; before that, converting row by row into d output streams, 0.39). The
+    range test is two comparisons and the NaN test a self-comparison, combined without
+    branches (`np.isnan` and a chained comparison: 0.25 ms here, connect-4's 1.08; this
+    form 0.16 and 0.71)."""
     n, d = X.shape
     B = max(8, _CODE_TILE // max(d, 1))
     buf = np.empty(B * d, dtype=out.dtype)
@@ -84,7 +87,8 @@ def column_codes(X: np.ndarray, missing: int, top: int, out: np.ndarray) -> None
         src = X[r0:r0 + nb].reshape(nb * d)
         for i in range(nb * d):
             v = src[i]
-            buf[i] = missing if np.isnan(v) else v if 0 <= v <= top else missing - 1
+            c = v if (v >= 0.0) & (v <= top) else missing - 1  # (NaN fails both tests)
+            buf[i] = c if v == v else missing
         for j in range(d):
             dst = out[j, r0:r0 + nb]
             for r in range(nb):
