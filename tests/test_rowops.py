@@ -8,7 +8,8 @@ import pytest
 from workbench.evaluation.metrics import LOG_LOSS_EPSILON, loss_sums
 from workbench.evaluation.pipeline import probability_problem
 from workbench.learners.base import normalise_log
-from workbench.rowops import loss_terms, normalise_rows, pairwise_sum, row_ranks, row_sums
+from workbench.rowops import (class_counts, loss_terms, normalise_rows, pairwise_sum, row_ranks,
+                              row_sums)
 
 KS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 26, 127, 128, 129, 257, 1000]
 
@@ -146,3 +147,18 @@ def test_sorted_segment_sums_are_numpys_sums_of_each_sorted_run():
     got = sorted_segment_sums(a.copy(), bounds)
     want = np.array([np.sort(a[bounds[s]:bounds[s + 1]]).sum() for s in range(len(lens))])
     np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+@pytest.mark.parametrize("K", [1, 2, 5, 8, 9, 26])
+def test_class_counts_are_bincount(K):
+    """`class_counts`: a count per class up to 8 classes, four histograms above — both
+    np.bincount(y, minlength=K)[:K] for any length (the histograms' leftover rows) and
+    code type; codes outside 0 … K − 1 are not counted."""
+    rng = np.random.default_rng(K)
+    for n in (0, 1, 7, 4_099):
+        y = rng.integers(0, K, n)
+        for dt in (np.int8, np.int64):
+            np.testing.assert_array_equal(class_counts(y.astype(dt), K),
+                                          np.bincount(y, minlength=K)[:K])
+    y = np.array([0, K, -1, K - 1, 99])
+    np.testing.assert_array_equal(class_counts(y, K), np.bincount(y[[0, 3]], minlength=K))

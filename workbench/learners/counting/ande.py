@@ -20,6 +20,7 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.counting.blocks import BlockStore
+from workbench.rowops import class_counts as count_classes
 from workbench.learners.counting.combinations import binomial_table, colex_combinations
 from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, code_range
 
@@ -156,7 +157,7 @@ class AnDECounts:
             j = int(np.flatnonzero(bad)[0])
             raise LearnerError(f"attribute {j + 1}: value code outside its declared values")
         self.add_missing_blocks(np.flatnonzero((lo < 0) & ~self.has_missing))
-        self.class_counts += np.bincount(y, minlength=self.K)[: self.K]
+        self.class_counts += count_classes(y, self.K)
         self.store.add(codes, y, columns, n_jobs)
         return self
 

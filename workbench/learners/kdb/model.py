@@ -29,6 +29,7 @@ from workbench.learners.kdb.tables import (
     loo_step,
 )
 from workbench.learners.registry import register
+from workbench.rowops import class_counts
 from workbench.learners.tuples import TupleCounts
 
 # ================================================================================================
@@ -110,7 +111,7 @@ class BayesNetBase(Learner):
         X = _with_missing(codes_t, self.missing_code_).T
         y = train.y.astype(np.int64)
         self.n_train_ = int(len(y))
-        self.class_counts_ = np.bincount(y, minlength=self.n_classes_).astype(np.float64)
+        self.class_counts_ = class_counts(y, self.n_classes_).astype(np.float64)
         return X, y
 
     def _fit_tables(self, X: np.ndarray, y: np.ndarray, attributes: list[int]) -> None:

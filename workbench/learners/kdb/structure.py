@@ -10,6 +10,7 @@ import numpy as np
 from workbench.jit import numba
 from workbench.learners.counting import KIND_DENSE, BlockStore, code_dtype
 from workbench.learners.tuples import merge_sorted_counts
+from workbench.rowops import class_counts as count_classes
 
 # A dense (v, w, y) table per attribute pair is used when it has at most this many cells
 # (in memory: `_DENSE_ROWS_CELLS`, or 4 cells per training row); otherwise the pair is
@@ -314,8 +315,7 @@ def mi_and_cmi(
     X = np.asarray(X)  # (integer codes of any width: each column widened where used)
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
-    ny = (np.bincount(y, minlength=K) if class_counts is None else class_counts
-          ).astype(np.float64)
+    ny = (count_classes(y, K) if class_counts is None else class_counts).astype(np.float64)
     dense: list[tuple[int, int, int]] = []
     sparse: list[tuple[int, int]] = []
     dense_limit = max(_DENSE_ROWS_CELLS, 4 * n)
@@ -408,7 +408,7 @@ class StructureCounts:
             return self
         K = self.K
         self.n += len(y)
-        self.class_counts += np.bincount(y, minlength=K)
+        self.class_counts += count_classes(y, K)
         codes_t = _attribute_major(X, self.radix)
         sizes = [int(r) * K for r in self.radix]
         out = _count_blocks(codes_t, y, K, self.radix, [(i,) for i in range(len(sizes))],
