@@ -61,6 +61,15 @@ _BITMAP_BYTES = 1 << 22  # bit sets of one bitmap chunk at most (4 MB measured b
 _BITMAP_ROWS = 1 << 15  # rows per bitmap chunk at most (a multiple of 64)
 
 
+def _set_words(rows: int) -> int:
+    """Words per bit set for `rows` rows: whole cache lines, and not a multiple of 4 KB —
+    sets 4 KB apart alias in the L1 cache and in the store buffer's address check, so an
+    AND writing one set while reading two waits on false dependencies (adult's pairs:
+    0.53 -> 0.46 ms against 512-word sets)."""
+    words = -(-rows // 512) * 8
+    return words + 8 if words % 512 == 0 else words
+
+
 # ----- generic block store ---------------------------------------------------------------
 class BlockStore:
     """Additive joint-frequency tables for a list of attribute blocks (see module docstring).
@@ -249,7 +258,7 @@ class BlockStore:
             d, V = codes_t.shape[0], int(voff[-1])
             nbits = V * (self.K + 1) + d + self.K + 2
             rows = min(_BITMAP_ROWS, max(1, _BITMAP_BYTES // (8 * nbits)) * 64)
-            bits = np.empty((nbits, rows // 64), dtype=np.uint64)
+            bits = np.empty((nbits, _set_words(min(rows, n))), dtype=np.uint64)
             nset = np.empty(V * (self.K + 1), dtype=np.int64)
             for r0 in range(lo, hi, rows):
                 bitmap_kernel(codes_t, y, self.K, ids, self.battrs, self.blen, self.bcond,
