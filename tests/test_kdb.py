@@ -267,6 +267,28 @@ def test_cmi_by_hand_and_parent_choice():
     assert p2[2] == [0, 1]
 
 
+def test_kdb_parents_are_a_stable_sort_by_cmi():
+    """KDB's parent choice (compiled: a merge sort per attribute) = numpy's stable argsort
+    of the negated CMIs among the earlier attributes, on matrices with many exact ties
+    (±0 among them) and without, k from 0 to more than the attributes."""
+    def by_numpy(order, cmi, k):
+        parents = [[] for _ in order]
+        for pos in range(1, len(order)):
+            cands = np.asarray(order[:pos])
+            pick = np.argsort(-cmi[order[pos], cands], kind="stable")[:k]
+            parents[order[pos]] = [int(p) for p in cands[pick]]
+        return parents
+
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        d = int(rng.integers(1, 30))
+        cmi = (rng.choice([0.0, -0.0, 0.25, 0.5, 0.5, 1.0], size=(d, d)) if trial % 2
+               else rng.random((d, d)))
+        order = rng.permutation(d)
+        for k in (0, 1, 2, 5, d + 3):
+            assert kdb_parents(order, cmi, k) == by_numpy(order, cmi, k)
+
+
 def test_kdb_probabilities_by_hand():
     # one attribute, two classes: P(y) = (#y + 1/2)/(N + 1), P(x|y) = (#(x,y) + 1/2)/(#y + 1)
     rows = [[0, 0], [0, 0], [1, 0], [1, 1]]

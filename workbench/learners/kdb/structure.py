@@ -472,16 +472,32 @@ def mi_order(mi: np.ndarray) -> np.ndarray:
 
 def kdb_parents(order: np.ndarray, cmi: np.ndarray, k: int) -> list[list[int]]:
     """KDB parent lists (indexed by attribute): for L_i the min(i−1, k) earlier attributes of
-    L with the largest CMI(L_i; L_j | Y), ties → earlier in L, listed in that order."""
+    L with the largest CMI(L_i; L_j | Y), ties → earlier in L, listed in that order
+    (`_kdb_choices`, compiled: a numpy sort per attribute cost adult's structure 54 µs)."""
+    order = np.asarray(order, dtype=np.int64)
     d = len(order)
+    k = max(0, min(int(k), d - 1))
+    out = np.empty((d, k), dtype=np.int64)
+    _kdb_choices(order, np.asarray(cmi, dtype=np.float64), k, out)
     parents: list[list[int]] = [[] for _ in range(d)]
-    for pos in range(1, d):
-        a = int(order[pos])
-        cands = np.asarray(order[:pos], dtype=np.int64)
-        vals = cmi[a, cands]
-        pick = np.argsort(-vals, kind="stable")[: min(pos, k)]
-        parents[a] = [int(p) for p in cands[pick]]
+    for pos, (a, row) in enumerate(zip(order.tolist(), out.tolist())):
+        parents[a] = row[:min(pos, k)]
     return parents
+
+
+@numba.njit(cache=True, nogil=True)
+def _kdb_choices(order, cmi, k, out):
+    """out[pos, :min(pos, k)] = the earlier attributes of `order` with the largest
+    CMI(order[pos]; · | Y), ties → earlier in the order: a stable sort of the negated
+    values (merge sort, as numpy's stable argsort)."""
+    for pos in range(1, order.shape[0]):
+        a = order[pos]
+        neg = np.empty(pos)
+        for q in range(pos):
+            neg[q] = -cmi[a, order[q]]
+        pick = np.argsort(neg, kind="mergesort")
+        for t in range(min(pos, k)):
+            out[pos, t] = order[pick[t]]
 
 
 def tan_parents(cmi: np.ndarray) -> list[list[int]]:
