@@ -725,6 +725,31 @@ def test_count_tables_of_one_shape_share_their_layout_not_their_counts():
     assert big.store.kind[-1] != wide.store.kind[-1]
 
 
+def test_laid_out_stores_share_their_layout_not_their_counts():
+    """`laid_out` (KDB's structure counts): stores of the same cardinalities, classes,
+    blocks and sparse threshold share the layout arrays and plan, count independently and
+    as a store laid out anew; other blocks or another sparse threshold get a layout of
+    their own."""
+    from workbench.learners.counting.blocks import laid_out
+
+    rng = np.random.default_rng(11)
+    cards, K = np.array([3, 2, 40, 30]), 2
+    X = _random_codes(rng, 500, cards, 0.05)
+    y = rng.integers(0, K, 500)
+    pairs = np.array(list(itertools.combinations(range(4), 2)))
+    a, b = laid_out(cards, K, pairs, 500), laid_out(cards, K, pairs, 500)
+    assert a.off is b.off and a._plan is b._plan and a.dense is not b.dense
+    a.add(X, y)
+    assert b.dense.sum() == 0
+    fresh = BlockStore(cards, K, pairs, rows_hint=500)
+    fresh.add(X, y)
+    np.testing.assert_array_equal(a.dense, fresh.dense)
+    assert laid_out(cards, K, pairs[:3], 500).off is not a.off
+    assert BlockStore.sparse_threshold(10**7) != BlockStore.sparse_threshold(500)
+    assert laid_out(cards, K, pairs, 10**7).off is not a.off
+    assert laid_out(cards, K, pairs, 501).off is a.off  # (the same threshold: shared)
+
+
 def test_block_store_generic_and_merge():
     codes = np.array([[0, 1, -1], [1, 1, 0], [0, 0, 1], [0, 1, 1]])
     y = np.array([0, 1, 1, 0])

@@ -9,30 +9,26 @@ class sums of the level-1 and level-2 blocks.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 import math
-import threading
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
-from workbench.learners.counting.blocks import BlockStore
+from workbench.learners.counting.blocks import BlockStore, KeptLayouts
 from workbench.rowops import class_counts as count_classes
 from workbench.learners.counting.combinations import binomial_table, colex_combinations
 from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, code_range
 
 # ----- the AnDE-family count tables --------------------------------------------------------
 TEMPLATE_BLOCKS = 1 << 14
-"""Layouts of at most this many blocks are kept (the last `_KEPT`, `_template`) for the
+"""Layouts of at most this many blocks are kept (the last 8, `_template`) for the
 next `AnDECounts` of the same shape — the next fold or fit — to share: a small model's
 layout cost its fit more than its counting (nursery A1DE: 0.2 of 1.2 ms). Larger layouts
 are laid out anew: their counting dwarfs it."""
-_KEPT = 8
-_templates: OrderedDict = OrderedDict()
-_templates_lock = threading.Lock()
+_TEMPLATES = KeptLayouts(8)
 
 
 def _template(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) -> tuple:
@@ -44,32 +40,25 @@ def _template(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) 
     if sum(math.comb(d, l) for l in range(1, max_level + 1)) > TEMPLATE_BLOCKS:
         return _layout(cards, K, max_level, rows_hint)
     key = (cards.tobytes(), K, max_level, BlockStore.sparse_threshold(rows_hint))
-    with _templates_lock:  # (threads of one process fit at once: `n_jobs`, Dask)
-        out = _templates.get(key)
-        if out is None:
-            _templates[key] = out = _layout(cards, K, max_level, rows_hint)
-            if len(_templates) > _KEPT:
-                _templates.popitem(last=False)
-        _templates.move_to_end(key)
-    return out
+    return _TEMPLATES.get(key, lambda: _layout(cards, K, max_level, rows_hint))
 
 
 def _layout(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) -> tuple:
     """`_template`'s tuple, laid out now."""
     d = int(cards.shape[0])
-    store = BlockStore(cards.copy(), K, rows_hint=rows_hint)
+    combos = [colex_combinations(d, l) for l in range(1, max_level + 1)]
+    width = max_level
+    blocks = np.full((sum(c.shape[0] for c in combos), width), -1, dtype=np.int64)
     base = np.zeros(max_level + 2, dtype=np.int64)
     ncomb = np.zeros(max_level + 2, dtype=np.int64)
-    for l in range(1, max_level + 1):
-        combos = colex_combinations(d, l)
-        ids = store.add_blocks(combos)
-        base[l] = ids[0] if ids.size else store.n_blocks
-        ncomb[l] = combos.shape[0]
-    base[max_level + 1] = store.n_blocks
-    store._plan = store._bitmap_plan()  # (shared with the copies, as the layout)
-    # the cells as a zero-strided view: a kept template holds no cells (`empty_copy`
-    # allocates its copy's), and nothing can count into it
-    store.dense = np.broadcast_to(np.int32(0), store.dense.shape)
+    at = 0
+    for l, c in enumerate(combos, start=1):
+        blocks[at:at + c.shape[0], :l] = c
+        base[l] = at
+        ncomb[l] = c.shape[0]
+        at += c.shape[0]
+    base[max_level + 1] = at
+    store = BlockStore.template(cards.copy(), K, blocks, rows_hint)
     return store, base, ncomb, binomial_table(d, max_level + 1)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.jit import numba
-from workbench.learners.counting import KIND_DENSE, BlockStore, code_dtype
+from workbench.learners.counting import KIND_DENSE, code_dtype
+from workbench.learners.counting.blocks import laid_out
 from workbench.learners.tuples import merge_sorted_counts
 from workbench.rowops import class_counts as count_classes
 
@@ -256,8 +257,8 @@ def _count_blocks(codes_t: np.ndarray, y: np.ndarray, K: int, cards: np.ndarray,
     connect-4's 861 pairs)."""
     if not sets:
         return np.zeros(0, dtype=np.int64)
-    store = BlockStore(cards, K, rows_hint=len(y))
-    ids = store.add_blocks(np.array(sets, dtype=np.int64))
+    store = laid_out(cards, K, np.array(sets, dtype=np.int64), len(y))  # (kept layouts)
+    ids = np.arange(len(sets), dtype=np.int64)
     store.add(codes_t, y, columns=True)
     cells = np.asarray(cells, dtype=np.int64)
     if (store.kind[ids] == KIND_DENSE).all() and \
