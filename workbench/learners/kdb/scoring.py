@@ -687,8 +687,9 @@ class Scorer:
         self.pp, self.pp_len = joined(pp, narrow), np.array([p.size for p in pp], dtype=np.int64)
         self.pk_at, self.pp_at = starts(self.pk_len)[:-1], starts(self.pp_len)[:-1]
         self._factors = flat.factors  # (into fa, `_with_direct`)
-        self.unseen = np.array([[m_estimate.py_func(0.0, self.m / t.card, 0.0, self.m)] * K
-                                for t in tables]).reshape(m, K)
+        # (m_estimate(0, m/|X_i|, 0, m): the same two operations, for every table at once)
+        self.unseen = np.repeat(((0.0 + self.m / self.card.astype(np.float64))
+                                 / (0.0 + self.m))[:, None], K, axis=1).reshape(m, K)
         # every table's counts end to end (read for the attributes not tabulated)
         self.keys, self.counts, self.start, self.cfg = (flat.keys, flat.counts, flat.start,
                                                         flat.cfg)
@@ -697,8 +698,9 @@ class Scorer:
         # direct tables filled so far, as one (dir_at, fa) snapshot (`_with_direct`)
         nf = self._factors.size
         self.unseen_at, self.ones_at = nf, nf + m * K
+        card_of, caps = self.cards.tolist(), self.caps.tolist()
         self.direct_cells = np.array(
-            [math.prod(int(self.cards[p]) for p in t.parents[:self.caps[a]]) * t.card * K
+            [math.prod(card_of[p] for p in t.parents[:caps[a]]) * t.card * K
              for a, t in enumerate(tables)], dtype=np.int64)
         self.lookup = Lookup(self.cards, self.par_at, self.parents, self.off_at, self.offsets,
                              self.pk, self.pk_at, self.pk_len, self.pp, self.pp_at,

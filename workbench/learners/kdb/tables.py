@@ -516,7 +516,8 @@ def _mixed_many(X, y, children, par, par_at, cards, K):
             bounds)
 
 
-def _mixed_head(n: int, cards: np.ndarray, child: int, parents: list[int], K: int) -> int:
+def _mixed_head(n: int, cards: np.ndarray | list[int], child: int, parents: list[int],
+                K: int) -> int:
     """The deepest depth whose tables are counted on the full parent-value space, with
     the depths above it (`MIXED_CELLS`: the spaces of depths 0..j together grow with j);
     −1: none (no rows)."""
@@ -539,8 +540,9 @@ def build_tables(X: np.ndarray, y: np.ndarray, attributes: list[int],
     compiled call (`_mixed_many`), the others one by one. The same tables."""
     n = X.shape[0]
     y = np.asarray(y, dtype=np.int64)
+    card = [int(c) for c in cards]  # (Python ints for `_mixed_head`'s products)
     many = [a for a in attributes if n < 1 << 31 and
-            _mixed_head(n, cards, a, parents[a], K) == len(parents[a])]
+            _mixed_head(n, card, a, parents[a], K) == len(parents[a])]
     tables = {}
     if many:
         par_at = starts([len(parents[a]) for a in many])
