@@ -656,7 +656,7 @@ def test_pairs_counted_off_a_dominant_value_equal_brute_force(monkeypatch, K, p_
     y = rng.integers(0, K, n)
     pairs = list(itertools.combinations(range(len(cards)), 2))
     sets = [(a,) for a in range(len(cards))] + pairs + [(1, 2, 4), (0, 3, 5)]
-    monkeypatch.setattr(counts_mod, "_BITMAP_ROWS", 1280)  # chunks of 20 words: 1280, 1280, 440
+    monkeypatch.setattr(counts_mod, "_BITMAP_ROWS", 1280)  # chunks: 1280, 1280, 440 rows
     store = BlockStore(cards, K, sets)
     assert store.bsize.max() > counts_mod.BITMAP_CAP  # (40 × 30 × K: above the cap)
     store.add(X, y)

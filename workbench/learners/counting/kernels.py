@@ -559,11 +559,13 @@ def _skip_blocks(codes_t, a, buf, ng, s, cl, battrs, off, voff, nset, K, dense, 
         at[g + 1] = at[g] + (co + 1) * stride
     h = at[4]  # (odd rows count into a second copy: half the waits on a cell's last)
     scratch[:2 * h] = 0
-    x0, x1, x2, x3 = codes_t[other[0]], codes_t[other[1]], codes_t[other[2]], codes_t[other[3]]
+    x0, x1 = codes_t[other[0]], codes_t[other[1]]
+    x2, x3 = codes_t[other[2]], codes_t[other[3]]
     o0, o1, o2, o3 = at[0] + stride, at[1] + stride, at[2] + stride, at[3] + stride
     if ng == 1:
         for t in range(m):
-            scratch[np.uint64((t & 1) * h + o0 + x0[np.uint64(rows[t])] * stride + ly[t])] += 1
+            r = np.uint64(rows[t])
+            scratch[np.uint64((t & 1) * h + o0 + x0[r] * stride + ly[t])] += 1
     else:
         for t in range(m):
             r = np.uint64(rows[t])
@@ -585,7 +587,8 @@ def _skip_blocks(codes_t, a, buf, ng, s, cl, battrs, off, voff, nset, K, dense, 
                 rest = nset[(voff[o] + vo) * K + k] - scratch[src + cl * K]
                 for vl in range(cl):
                     c = np.int64(scratch[src + vl * K])
-                    dense[off[b] + ((vl * co + vo) if first else (vo * cl + vl)) * K + k] += c
+                    cell = (vl * co + vo) if first else (vo * cl + vl)
+                    dense[off[b] + cell * K + k] += c
                     rest -= c  # (0 at vl = s: those rows are not listed)
                 dense[off[b] + ((s * co + vo) if first else (vo * cl + s)) * K + k] += rest
 
