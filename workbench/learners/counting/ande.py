@@ -18,9 +18,9 @@ import numpy as np
 from workbench.data.dataset import Dataset
 from workbench.errors import LearnerError
 from workbench.learners.counting.blocks import BlockStore, KeptLayouts
-from workbench.rowops import class_counts as count_classes
 from workbench.learners.counting.combinations import binomial_table, colex_combinations
 from workbench.learners.counting.layout import KIND_DENSE, KIND_EMPTY, code_range
+from workbench.rowops import class_counts as count_classes
 
 # ----- the AnDE-family count tables --------------------------------------------------------
 TEMPLATE_BLOCKS = 1 << 14
@@ -47,8 +47,7 @@ def _layout(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) ->
     """`_template`'s tuple, laid out now."""
     d = int(cards.shape[0])
     combos = [colex_combinations(d, l) for l in range(1, max_level + 1)]
-    width = max_level
-    blocks = np.full((sum(c.shape[0] for c in combos), width), -1, dtype=np.int64)
+    blocks = np.full((sum(c.shape[0] for c in combos), max_level), -1, dtype=np.int64)
     base = np.zeros(max_level + 2, dtype=np.int64)
     ncomb = np.zeros(max_level + 2, dtype=np.int64)
     at = 0
@@ -58,7 +57,7 @@ def _layout(cards: np.ndarray, K: int, max_level: int, rows_hint: int | None) ->
         ncomb[l] = c.shape[0]
         at += c.shape[0]
     base[max_level + 1] = at
-    store = BlockStore.template(cards.copy(), K, blocks, rows_hint)
+    store = BlockStore.template(cards, K, blocks, rows_hint)  # (it copies `cards`)
     return store, base, ncomb, binomial_table(d, max_level + 1)
 
 

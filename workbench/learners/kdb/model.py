@@ -29,8 +29,8 @@ from workbench.learners.kdb.tables import (
     loo_step,
 )
 from workbench.learners.registry import register
-from workbench.rowops import class_counts
 from workbench.learners.tuples import TupleCounts
+from workbench.rowops import class_counts
 
 # ================================================================================================
 # Input preparation
