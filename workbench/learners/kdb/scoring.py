@@ -384,7 +384,9 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
     d = XT.shape[0]
     local = np.empty(_ROWS, dtype=np.int64)
     gid = np.empty(_ROWS, dtype=np.int64)
-    fi = np.empty(_ROWS, dtype=np.int64)
+    # the factor rows of up to `_GROUP` attributes, multiplied in one pass (rows padded:
+    # one row's reads of them would map to one cache set at a power-of-two stride)
+    FI = np.empty((_GROUP, _ROWS + 8), dtype=np.int64)
     calc = np.empty(_ROWS, dtype=np.bool_)
     alive = np.empty(_ROWS, dtype=np.bool_)
     # the block's codes (missing mapped; rows padded: a power-of-two stride would map every
@@ -400,11 +402,14 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
         for i in range(nb):
             for y in range(K):
                 Q[i, y] = prior[y]
+        g = 0  # attributes whose factor rows wait in FI[:g]
         for a in range(m):
             c = child[a]
             pa = par_at[a]
             da = dir_at[a]
             ca = card[a]
+            fi = FI[g]
+            g += 1
             walk = da < 0
             if da >= 0:  # the mixed-radix index of the row's parent values: its factor row
                 walk = _direct_rows(T, parents, cards, c, pa, da, caps[a], ca, K, ones_at, nb,
@@ -429,14 +434,10 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                     fi[i] = ones_at
                     calc[i] = True
                     computed = True
-            for i in range(nb):
-                o = np.uint64(fi[i])  # (≥ 0; unsigned: no wrap-around code per read)
-                if K == 2:  # (a loop of two costs more than its work)
-                    Q[i, 0] *= fa[o]
-                    Q[i, 1] *= fa[o + np.uint64(1)]
-                    continue
-                for y in range(K):
-                    Q[i, y] *= fa[o + np.uint64(y)]
+            if not (computed or checks[a] > 0 or g == _GROUP or a == m - 1):
+                continue  # (multiplied with the next attributes', in order)
+            _multiply_group(Q, FI, g, nb, fa)
+            g = 0
             if computed:
                 k0, s0, c0 = count_at[a, 0], count_at[a, 1], count_at[a, 2]
                 for i in range(nb):
@@ -462,6 +463,30 @@ def _products(XT, miss, caps, backoff, prior, child, card, checks, lk, cn, fx, p
                 out[r0 + i, y] = Q[i, y] / tot if normalise else Q[i, y]
 
 
+
+
+_GROUP = 4
+
+
+@numba.njit(cache=True, nogil=True)
+def _multiply_group(Q, FI, g, nb, fa):
+    """Q[i] *= the factor rows FI[0, i], …, FI[g − 1, i] of fa, in that order, for the
+    block's nb rows: a row's products read and written once per `_GROUP` attributes, not
+    per attribute (adult KDB2: the classification kernel 0.52 -> 0.43 ms)."""
+    K = Q.shape[1]
+    for i in range(nb):
+        if K == 2:  # (a loop of two costs more than its work; the products in registers)
+            v0, v1 = Q[i, 0], Q[i, 1]
+            for t in range(g):
+                o = np.uint64(FI[t, i])  # (≥ 0; unsigned: no wrap-around code per read)
+                v0 *= fa[o]
+                v1 *= fa[o + np.uint64(1)]
+            Q[i, 0], Q[i, 1] = v0, v1
+            continue
+        for t in range(g):
+            o = np.uint64(FI[t, i])
+            for y in range(K):
+                Q[i, y] *= fa[o + np.uint64(y)]
 
 
 @numba.njit(cache=True, nogil=True)
