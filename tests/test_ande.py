@@ -695,38 +695,6 @@ def test_column_codes_are_the_transposed_codes():
                 AnDE(n=1, missing=missing).fit(bad)
 
 
-def test_column_codes_are_made_once_and_each_caller_gets_its_own_copy(monkeypatch):
-    """A Dataset keeps its column codes per type: the values are converted once however
-    many learners read them, every call returns a writable copy of its own (KDB fills in
-    missing codes in place), a pickled Dataset travels without them, and a derived one
-    (`take`, `replace`) converts its own values."""
-    import pickle
-
-    import workbench.data.gather as gather
-
-    rng = np.random.default_rng(4)
-    X = rng.integers(0, 3, (3_000, 4)).astype(float)
-    X[rng.random(X.shape) < 0.1] = np.nan
-    data = Dataset("c", tuple(Attribute(f"a{j}", ("u", "v", "w")) for j in range(4)),
-                   Attribute("class", ("p", "q")), X, rng.integers(0, 2, 3_000))
-    made = []
-    real = gather.column_codes
-    monkeypatch.setattr(gather, "column_codes", lambda *a: made.append(1) or real(*a))
-    first, second = data.column_codes(np.int8), data.column_codes(np.int8)
-    assert len(made) == 1 and first is not second and second.flags.writeable
-    first[:] = 9  # (a caller's writes stay its own)
-    np.testing.assert_array_equal(data.column_codes(np.int8), data.codes().T)
-    assert data.column_codes(np.int16).dtype == np.int16 and len(made) == 2
-    again = pickle.loads(pickle.dumps(data))
-    assert "_kept_codes" not in again.__dict__
-    np.testing.assert_array_equal(again.column_codes(np.int8), data.codes().T)
-    part = data.take(np.arange(0, 3_000, 2))
-    np.testing.assert_array_equal(part.column_codes(np.int8), data.codes()[::2].T)
-    other = data.replace(X=np.where(np.isnan(X), np.nan, 2 - np.nan_to_num(X)))
-    np.testing.assert_array_equal(other.column_codes(np.int8), other.codes().T)
-    assert len(made) == 5
-
-
 def test_count_tables_of_one_shape_share_their_layout_not_their_counts():
     """`AnDECounts` of the same cardinalities, classes, levels and sparse threshold lay
     their blocks out once (`_template`): two models share the layout arrays, count

@@ -166,8 +166,10 @@ class Dataset:
         return out
 
     def __getstate__(self) -> dict:
-        """Pickled without the kept codes (`column_codes`): a worker makes its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_kept_codes"}
+        """Pickled without what it keeps of itself (codes, its rows of known class, its
+        empty header): a worker makes its own."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_kept_codes", "_known_classes", "empty")}
 
     def _require_nominal(self) -> None:
         if not self.is_all_nominal:
@@ -187,10 +189,21 @@ class Dataset:
         rows = np.asarray(rows)
         return _dc_replace(self, X=self.X[rows], y=self.y[rows])
 
-    def without_missing_class(self) -> "Dataset":
-        """Rows whose class is known (SPEC: missing-class rows are ignored everywhere)."""
+    @cached_property
+    def _known_classes(self) -> "Dataset":
         mask = self.has_class()
         return self if bool(mask.all()) else self.take(mask)
+
+    def without_missing_class(self) -> "Dataset":
+        """Rows whose class is known (SPEC: missing-class rows are ignored everywhere);
+        found once per Dataset (every learner fitted on it asks)."""
+        return self._known_classes
+
+    @cached_property
+    def empty(self) -> "Dataset":
+        """This header with no rows — what a fitted learner keeps to check test data
+        against — made once per Dataset (every learner fitted on it asks)."""
+        return self.take(np.zeros(0, dtype=np.int64))
 
     def training_rows(self) -> "Dataset":
         """The rows a learner is trained on (known class); none at all is an error, since a

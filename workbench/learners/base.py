@@ -215,7 +215,7 @@ class Learner:
 
     def _remember_header(self, data: Dataset) -> None:
         """Keep an empty copy of the training header to check test data against."""
-        self._header = data.take(np.zeros(0, dtype=np.int64))
+        self._header = data.empty
 
     def _check_fitted(self, data: Dataset) -> None:
         """Refuse to predict before fit, or on data whose header differs from training."""

@@ -1,0 +1,64 @@
+"""What a Dataset keeps of itself once made (it never changes): its column codes per type,
+its rows of known class, its empty header — each made once however many learners ask."""
+
+import pickle
+
+import numpy as np
+
+from workbench.data.dataset import Attribute, Dataset
+from workbench.learners.registry import create
+
+
+def _data(n: int, seed: int, missing_class: bool = False) -> Dataset:
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, (n, 4)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = rng.integers(0, 2, n)
+    if missing_class:
+        y[::5] = -1
+    return Dataset("c", tuple(Attribute(f"a{j}", ("u", "v", "w")) for j in range(4)),
+                   Attribute("class", ("p", "q")), X, y)
+
+
+def test_column_codes_are_made_once_and_each_caller_gets_its_own_copy(monkeypatch):
+    """A Dataset keeps its column codes per type: the values are converted once however
+    many learners read them, every call returns a writable copy of its own (KDB fills in
+    missing codes in place), a pickled Dataset travels without them, and a derived one
+    (`take`, `replace`) converts its own values."""
+    import workbench.data.gather as gather
+
+    data = _data(3_000, 4)
+    X = data.X
+    made = []
+    real = gather.column_codes
+    monkeypatch.setattr(gather, "column_codes", lambda *a: made.append(1) or real(*a))
+    first, second = data.column_codes(np.int8), data.column_codes(np.int8)
+    assert len(made) == 1 and first is not second and second.flags.writeable
+    first[:] = 9  # (a caller's writes stay its own)
+    np.testing.assert_array_equal(data.column_codes(np.int8), data.codes().T)
+    assert data.column_codes(np.int16).dtype == np.int16 and len(made) == 2
+    again = pickle.loads(pickle.dumps(data))
+    assert "_kept_codes" not in again.__dict__
+    np.testing.assert_array_equal(again.column_codes(np.int8), data.codes().T)
+    part = data.take(np.arange(0, 3_000, 2))
+    np.testing.assert_array_equal(part.column_codes(np.int8), data.codes()[::2].T)
+    other = data.replace(X=np.where(np.isnan(X), np.nan, 2 - np.nan_to_num(X)))
+    np.testing.assert_array_equal(other.column_codes(np.int8), other.codes().T)
+    assert len(made) == 5
+
+
+def test_rows_of_known_class_and_the_empty_header_are_made_once():
+    data, gaps = _data(500, 5), _data(500, 6, missing_class=True)
+    assert data.without_missing_class() is data
+    known = gaps.without_missing_class()
+    assert known is gaps.without_missing_class() and known.n_instances == 400
+    np.testing.assert_array_equal(known.y, gaps.y[gaps.y >= 0])
+    np.testing.assert_array_equal(known.X, gaps.X[gaps.y >= 0])
+    empty = data.empty
+    assert empty is data.empty and empty.n_instances == 0 and empty.same_header(data)
+    # a fitted learner keeps it to check test data against
+    model = create("KDB1").fit(data)
+    assert model._header is empty
+    again = pickle.loads(pickle.dumps(gaps))
+    assert not {"_known_classes", "empty", "_kept_codes"} & set(again.__dict__)
+    assert again.without_missing_class().n_instances == 400
