@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 start, parse_tr, parse_te = np.min(np.array(reading), axis=0)
                 theirs = min(whole) - (start + passes * parse_tr + parse_te)
                 ratio = min(mine) / theirs
-                print(f"{slug:<10} {ours:<9} {min(whole):8.3f} {theirs:8.3f} {min(mine):8.3f} "
+                print(f"{slug:<10} {ours:<9} {min(whole):8.4f} {theirs:8.4f} {min(mine):8.4f} "
                       f"{ratio:6.2f} {perr:9.4f} {oerr:8.4f}", flush=True)
     return 0
 
