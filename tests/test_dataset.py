@@ -62,3 +62,22 @@ def test_rows_of_known_class_and_the_empty_header_are_made_once():
     again = pickle.loads(pickle.dumps(gaps))
     assert not {"_known_classes", "empty", "_kept_codes"} & set(again.__dict__)
     assert again.without_missing_class().n_instances == 400
+
+
+def test_what_is_kept_makes_no_reference_cycle():
+    """A Dataset whose kept parts are made is freed as soon as the last reference goes (a
+    stream's chunks must not wait for a garbage collection: a reference to itself among
+    them piled chunks up in test-then-train runs)."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        for gaps in (False, True):
+            data = _data(500, 5, missing_class=gaps)
+            data.without_missing_class(), data.empty, data.column_codes(np.int8)
+            ref = weakref.ref(data)
+            del data
+            assert ref() is None
+    finally:
+        gc.enable()

@@ -190,14 +190,17 @@ class Dataset:
         return _dc_replace(self, X=self.X[rows], y=self.y[rows])
 
     @cached_property
-    def _known_classes(self) -> "Dataset":
+    def _known_classes(self) -> "Dataset | None":
+        """Its rows of known class, None when that is every row (not a reference to itself:
+        the cycle would keep it until a garbage collection, a stream's chunks piling up)."""
         mask = self.has_class()
-        return self if bool(mask.all()) else self.take(mask)
+        return None if bool(mask.all()) else self.take(mask)
 
     def without_missing_class(self) -> "Dataset":
         """Rows whose class is known (SPEC: missing-class rows are ignored everywhere);
         found once per Dataset (every learner fitted on it asks)."""
-        return self._known_classes
+        rows = self._known_classes
+        return self if rows is None else rows
 
     @cached_property
     def empty(self) -> "Dataset":
