@@ -11,7 +11,9 @@ with a Java classifier on the same halves, timed in CPU seconds inside its own p
 (ours: `time.process_time` around `fit` and `predict_proba`; Java: the thread CPU time
 around `buildClassifier` and `distributionForInstance` over the test rows, through our
 helper ``benchmarks/weka/JavaTime.java``), so JVM start-up and ARFF parsing are counted on
-neither side. Both sides are warm: our kernels are compiled and loaded before any timing,
+neither side (Weka's Instances are built before its timing; our halves' value codes are
+made at the first fit and kept by each Dataset, `Dataset.column_codes`). Both sides are
+warm: our kernels are compiled and loaded before any timing,
 and each Java measurement is the second of two runs in its JVM (the first warms its JIT).
 The repeats are interleaved — Java, ours, Java, ours … — so the machine's drift hits both
 alike. A repeat averages as many runs as make ~0.2 s of ours (small data sets take

@@ -1,7 +1,7 @@
 """KDB and SKDB against Petal (Webb's C++), paired in one run: train + classify CPU.
 
     PETAL=/path/to/petal python benchmarks/bench_vs_petal.py [--datasets adult ...]
-        [--repeats 3] [--seed 1]
+        [--repeats 3] [--seed 1] [--fresh]
 
 Per data set (default: adult connect-4 letter splice, found along the catalog search path,
 e.g. ``WORKBENCH_DATA=../shared/datasets/fetched``): a seeded 50/50 split, MDL fitted on
@@ -14,7 +14,9 @@ has no TAN) on the same halves:
 - ours: `time.process_time` around `fit` and `predict_proba` (kernels compiled before,
   and the halves' value codes — the learners' input layout, which a Dataset makes once
   and keeps, `Dataset.column_codes` — made by that first call too: Petal's parsing of its
-  files into its codes is left out of its side below);
+  files into its codes is left out of its side below). With ``--fresh`` every repeat
+  runs on fresh Datasets of the halves, so ours also converts their 8-byte values to
+  codes, as a first fit does;
 - Petal: the CPU of its whole process (user + sys of the child) running ``-t test`` with
   that learner, **minus** what reading costs it: Petal streams its files, parsing the
   training file once per pass (KDB 2 passes, selective KDB 3, from its source) and the
@@ -101,9 +103,11 @@ def petal_reading(petal: str, meta: Path, train: Path, test: Path, one: Path
         petal_cpu(petal, meta, test, ["-z"])[0] - z1
 
 
-def ours_cpu(name: str, train, test) -> tuple[float, float]:
+def ours_cpu(name: str, train, test, fresh: bool = False) -> tuple[float, float]:
     from workbench.learners.registry import create
 
+    if fresh:  # (the same arrays, nothing kept: the codes made inside the timing)
+        train, test = train.replace(), test.replace()
     c0 = time.process_time()
     proba = create(name).fit(train).predict_proba(test)
     cpu = time.process_time() - c0
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fresh", action="store_true",
+                    help="ours on fresh Datasets each repeat (value codes made each time)")
     args = ap.parse_args(argv)
     petal = os.environ.get("PETAL")
     if not petal or not Path(petal).is_file():
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                         break
                     whole.append(full)
                     reading.append(petal_reading(petal, meta, trf, tef, one))
-                    cpu, oerr = ours_cpu(ours, train, test)
+                    cpu, oerr = ours_cpu(ours, train, test, args.fresh)
                     mine.append(cpu)
                 if perr is None:
                     print(f"{slug:<10} {ours:<9} (Petal printed no 0-1 loss for "
