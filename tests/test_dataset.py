@@ -81,3 +81,28 @@ def test_what_is_kept_makes_no_reference_cycle():
             assert ref() is None
     finally:
         gc.enable()
+
+
+def test_column_codes_of_views_read_rows_in_place():
+    """A loaded file's X is a view of wider rows (the class beside them): its codes are
+    read from the rows where they lie (`gather.row_runs`), values between rows converted
+    and dropped; rows far apart or another order are copied first. Every case gives the
+    transposed codes, a value no int8 holds reported as −2."""
+    from workbench.data.gather import row_runs
+
+    rng = np.random.default_rng(8)
+    wide = rng.integers(0, 3, (9_001, 7)).astype(float)
+    wide[rng.random(wide.shape) < 0.1] = np.nan
+    wide[:, 6] = 1e300  # (between the rows: never a code)
+    wide[4, 1], wide[3, 2] = 300.0, 7.0
+    cases = {"class beside": (wide[:, :6], 7), "every other row": (wide[::2, :6], 14),
+             "rows far apart": (wide[::5, :6], 6),
+             "Fortran order": (np.asfortranarray(wide[:, :6]), 6),
+             "C order": (wide[:, :6].copy(), 6)}
+    for name, (X, stride) in cases.items():
+        data = Dataset("v", tuple(Attribute(f"a{j}", ("u", "v", "w")) for j in range(6)),
+                       Attribute("class", ("p", "q")), X, np.zeros(len(X), dtype=int))
+        flat, s = row_runs(data.X)
+        assert s == stride and not flat.flags.writeable, name
+        want = np.where(np.isnan(X), -1, np.where(X > 127, -2, X)).T
+        np.testing.assert_array_equal(data.column_codes(np.int8), want, err_msg=name)

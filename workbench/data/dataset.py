@@ -160,9 +160,9 @@ class Dataset:
             codes = self.codes()
             out[:] = np.where((codes < MISSING_CODE) | (codes > top), MISSING_CODE - 1, codes).T
             return out
-        from workbench.data.gather import column_codes  # numba: not on the import path
+        from workbench.data.gather import column_codes, row_runs  # numba: not on import
 
-        column_codes(np.ascontiguousarray(self.X), MISSING_CODE, top, out)  # (C: one run)
+        column_codes(*row_runs(self.X), self.n_instances, MISSING_CODE, top, out)
         return out
 
     def __getstate__(self) -> dict:
